@@ -1,0 +1,41 @@
+# mcpdrift — build, test, lint, benchmark, fuzz.
+GO       ?= go
+BIN      := bin
+PKGS     := ./...
+FUZZTIME ?= 20s
+BENCHTIME ?= 1s
+export CGO_ENABLED ?= 0
+
+.PHONY: all build test lint bench fuzz clean
+
+all: build
+
+## build: the mcpdrift CLI into bin/
+build:
+	$(GO) build -trimpath -o $(BIN)/mcpdrift ./cmd/mcpdrift
+
+## test: every test in the module (tests that need npm servers skip loudly without npm)
+test:
+	$(GO) test -count=1 $(PKGS)
+
+## lint: gofmt check and go vet
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## bench: all benchmarks, with the ratios the README reports
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+## fuzz: a short run of every fuzz target (FUZZTIME each)
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+clean:
+	rm -rf $(BIN)

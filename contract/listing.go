@@ -1,0 +1,437 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Kind is the kind of a definition in a server's contract.
+type Kind string
+
+// The definition kinds an MCP server lists.
+const (
+	KindTool             Kind = "tool"
+	KindPrompt           Kind = "prompt"
+	KindResource         Kind = "resource"
+	KindResourceTemplate Kind = "resource_template"
+)
+
+// Kinds lists every definition kind in a fixed order.
+var Kinds = []Kind{KindTool, KindPrompt, KindResource, KindResourceTemplate}
+
+// KeyMember is the member that identifies a definition of this kind.
+func (k Kind) KeyMember() string {
+	switch k {
+	case KindResource:
+		return "uri"
+	case KindResourceTemplate:
+		return "uriTemplate"
+	default:
+		return "name"
+	}
+}
+
+// ListMember is the member of a list result that holds definitions of this kind.
+func (k Kind) ListMember() string {
+	switch k {
+	case KindPrompt:
+		return "prompts"
+	case KindResource:
+		return "resources"
+	case KindResourceTemplate:
+		return "resourceTemplates"
+	default:
+		return "tools"
+	}
+}
+
+// Definition is one definition exactly as the server sent it, with its key
+// and its definition hash.
+type Definition struct {
+	Key    string          `json:"key"`
+	Digest string          `json:"digest"`
+	Raw    json.RawMessage `json:"definition"`
+}
+
+// Listing is every definition of one kind, sorted as the set hash sorts them
+// (by key in UTF-16 code unit order, then by digest).
+type Listing []Definition
+
+// SetDigest is the recipe's set hash: SHA-256 over the sorted "key:digest"
+// lines joined by "\n". An empty listing hashes the empty string.
+func (l Listing) SetDigest() string {
+	if !slices.IsSortedFunc(l, compareDefinitions) {
+		l = slices.Clone(l)
+		slices.SortFunc(l, compareDefinitions)
+	}
+	var b bytes.Buffer
+	for i, d := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(d.Key)
+		b.WriteByte(':')
+		b.WriteString(d.Digest)
+	}
+	return hashHex(b.Bytes())
+}
+
+// Lookup returns the first definition with the given key.
+func (l Listing) Lookup(key string) (Definition, bool) {
+	for _, d := range l {
+		if d.Key == key {
+			return d, true
+		}
+	}
+	return Definition{}, false
+}
+
+// Keys returns the keys in listing order.
+func (l Listing) Keys() []string {
+	keys := make([]string, len(l))
+	for i, d := range l {
+		keys[i] = d.Key
+	}
+	return keys
+}
+
+func compareDefinitions(a, b Definition) int {
+	if c := compareKeyUnits(a, b); c != 0 {
+		return c
+	}
+	return compareStrings(a.Digest, b.Digest)
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// compareKeyUnits orders keys by UTF-16 code units, as RFC 8785 orders member
+// names. A key that held an unpaired surrogate escape reads as U+FFFD in Go,
+// so for those (rare) definitions the units are taken from the raw JSON.
+func compareKeyUnits(a, b Definition) int {
+	if !utf8.ValidString(a.Key) || !utf8.ValidString(b.Key) || hasReplacement(a.Key) || hasReplacement(b.Key) {
+		return slices.Compare(keyUnits(a), keyUnits(b))
+	}
+	return CompareUTF16(a.Key, b.Key)
+}
+
+func hasReplacement(s string) bool { return bytes.Contains([]byte(s), []byte("\uFFFD")) }
+
+func keyUnits(d Definition) []uint16 {
+	if hasSurrogateEscape(d.Raw) {
+		if units, ok := rawKeyUnits(d.Raw); ok {
+			return units
+		}
+	}
+	return utf16.Encode([]rune(d.Key))
+}
+
+// rawKeyUnits reads the "name"/"uri"/"uriTemplate" member of a raw object as
+// UTF-16 units; the member is whichever of them holds a string.
+func rawKeyUnits(raw []byte) ([]uint16, bool) {
+	p := &surrogateParser{src: raw, maxDepth: DefaultMaxDepth}
+	p.skipSpace()
+	if p.pos >= len(raw) || raw[p.pos] != '{' {
+		return nil, false
+	}
+	p.pos++
+	for {
+		p.skipSpace()
+		if p.pos >= len(raw) || raw[p.pos] != '"' {
+			return nil, false
+		}
+		name, err := p.stringUnits()
+		if err != nil {
+			return nil, false
+		}
+		p.skipSpace()
+		if p.pos >= len(raw) || raw[p.pos] != ':' {
+			return nil, false
+		}
+		p.pos++
+		p.skipSpace()
+		n := string(utf16.Decode(name))
+		if (n == "name" || n == "uri" || n == "uriTemplate") && p.pos < len(raw) && raw[p.pos] == '"' {
+			units, err := p.stringUnits()
+			return units, err == nil
+		}
+		if _, err := p.value(nil, 1); err != nil {
+			return nil, false
+		}
+		p.skipSpace()
+		if p.pos >= len(raw) || raw[p.pos] != ',' {
+			return nil, false
+		}
+		p.pos++
+	}
+}
+
+// CompareUTF16 compares two strings by their UTF-16 code units, the order
+// RFC 8785 and the set hash use. It differs from byte order only where a
+// character above U+FFFF meets one in U+E000..U+FFFF.
+func CompareUTF16(a, b string) int {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			ua, ub := firstUnit(ra), firstUnit(rb)
+			if ua != ub {
+				if ua < ub {
+					return -1
+				}
+				return 1
+			}
+			if ra < rb { // same high surrogate: low surrogates order as code points
+				return -1
+			}
+			return 1
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return compareStrings(a, b)
+}
+
+func firstUnit(r rune) rune {
+	if r >= 0x10000 {
+		return 0xd800 + (r-0x10000)>>10
+	}
+	return r
+}
+
+// HashDefinitions hashes the definitions of one kind as received (across all
+// pages) and returns them as a sorted Listing. The first definition that has
+// no digest (repeated member name, no string key, invalid UTF-8, over a
+// limit) fails the whole listing with a *DefinitionError, as the recipe
+// requires: a listing with such a definition has no set hash.
+func (l Limits) HashDefinitions(kind Kind, defs []json.RawMessage) (Listing, error) {
+	l = l.withDefaults()
+	if err := l.checkCount(kind, len(defs)); err != nil {
+		return nil, err
+	}
+	bp := canonicalBuffers.Get().(*[]byte)
+	defer canonicalBuffers.Put(bp)
+	out := make(Listing, 0, len(defs))
+	for i, raw := range defs {
+		d, err := l.hashOne(kind, raw, bp)
+		if err != nil {
+			return nil, &DefinitionError{Kind: kind, Index: i, Key: d.Key, Err: err}
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, compareDefinitions)
+	return out, nil
+}
+
+func (l Limits) checkCount(kind Kind, n int) error {
+	if n > l.MaxDefinitions {
+		return &DefinitionError{Kind: kind, Index: -1, Err: fmt.Errorf("%w: %d %ss, limit %d", ErrTooMany, n, kind, l.MaxDefinitions)}
+	}
+	return nil
+}
+
+// hashOne canonicalizes and hashes one raw definition, using *bp as scratch.
+// On error the returned Definition still carries the key when it was readable.
+func (l Limits) hashOne(kind Kind, raw []byte, bp *[]byte) (Definition, error) {
+	st, err := l.scan(raw)
+	if err == nil {
+		*bp, err = canonicalizeScanned((*bp)[:0], raw, st, l.MaxDepth)
+	}
+	if err != nil {
+		key, _ := readKey(raw, kind.KeyMember())
+		return Definition{Key: key}, err
+	}
+	return definitionFrom(kind, raw, *bp)
+}
+
+// definitionFrom builds a Definition from a raw definition and its canonical
+// form: the key is read from the canonical text, the digest hashes it.
+func definitionFrom(kind Kind, raw, canon []byte) (Definition, error) {
+	return definitionWithKey(kind, raw, canon, memberValue(canon, kind.KeyMember()))
+}
+
+// definitionWithKey builds a Definition whose key member's raw value (nil
+// when absent) has already been found.
+func definitionWithKey(kind Kind, raw, canon, keyValue []byte) (Definition, error) {
+	switch {
+	case len(canon) == 0 || canon[0] != '{':
+		return Definition{}, ErrNotAnObject
+	case keyValue == nil:
+		return Definition{}, fmt.Errorf("%w: no %q member", ErrNoName, kind.KeyMember())
+	case keyValue[0] != '"':
+		return Definition{}, fmt.Errorf("%w: %q is not a string", ErrNoName, kind.KeyMember())
+	}
+	return Definition{Key: unquoteValid(keyValue), Digest: hashHex(canon), Raw: json.RawMessage(raw)}, nil
+}
+
+// readKey reads the key member of a raw definition leniently, for error
+// messages about definitions that could not be canonicalized.
+func readKey(raw []byte, member string) (string, error) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return "", ErrNotAnObject
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return "", err
+		}
+		if name.String() == member && dec.PeekKind() == '"' {
+			val, err := dec.ReadToken()
+			return val.String(), err
+		}
+		if err := dec.SkipValue(); err != nil {
+			return "", err
+		}
+	}
+	return "", ErrNoName
+}
+
+// Page is one list result split into its raw definitions.
+type Page struct {
+	// Definitions are the definitions of each kind the page listed, in the
+	// order received, each with its key and digest; Raw is a sub-slice of
+	// the page as received.
+	Definitions map[Kind][]Definition
+	// NextCursor is the page's nextCursor when it is a string; the recipe
+	// ends a listing when it is absent or empty.
+	NextCursor *string
+}
+
+var listMembers = map[string]Kind{"tools": KindTool, "prompts": KindPrompt, "resources": KindResource, "resourceTemplates": KindResourceTemplate}
+
+// ParsePage reads one raw list result ({"tools":[...],"nextCursor":...}) and
+// hashes every definition on it.
+//
+// The page is canonicalized whole, once. RFC 8785 is compositional, so each
+// definition's canonical form is its slice of the page's canonical form, and
+// since the page is then known to be valid, its raw definitions are found by
+// the bracket-counting walker instead of a second parse. Only when the page is
+// rejected is it split leniently to name the definition at fault.
+func (l Limits) ParsePage(raw []byte) (Page, error) {
+	l = l.withDefaults()
+	p := Page{Definitions: map[Kind][]Definition{}}
+	st, err := l.scan(raw)
+	if err != nil {
+		return p, err
+	}
+	bp := canonicalBuffers.Get().(*[]byte)
+	defer canonicalBuffers.Put(bp)
+	canon, err := canonicalizeScanned((*bp)[:0], raw, st, l.MaxDepth)
+	*bp = canon
+	if err != nil {
+		if blamed := l.blame(raw); blamed != nil {
+			return p, blamed
+		}
+		return p, err
+	}
+	if canon[0] != '{' {
+		return p, fmt.Errorf("%w: a list result is a JSON object", ErrUnknownFormat)
+	}
+	rawLists, _, _ := splitValidPage(raw)
+	canonLists, cursor, notArray := splitValidPage(canon)
+	if notArray != "" {
+		return p, fmt.Errorf("%w: %q is not an array", ErrUnknownFormat, notArray)
+	}
+	if cursor != nil && cursor[0] == '"' {
+		c := unquoteValid(cursor)
+		p.NextCursor = &c
+	}
+	for kind, canonElems := range canonLists {
+		rawElems := rawLists[kind]
+		if err := l.checkCount(kind, len(canonElems)); err != nil {
+			return p, err
+		}
+		defs := make([]Definition, len(canonElems))
+		for i, c := range canonElems {
+			d, err := definitionWithKey(kind, rawElems[i].raw, c.raw, c.key)
+			if err != nil {
+				key, _ := readKey(rawElems[i].raw, kind.KeyMember())
+				return p, &DefinitionError{Kind: kind, Index: i, Key: key, Err: err}
+			}
+			defs[i] = d
+		}
+		p.Definitions[kind] = defs
+	}
+	return p, nil
+}
+
+// blame splits a rejected page leniently and returns the error of the first
+// definition that cannot be hashed on its own, or nil when every definition
+// can (the fault is in the page around them).
+func (l Limits) blame(raw []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil
+	}
+	bp := canonicalBuffers.Get().(*[]byte)
+	defer canonicalBuffers.Put(bp)
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return nil
+		}
+		kind, isList := listMembers[name.String()]
+		if !isList || dec.PeekKind() != '[' {
+			if dec.SkipValue() != nil {
+				return nil
+			}
+			continue
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil
+		}
+		for i := 0; dec.PeekKind() != ']'; i++ {
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil
+			}
+			if d, err := l.hashOne(kind, v, bp); err != nil {
+				return &DefinitionError{Kind: kind, Index: i, Key: d.Key, Err: err}
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// HashPages merges the definitions of one kind across parsed pages.
+func (l Limits) HashPages(kind Kind, pages ...Page) (Listing, error) {
+	l = l.withDefaults()
+	var out Listing
+	for _, p := range pages {
+		out = append(out, p.Definitions[kind]...)
+	}
+	if err := l.checkCount(kind, len(out)); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, compareDefinitions)
+	return out, nil
+}
+
+// HashListing hashes the definitions of one kind across raw list result pages.
+func (l Limits) HashListing(kind Kind, pages ...[]byte) (Listing, error) {
+	parsed := make([]Page, 0, len(pages))
+	for _, raw := range pages {
+		p, err := l.ParsePage(raw)
+		if err != nil {
+			return nil, err
+		}
+		parsed = append(parsed, p)
+	}
+	return l.HashPages(kind, parsed...)
+}

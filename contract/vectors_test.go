@@ -1,0 +1,163 @@
+package contract
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// vectorFile mirrors testdata/vectors/tool-definition-hash-vectors.json, the
+// published vectors of "Tool definition hash, version 1".
+type vectorFile struct {
+	Definitions []struct {
+		About     string `json:"about"`
+		Input     string `json:"input"`
+		Canonical string `json:"canonical"`
+		Hash      string `json:"hash"`
+	} `json:"definitions"`
+	Sets []struct {
+		About   string   `json:"about"`
+		Pages   []string `json:"pages"`
+		Lines   []string `json:"lines"`
+		SetHash string   `json:"setHash"`
+	} `json:"sets"`
+	Instructions []struct {
+		About        string  `json:"about"`
+		Instructions *string `json:"instructions"`
+		Hash         *string `json:"hash"`
+	} `json:"instructions"`
+	Invalid []struct {
+		About  string   `json:"about"`
+		Input  string   `json:"input"`
+		Pages  []string `json:"pages"`
+		Reason string   `json:"reason"`
+	} `json:"invalid"`
+}
+
+func loadVectors(t testing.TB) vectorFile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "vectors", "tool-definition-hash-vectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v vectorFile
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Definitions) == 0 || len(v.Sets) == 0 || len(v.Instructions) == 0 || len(v.Invalid) == 0 {
+		t.Fatal("vector file is missing a section")
+	}
+	return v
+}
+
+func TestVectorsDefinitions(t *testing.T) {
+	for _, v := range loadVectors(t).Definitions {
+		t.Run(v.About, func(t *testing.T) {
+			c, err := Canonicalize([]byte(v.Input))
+			if err != nil {
+				t.Fatalf("Canonicalize: %v", err)
+			}
+			if string(c) != v.Canonical {
+				t.Errorf("canonical form\n got %s\nwant %s", c, v.Canonical)
+			}
+			d, err := Digest([]byte(v.Input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d != v.Hash {
+				t.Errorf("digest %s, want %s", d, v.Hash)
+			}
+			// The surrogate-aware canonicalizer must agree on every vector too.
+			c2, err := canonicalizeSurrogates(nil, []byte(v.Input), DefaultMaxDepth)
+			if err != nil || string(c2) != v.Canonical {
+				t.Errorf("surrogate path: %s, %v", c2, err)
+			}
+		})
+	}
+}
+
+func TestVectorsSets(t *testing.T) {
+	for _, v := range loadVectors(t).Sets {
+		t.Run(v.About, func(t *testing.T) {
+			var defs []json.RawMessage
+			for _, p := range v.Pages {
+				var page []json.RawMessage
+				if err := json.Unmarshal([]byte(p), &page); err != nil {
+					t.Fatal(err)
+				}
+				defs = append(defs, page...)
+			}
+			l, err := DefaultLimits().HashDefinitions(KindTool, defs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for _, d := range l {
+				lines = append(lines, d.Key+":"+d.Digest)
+			}
+			if strings.Join(lines, "\n") != strings.Join(v.Lines, "\n") {
+				t.Errorf("lines\n got %q\nwant %q", lines, v.Lines)
+			}
+			if got := l.SetDigest(); got != v.SetHash {
+				t.Errorf("set digest %s, want %s", got, v.SetHash)
+			}
+		})
+	}
+}
+
+func TestVectorsInstructions(t *testing.T) {
+	for _, v := range loadVectors(t).Instructions {
+		t.Run(v.About, func(t *testing.T) {
+			s := &Snapshot{Instructions: v.Instructions}
+			if err := s.Seal(); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case v.Hash == nil && s.Digests.Instructions != nil:
+				t.Errorf("got digest %s for no instructions", *s.Digests.Instructions)
+			case v.Hash != nil && (s.Digests.Instructions == nil || *s.Digests.Instructions != *v.Hash):
+				t.Errorf("got %v, want %s", s.Digests.Instructions, *v.Hash)
+			}
+		})
+	}
+}
+
+func TestVectorsInvalid(t *testing.T) {
+	for _, v := range loadVectors(t).Invalid {
+		t.Run(v.About, func(t *testing.T) {
+			want := map[string]error{"repeated member name": ErrDuplicateName, "no string name": ErrNoName}[v.Reason]
+			if want == nil {
+				t.Fatalf("unknown reason %q", v.Reason)
+			}
+			var err error
+			if v.Input != "" {
+				_, err = Digest([]byte(v.Input))
+				if !errors.Is(err, want) {
+					t.Errorf("Digest error %v, want %v", err, want)
+				}
+				// As a listing entry the error names the definition.
+				_, err = DefaultLimits().HashDefinitions(KindTool, []json.RawMessage{json.RawMessage(v.Input)})
+			} else {
+				var defs []json.RawMessage
+				for _, p := range v.Pages {
+					var page []json.RawMessage
+					if err := json.Unmarshal([]byte(p), &page); err != nil {
+						t.Fatal(err)
+					}
+					defs = append(defs, page...)
+				}
+				_, err = DefaultLimits().HashDefinitions(KindTool, defs)
+			}
+			var de *DefinitionError
+			if !errors.As(err, &de) || !errors.Is(err, want) {
+				t.Fatalf("HashDefinitions error %v, want a DefinitionError wrapping %v", err, want)
+			}
+			if de.Index != 0 || !strings.Contains(err.Error(), v.Reason) {
+				t.Errorf("message %q should name tool[0] and say %q", err, v.Reason)
+			}
+		})
+	}
+}

@@ -1,0 +1,25 @@
+// Package benchutil helps benchmarks compare against a baseline in the same
+// run: testing.Benchmark cannot be nested inside a running benchmark, so the
+// baseline is timed by hand over as many iterations as the benchmark ran.
+package benchutil
+
+import (
+	"testing"
+	"time"
+)
+
+// NsPerOp runs f n times (at least once) and returns the mean nanoseconds per run.
+func NsPerOp(n int, f func()) float64 {
+	n = max(n, 1)
+	start := time.Now()
+	for range n {
+		f()
+	}
+	return float64(time.Since(start).Nanoseconds()) / float64(n)
+}
+
+// Elapsed returns the mean nanoseconds per iteration of b's own timed loop.
+// Call it after the loop, before starting any untimed work.
+func Elapsed(b *testing.B) float64 {
+	return float64(b.Elapsed().Nanoseconds()) / float64(max(b.N, 1))
+}

@@ -1,0 +1,103 @@
+// Package semconv holds the attribute keys, event names and values mcpdrift
+// puts on the wire, shared by the interceptor, the receiver and the
+// processor. Keys the OpenTelemetry GenAI / MCP semantic conventions define
+// (status: Development) are used as they define them; what they do not define
+// lives under the project namespace "mcpdrift.". No other package spells
+// these strings.
+package semconv
+
+// Attributes from the OpenTelemetry semantic conventions.
+const (
+	MCPMethodName          = "mcp.method.name"
+	MCPProtocolVersion     = "mcp.protocol.version"
+	MCPSessionID           = "mcp.session.id"
+	GenAIOperationName     = "gen_ai.operation.name"
+	GenAIToolName          = "gen_ai.tool.name"
+	GenAIAgentName         = "gen_ai.agent.name"
+	GenAIAgentID           = "gen_ai.agent.id"
+	GenAIConversationID    = "gen_ai.conversation.id"
+	JSONRPCRequestID       = "jsonrpc.request.id"
+	RPCResponseStatusCode  = "rpc.response.status_code"
+	ErrorType              = "error.type"
+	ServerAddress          = "server.address"
+	ServerPort             = "server.port"
+	NetworkTransport       = "network.transport"
+	URLFull                = "url.full"
+	ServiceName            = "service.name"
+	EventName              = "event.name"
+	GenAIOperationExecTool = "execute_tool" // value of gen_ai.operation.name on tools/call
+	ErrorTypeToolError     = "tool_error"   // error.type when a tools/call result has isError
+	NetworkTransportPipe   = "pipe"         // network.transport for stdio
+	NetworkTransportTCP    = "tcp"
+)
+
+// Attributes under the project namespace.
+const (
+	ServerName           = "mcpdrift.server.name"
+	ServerURL            = "mcpdrift.server.url"
+	ClientSession        = "mcpdrift.client.session"
+	ToolDigest           = "mcpdrift.tool.digest"
+	ToolsSetDigest       = "mcpdrift.tools.set_digest"
+	ToolKnown            = "mcpdrift.tool.known"
+	ToolsListingStale    = "mcpdrift.tools.listing_stale"
+	ToolCurrentDigest    = "mcpdrift.tool.current_digest"
+	ToolStale            = "mcpdrift.tool.stale"
+	ServerInfoName       = "mcpdrift.server_info.name"
+	ServerInfoVersion    = "mcpdrift.server_info.version"
+	ProtocolVersion      = "mcpdrift.protocol_version"
+	SpecGeneration       = "mcpdrift.spec_generation"
+	Transport            = "mcpdrift.transport"
+	ContractDigest       = "mcpdrift.contract.digest"
+	PreviousContract     = "mcpdrift.contract.previous_digest"
+	ToolDigests          = "mcpdrift.tools.digests" // map tool name -> digest on snapshot events
+	PromptsSetDigest     = "mcpdrift.prompts.set_digest"
+	ResourcesSetDigest   = "mcpdrift.resources.set_digest"
+	TemplatesSetDigest   = "mcpdrift.resource_templates.set_digest"
+	InstructionsDigest   = "mcpdrift.instructions.digest"
+	ToolsCount           = "mcpdrift.tools.count"
+	DriftID              = "mcpdrift.drift.id"
+	DriftSeverity        = "mcpdrift.drift.severity"
+	DriftChanges         = "mcpdrift.drift.changes"
+	DriftBreaking        = "mcpdrift.drift.breaking"
+	DriftWarning         = "mcpdrift.drift.warning"
+	DriftCompatible      = "mcpdrift.drift.compatible"
+	DriftInfo            = "mcpdrift.drift.info"
+	ImpactAgents         = "mcpdrift.impact.agents"
+	ImpactSessions       = "mcpdrift.impact.sessions"
+	ImpactCalls          = "mcpdrift.impact.calls"
+	ImpactErrors         = "mcpdrift.impact.errors"
+	ImpactLastCall       = "mcpdrift.impact.last_call"
+	ImpactRisk           = "mcpdrift.impact.risk"
+	ImpactSessionSample  = "mcpdrift.impact.session_ids"
+	ImpactDigestsUsed    = "mcpdrift.impact.digests_used"
+	ImpactNoRecentCaller = "mcpdrift.impact.no_recent_callers"
+	MixedVariants        = "mcpdrift.mixed.variants"
+	ProbeErrorClass      = "mcpdrift.probe.error_class"
+	ProbeErrorStep       = "mcpdrift.probe.error_step"
+)
+
+// Keys inside each map of mcpdrift.drift.changes.
+const (
+	ChangeRule     = "rule"
+	ChangeSeverity = "severity"
+	ChangeSubject  = "subject"
+	ChangeName     = "name"
+	ChangePath     = "path"
+	ChangeBefore   = "before"
+	ChangeAfter    = "after"
+	ChangeMessage  = "message"
+)
+
+// Event names (the event.name of log records).
+const (
+	EventSnapshot      = "mcpdrift.snapshot"
+	EventDrift         = "mcpdrift.drift"
+	EventImpact        = "mcpdrift.impact"
+	EventMixedContract = "mcpdrift.mixed_contract"
+	EventVolatileField = "mcpdrift.volatile_field"
+)
+
+// Metric names shared outside mdatagen-generated code.
+const (
+	MetricClientOperationDuration = "mcp.client.operation.duration"
+)
