@@ -82,15 +82,7 @@ func TestVectorsDefinitions(t *testing.T) {
 func TestVectorsSets(t *testing.T) {
 	for _, v := range loadVectors(t).Sets {
 		t.Run(v.About, func(t *testing.T) {
-			var defs []json.RawMessage
-			for _, p := range v.Pages {
-				var page []json.RawMessage
-				if err := json.Unmarshal([]byte(p), &page); err != nil {
-					t.Fatal(err)
-				}
-				defs = append(defs, page...)
-			}
-			l, err := DefaultLimits().HashDefinitions(KindTool, defs)
+			l, err := DefaultLimits().HashDefinitions(KindTool, vectorPages(t, v.Pages))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,15 +133,7 @@ func TestVectorsInvalid(t *testing.T) {
 				// As a listing entry the error names the definition.
 				_, err = DefaultLimits().HashDefinitions(KindTool, []json.RawMessage{json.RawMessage(v.Input)})
 			} else {
-				var defs []json.RawMessage
-				for _, p := range v.Pages {
-					var page []json.RawMessage
-					if err := json.Unmarshal([]byte(p), &page); err != nil {
-						t.Fatal(err)
-					}
-					defs = append(defs, page...)
-				}
-				_, err = DefaultLimits().HashDefinitions(KindTool, defs)
+				_, err = DefaultLimits().HashDefinitions(KindTool, vectorPages(t, v.Pages))
 			}
 			var de *DefinitionError
 			if !errors.As(err, &de) || !errors.Is(err, want) {
@@ -160,4 +144,18 @@ func TestVectorsInvalid(t *testing.T) {
 			}
 		})
 	}
+}
+
+// vectorPages concatenates the definitions of a vector's pages (each a JSON array).
+func vectorPages(t *testing.T, pages []string) []json.RawMessage {
+	t.Helper()
+	var defs []json.RawMessage
+	for _, p := range pages {
+		var page []json.RawMessage
+		if err := json.Unmarshal([]byte(p), &page); err != nil {
+			t.Fatal(err)
+		}
+		defs = append(defs, page...)
+	}
+	return defs
 }

@@ -1,0 +1,74 @@
+// Package testservers locates the real npm MCP servers that tests run. They
+// are installed at pinned versions by scripts/install-npm-servers.sh (which
+// .ci/run calls) into .cache/npm. Tests that need one call Everything; when
+// npm is absent it skips the test and says so loudly, and when npm is present
+// but the server is not installed yet it installs it.
+package testservers
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Versions of @modelcontextprotocol/server-everything with a pinned install
+// (testdata/npm) and, for most, a captured contract (testdata/fixtures).
+var EverythingVersions = []string{"2025.7.1", "2025.9.25", "2025.11.25", "2026.1.26"}
+
+// RepoRoot returns the module root (this file is internal/testservers/npm.go).
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Everything returns the path of dist/index.js of the given version of
+// @modelcontextprotocol/server-everything; run it as
+// `node <path> [stdio|sse|streamableHttp]`.
+func Everything(t testing.TB, version string) string {
+	t.Helper()
+	return npmServer(t, "server-everything-"+version, filepath.Join("@modelcontextprotocol", "server-everything", "dist", "index.js"))
+}
+
+// Node returns the path of the node binary, skipping loudly without it.
+func Node(t testing.TB) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skipLoudly(t, "node is not installed")
+	}
+	return node
+}
+
+func npmServer(t testing.TB, name, entry string) string {
+	t.Helper()
+	Node(t)
+	if _, err := exec.LookPath("npm"); err != nil {
+		skipLoudly(t, "npm is not installed, so the real npm MCP server "+name+" cannot be")
+	}
+	cache := os.Getenv("MCPDRIFT_NPM_CACHE")
+	if cache == "" {
+		cache = filepath.Join(RepoRoot(), ".cache", "npm")
+	}
+	dir := filepath.Join(cache, name)
+	path := filepath.Join(dir, "node_modules", entry)
+	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
+		cmd := exec.Command(filepath.Join(RepoRoot(), "scripts", "install-npm-servers.sh"), name)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("installing %s: %v\n%s", name, err, out)
+		}
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s is installed but %s is missing: %v", name, path, err)
+	}
+	return path
+}
+
+func skipLoudly(t testing.TB, why string) {
+	t.Helper()
+	msg := fmt.Sprintf("\n**********\n* SKIPPING %s: %s.\n* Real-server tests did not run. Install Node.js and npm, then run scripts/install-npm-servers.sh.\n**********", t.Name(), why)
+	fmt.Fprintln(os.Stderr, msg)
+	t.Skip(msg)
+}
