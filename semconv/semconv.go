@@ -72,6 +72,11 @@ const (
 	ImpactDigestsUsed    = "mcpdrift.impact.digests_used"
 	ImpactNoRecentCaller = "mcpdrift.impact.no_recent_callers"
 	MixedVariants        = "mcpdrift.mixed.variants"
+	MixedState           = "mcpdrift.mixed.state"
+	PreviousToolDigests  = "mcpdrift.tools.previous_digests"
+	VolatileSubject      = "mcpdrift.volatile.subject"
+	VolatileName         = "mcpdrift.volatile.name"
+	VolatilePath         = "mcpdrift.volatile.path"
 	ProbeErrorClass      = "mcpdrift.probe.error_class"
 	ProbeErrorStep       = "mcpdrift.probe.error_step"
 )
