@@ -273,7 +273,8 @@ func subjectLabel(c Change) string {
 	return noun(c.Subject, 1) + " " + SanitizeText(c.Name)
 }
 
-func summaryLine(s Summary) string {
+// String is "2 breaking, 1 warning, 0 compatible, 3 info".
+func (s Summary) String() string {
 	parts := make([]string, 0, 4)
 	for _, sev := range worstFirst {
 		parts = append(parts, fmt.Sprintf("%d %s", s.Count(sev), sev))
@@ -291,7 +292,7 @@ func (r *Report) Text() string {
 	if r.Empty() {
 		return "mcpdrift: no changes\n"
 	}
-	fmt.Fprintf(&b, "mcpdrift: %s (%s)\n%s\n", r.Worst(), summaryLine(r.Summary()), r.OneLine())
+	fmt.Fprintf(&b, "mcpdrift: %s (%s)\n%s\n", r.Worst(), r.Summary().String(), r.OneLine())
 	current := None
 	for _, c := range r.Changes {
 		if c.Severity != current {
@@ -358,7 +359,9 @@ func (r *Report) Markdown() string {
 	return b.String()
 }
 
-// mdText escapes Markdown and HTML syntax in running text.
+// mdText escapes Markdown and HTML syntax in running text. The text never
+// starts a line (it follows "> " or "| "), so only inline syntax matters;
+// with [ and ] escaped no link can form.
 func mdText(s string) string {
 	var b strings.Builder
 	for _, r := range s {
@@ -369,7 +372,7 @@ func mdText(s string) string {
 			b.WriteString("&gt;")
 		case '&':
 			b.WriteString("&amp;")
-		case '\\', '`', '*', '_', '[', ']', '|', '#', '!', '~', '{', '}', '(', ')', '+', '-', '.':
+		case '\\', '`', '*', '_', '[', ']', '|', '~':
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:

@@ -71,7 +71,7 @@ Exit codes: 0 success, 1 invalid input or drift at or above --fail-on, 2 usage e
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newHashCommand())
+	root.AddCommand(newHashCommand(), newDiffCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }
