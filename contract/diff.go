@@ -154,9 +154,15 @@ func diffListing(c *collector, k Kind, old, new Listing) {
 		}
 		c.add(subject+".added", subject, d.Key, "", nil, jsonString(d.Key), nil)
 	}
+	listed := make(map[[2]string]bool, len(new))
+	for _, d := range new {
+		listed[[2]string{d.Key, d.Digest}] = true
+	}
 	for _, d := range new {
 		o, ok := oldBy[d.Key]
-		if !ok || newBy[d.Key].Digest != d.Digest || o.Digest == d.Digest {
+		// Compare only keys in both, once per key; of duplicated keys, the
+		// one that did not change is the one to compare.
+		if !ok || newBy[d.Key].Digest != d.Digest || listed[[2]string{d.Key, o.Digest}] {
 			continue
 		}
 		opts.Self = d.Key

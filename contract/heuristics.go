@@ -128,8 +128,12 @@ var tagOpen = regexp.MustCompile(`(?i)<\s*/?\s*(important|system|instructions?|s
 // (bounded), so that an edit inside a hidden block is a new hit.
 func findTagBlocks(text string, _ ScanOptions) []string {
 	var out []string
+	covered := 0 // end of the last block: its closing tag is no hit of its own
 	for _, loc := range tagOpen.FindAllStringSubmatchIndex(text, maxHitsPerHeuristic*4) {
 		start, end := loc[0], loc[1]
+		if start < covered {
+			continue
+		}
 		tag := strings.ToLower(text[loc[2]:loc[3]])
 		if strings.HasPrefix(strings.TrimLeft(text[start+1:], " \t"), "/") {
 			out = append(out, text[start:end]) // a stray closing tag
@@ -144,6 +148,7 @@ func findTagBlocks(text string, _ ScanOptions) []string {
 			end += min(len(rest), 200)
 		}
 		out = append(out, text[start:end])
+		covered = end
 	}
 	return out
 }

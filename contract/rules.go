@@ -96,7 +96,7 @@ func definitionRules(add addRule) {
 		s, n := k.subject, k.noun
 		add(s, k.removed, s+".removed", n+" removed", k.removedMsg, "removed")
 		add(s, k.added, s+".added", n+" added", "new "+n+" {name} is available", "added")
-		add(s, Warning, s+".added_suspicious", n+" added with suspicious text (see heuristics)", "new "+n+" {name} carries suspicious text ({hits}); review it before agents read it", "new {name} has suspicious text ({hits})")
+		add(s, Warning, s+".added_suspicious", n+" added with suspicious text (see heuristics)", "new "+n+" {name} carries suspicious text ({hits}); review it before agents read it", "added with suspicious text ({hits})")
 		add(s, Warning, s+".description.changed", n+" description changed", "the description of {name} changed; text a model reads can change how and when it is used", "description changed")
 		add(s, Breaking, s+".description.suspicious", n+" description new or changed and contains suspicious text", "the description of {name} now contains suspicious text ({hits}) that can steer or hijack an agent", "suspicious description ({hits})")
 		add(s, Info, s+".title.changed", "display title changed", "the display title of {name} changed", "title changed")
