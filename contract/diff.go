@@ -247,10 +247,7 @@ func (dd *definitionDiff) add(rule, path string, before, after json.RawMessage, 
 // changedMembers calls fn for every member name either side has (sorted)
 // whose values differ semantically; a side that is not an object has none.
 func changedMembers(o, n *value, fn func(member string, ov, nv *value)) {
-	var names []string
-	names = append(append(names, objectNames(o)...), objectNames(n)...)
-	slices.Sort(names)
-	for _, m := range slices.Compact(names) {
+	for _, m := range unionSorted(objectNames(o), objectNames(n)) {
 		if ov, nv := o.get(m), n.get(m); !equalValues(ov, nv) {
 			fn(m, ov, nv)
 		}
@@ -446,9 +443,7 @@ func (dd *definitionDiff) promptArguments(o, n *value) {
 	required := func(a *value) bool { r := a.get("required"); return r.isBool() && r.boolean }
 	om, oorder := byName(o)
 	nm, norder := byName(n)
-	names := append(slices.Clone(oorder), norder...)
-	slices.Sort(names)
-	for _, name := range slices.Compact(names) {
+	for _, name := range unionSorted(oorder, norder) {
 		oa, oOK := om[name]
 		na, nOK := nm[name]
 		vars := map[string]string{"param": SanitizeText(name)}

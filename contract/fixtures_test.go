@@ -1,34 +1,12 @@
 package contract
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
 
 var fixtureVersions = []string{"2025.7.1", "2025.9.25", "2025.11.25", "2026.1.26"}
-
-// loadFixture reads a captured server-everything contract (initialize result
-// and tools/list result) as one snapshot.
-func loadFixture(t testing.TB, version string) *Snapshot {
-	t.Helper()
-	dir := filepath.Join("..", "testdata", "fixtures", "server-everything", version)
-	var inputs [][]byte
-	for _, f := range []string{"initialize.json", "tools-list.json"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		inputs = append(inputs, b)
-	}
-	doc, err := ReadDocument(ReadOptions{}, inputs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc.Snapshot
-}
 
 // byRule groups "name" (or "name→new" for renames) per rule.
 func byRule(r *Report) map[string][]string {
@@ -50,7 +28,7 @@ func byRule(r *Report) map[string][]string {
 }
 
 func TestFixtures2025_7_1To2025_9_25(t *testing.T) {
-	r := record(t, Diff(loadFixture(t, "2025.7.1"), loadFixture(t, "2025.9.25"), nil))
+	r := record(t, Diff(fixtureSnapshot(t, "2025.7.1"), fixtureSnapshot(t, "2025.9.25"), nil))
 	got := byRule(r)
 	want := map[string][]string{
 		"tool.added":                  {"getResourceLinks", "listRoots", "startElicitation", "structuredContent"},
@@ -67,7 +45,7 @@ func TestFixtures2025_7_1To2025_9_25(t *testing.T) {
 }
 
 func TestFixtures2025_9_25To2025_11_25(t *testing.T) {
-	r := record(t, Diff(loadFixture(t, "2025.9.25"), loadFixture(t, "2025.11.25"), nil))
+	r := record(t, Diff(fixtureSnapshot(t, "2025.9.25"), fixtureSnapshot(t, "2025.11.25"), nil))
 	assertRules(t, byRule(r), map[string][]string{
 		"tool.added":               {"zip"},
 		"tool.description.changed": {"startElicitation"},
@@ -85,7 +63,7 @@ func TestFixtures2025_9_25To2025_11_25(t *testing.T) {
 // some to new verbs), removed two tools, added five and added titles,
 // execution and listChanged capabilities.
 func TestFixtures2025_11_25To2026_1_26(t *testing.T) {
-	r := record(t, Diff(loadFixture(t, "2025.11.25"), loadFixture(t, "2026.1.26"), nil))
+	r := record(t, Diff(fixtureSnapshot(t, "2025.11.25"), fixtureSnapshot(t, "2026.1.26"), nil))
 	got := byRule(r)
 	assertRules(t, got, map[string][]string{
 		"tool.renamed": {
@@ -130,10 +108,31 @@ func TestFixtures2025_11_25To2026_1_26(t *testing.T) {
 
 func TestFixturesSelfDiffEmpty(t *testing.T) {
 	for _, v := range fixtureVersions {
-		s := loadFixture(t, v)
-		if r := Diff(s, loadFixture(t, v), nil); !r.Empty() {
+		s := fixtureSnapshot(t, v)
+		if r := Diff(s, fixtureSnapshot(t, v), nil); !r.Empty() {
 			t.Errorf("%s: %v", v, rulesAt(r))
 		}
+	}
+}
+
+// Snapshots written and read back (as the receiver stores baselines) diff
+// the same as the snapshots themselves.
+func TestFixturesThroughEncoding(t *testing.T) {
+	roundTrip := func(s *Snapshot) *Snapshot {
+		b, err := s.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := DecodeSnapshot(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return back
+	}
+	old, new := fixtureSnapshot(t, "2025.11.25"), fixtureSnapshot(t, "2026.1.26")
+	want := rulesAt(Diff(old, new, nil))
+	if got := rulesAt(Diff(roundTrip(old), roundTrip(new), nil)); !slices.Equal(got, want) {
+		t.Errorf("after encoding: %v\nwant %v", got, want)
 	}
 }
 

@@ -71,15 +71,7 @@ func ScanText(text string, opts ScanOptions) []TextHit {
 // NewHits returns the hits in after that before does not have (same
 // heuristic and same match): a URL or hidden block that was already there
 // is not new, a new or edited one is.
-func NewHits(before, after []TextHit) []TextHit {
-	var out []TextHit
-	for _, h := range after {
-		if !slices.Contains(before, h) {
-			out = append(out, h)
-		}
-	}
-	return out
-}
+func NewHits(before, after []TextHit) []TextHit { return without(after, before) }
 
 // FormatHits renders hits for a message: heuristic ID and a short, escaped
 // excerpt of the match, e.g. `external_url "https://x.example/a"`.

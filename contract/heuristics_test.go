@@ -80,7 +80,7 @@ func TestNewHits(t *testing.T) {
 // description and the instructions of every fixture version.
 func TestHeuristicsQuietOnRealTexts(t *testing.T) {
 	for _, v := range fixtureVersions {
-		s := loadFixture(t, v)
+		s := fixtureSnapshot(t, v)
 		if s.Instructions != nil {
 			if hits := ScanText(*s.Instructions, ScanOptions{}); len(hits) > 0 {
 				t.Errorf("%s instructions: %v", v, hits)

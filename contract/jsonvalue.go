@@ -134,6 +134,36 @@ func readValue(dec *jsontext.Decoder) (*value, error) {
 	return nil, ErrSyntax
 }
 
+// unionSorted returns the distinct strings of several lists, sorted.
+func unionSorted(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// mapKeys returns the keys of a map.
+func mapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// without returns the elements of a that are not in b, in order.
+func without[T comparable](a, b []T) []T {
+	var out []T
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // equalValues compares two JSON values semantically: numbers by value
 // (1, 1.0 and 1e0 are equal), objects regardless of member order, arrays in
 // order.
@@ -177,25 +207,37 @@ func numbersEqual(a, b *value) bool {
 // valueKey is a canonical text for a value, equal for semantically equal
 // values; it keys sets (enum values, required names).
 func valueKey(v *value) string {
-	var b strings.Builder
-	writeValueKey(&b, v)
+	if v == nil {
+		return "null"
+	}
+	var b bytes.Buffer
+	writeValue(&b, v, true)
 	return b.String()
 }
 
-func writeValueKey(b *strings.Builder, v *value) {
+// rawJSON writes a value back as compact JSON (members in document order,
+// numbers as written), or nil for an absent value.
+func rawJSON(v *value) json.RawMessage {
 	if v == nil {
-		b.WriteString("null")
-		return
+		return nil
 	}
+	var b bytes.Buffer
+	writeValue(&b, v, false)
+	return b.Bytes()
+}
+
+// writeValue writes compact JSON; canonical sorts members and writes numbers
+// by value, so that equal values write equal text.
+func writeValue(b *bytes.Buffer, v *value, canonical bool) {
 	switch v.kind {
 	case 'n':
 		b.WriteString("null")
 	case 'b':
 		b.WriteString(strconv.FormatBool(v.boolean))
 	case '"':
-		b.WriteString(strconv.Quote(v.text))
+		writeJSONString(b, v.text)
 	case '0':
-		if v.numOK {
+		if canonical && v.numOK {
 			b.WriteString(strconv.FormatFloat(v.num, 'g', -1, 64))
 		} else {
 			b.WriteString(v.text)
@@ -206,7 +248,7 @@ func writeValueKey(b *strings.Builder, v *value) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeValueKey(b, it)
+			writeValue(b, it, canonical)
 		}
 		b.WriteByte(']')
 	case '{':
@@ -214,59 +256,17 @@ func writeValueKey(b *strings.Builder, v *value) {
 		for i := range order {
 			order[i] = i
 		}
-		slices.SortFunc(order, func(x, y int) int { return strings.Compare(v.names[x], v.names[y]) })
+		if canonical {
+			slices.SortFunc(order, func(x, y int) int { return strings.Compare(v.names[x], v.names[y]) })
+		}
 		b.WriteByte('{')
 		for j, i := range order {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(strconv.Quote(v.names[i]))
+			writeJSONString(b, v.names[i])
 			b.WriteByte(':')
-			writeValueKey(b, v.members[i])
-		}
-		b.WriteByte('}')
-	}
-}
-
-// rawJSON writes a value back as compact JSON (members in document order,
-// numbers as written), or nil for an absent value.
-func rawJSON(v *value) json.RawMessage {
-	if v == nil {
-		return nil
-	}
-	var b bytes.Buffer
-	writeRaw(&b, v)
-	return b.Bytes()
-}
-
-func writeRaw(b *bytes.Buffer, v *value) {
-	switch v.kind {
-	case 'n':
-		b.WriteString("null")
-	case 'b':
-		b.WriteString(strconv.FormatBool(v.boolean))
-	case '"':
-		writeJSONString(b, v.text)
-	case '0':
-		b.WriteString(v.text)
-	case '[':
-		b.WriteByte('[')
-		for i, it := range v.items {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeRaw(b, it)
-		}
-		b.WriteByte(']')
-	case '{':
-		b.WriteByte('{')
-		for i, n := range v.names {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeJSONString(b, n)
-			b.WriteByte(':')
-			writeRaw(b, v.members[i])
+			writeValue(b, v.members[i], canonical)
 		}
 		b.WriteByte('}')
 	}

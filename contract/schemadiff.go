@@ -393,11 +393,8 @@ func (d *schemaDiff) compareMultipleOf(o, n *value, at *ptr) {
 	where := at.child("multipleOf")
 	vars := map[string]string{"keyword": "multipleOf"}
 	switch {
-	case om == nil && nm == nil:
-	case om == nil:
-		d.emit("limit.added", where, at, nil, rawJSON(nm), vars)
-	case nm == nil:
-		d.emit("limit.removed", where, at, rawJSON(om), nil, vars)
+	case om == nil || nm == nil:
+		d.oneSided("limit.added", "limit.removed", where, at, om, nm, vars)
 	case numbersEqual(om, nm):
 	case om.numOK && nm.numOK && nm.num > 0 && isWhole(om.num/nm.num):
 		// every multiple of the old step is a multiple of the new one
@@ -430,12 +427,7 @@ func (d *schemaDiff) compareText(o, n *value, at *ptr, kw string) {
 		return
 	}
 	where := at.child(kw)
-	switch {
-	case ov == nil:
-		d.emit(kw+".added", where, at, nil, rawJSON(nv), nil)
-	case nv == nil:
-		d.emit(kw+".removed", where, at, rawJSON(ov), nil, nil)
-	default:
+	if !d.oneSided(kw+".added", kw+".removed", where, at, ov, nv, nil) {
 		d.emit(kw+".changed", where, at, rawJSON(ov), rawJSON(nv), nil)
 	}
 }
@@ -445,12 +437,7 @@ func (d *schemaDiff) compareText(o, n *value, at *ptr, kw string) {
 func (d *schemaDiff) compareProperties(o, n *value, at *ptr, depth int) {
 	op, np := o.get("properties"), n.get("properties")
 	oReq, nReq := requiredSet(o), requiredSet(n)
-	var names []string
-	for _, set := range [][]string{objectNames(op), objectNames(np), oReq, nReq} {
-		names = append(names, set...)
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
+	names := unionSorted(objectNames(op), objectNames(np), oReq, nReq)
 	closed := isClosed(d.new, n)
 	for _, name := range names {
 		os, ns := op.get(name), np.get(name)
@@ -547,10 +534,7 @@ func (d *schemaDiff) compareAdditional(o, n *value, at *ptr, depth int, kw strin
 // the other side (additionalProperties).
 func (d *schemaDiff) comparePatternProperties(o, n *value, at *ptr, depth int) {
 	op, np := o.get("patternProperties"), n.get("patternProperties")
-	var pats []string
-	pats = append(append(pats, objectNames(op)...), objectNames(np)...)
-	slices.Sort(pats)
-	for _, p := range slices.Compact(pats) {
+	for _, p := range unionSorted(objectNames(op), objectNames(np)) {
 		os, ns := op.get(p), np.get(p)
 		if os == nil {
 			os = o.get("additionalProperties")
@@ -612,22 +596,31 @@ func arrayShape(s *value) (prefix []*value, rest *value, prefixKW, restKW string
 	return nil, nil, "", ""
 }
 
+// oneSided reports a keyword value present on one side only, as the added
+// or the removed rule, and says whether it did (false: both or neither).
+func (d *schemaDiff) oneSided(added, removed string, where, at *ptr, os, ns *value, vars map[string]string) bool {
+	switch {
+	case os == nil && ns != nil:
+		d.emit(added, where, at, nil, rawJSON(ns), vars)
+	case ns == nil && os != nil:
+		d.emit(removed, where, at, rawJSON(os), nil, vars)
+	default:
+		return false
+	}
+	return true
+}
+
 // compareOptional handles a keyword whose absence means no constraint at
 // all (contains, not, if): added or removed is a constraint change; present
 // on both sides it recurses.
 func (d *schemaDiff) compareOptional(o, n *value, at *ptr, depth int, kw string) {
 	os, ns := o.get(kw), n.get(kw)
 	where := at.child(kw)
-	vars := map[string]string{"keyword": kw}
-	switch {
-	case os == nil && ns == nil:
-	case os == nil:
-		d.emit("constraint.added", where, at, nil, rawJSON(ns), vars)
-	case ns == nil:
-		d.emit("constraint.removed", where, at, rawJSON(os), nil, vars)
-	default:
+	if os != nil && ns != nil {
 		d.compare(os, ns, where, depth+1)
+		return
 	}
+	d.oneSided("constraint.added", "constraint.removed", where, at, os, ns, map[string]string{"keyword": kw})
 }
 
 // compareDependencies handles dependentRequired, dependentSchemas and the
@@ -636,46 +629,20 @@ func (d *schemaDiff) compareOptional(o, n *value, at *ptr, depth int, kw string)
 func (d *schemaDiff) compareDependencies(o, n *value, at *ptr, depth int) {
 	oreq, oschemas := dependencies(o)
 	nreq, nschemas := dependencies(n)
-	var keys []string
-	for k := range oreq {
-		keys = append(keys, k)
-	}
-	for k := range nreq {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range slices.Compact(keys) {
+	for _, k := range unionSorted(mapKeys(oreq), mapKeys(nreq)) {
 		where := at.child("dependentRequired").child(k)
 		param := at.child("properties").child(k)
-		for _, name := range oreq[k] {
-			if !slices.Contains(nreq[k], name) {
-				d.emit("dependent_required.removed", where, param, jsonString(name), nil, nil)
-			}
+		for _, name := range without(oreq[k], nreq[k]) {
+			d.emit("dependent_required.removed", where, param, jsonString(name), nil, nil)
 		}
-		for _, name := range nreq[k] {
-			if !slices.Contains(oreq[k], name) {
-				d.emit("dependent_required.added", where, param, nil, jsonString(name), nil)
-			}
+		for _, name := range without(nreq[k], oreq[k]) {
+			d.emit("dependent_required.added", where, param, nil, jsonString(name), nil)
 		}
 	}
-	keys = keys[:0]
-	for k := range oschemas {
-		keys = append(keys, k)
-	}
-	for k := range nschemas {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range slices.Compact(keys) {
+	for _, k := range unionSorted(mapKeys(oschemas), mapKeys(nschemas)) {
 		os, ns := oschemas[k], nschemas[k]
 		where := at.child("dependentSchemas").child(k)
-		vars := map[string]string{"keyword": "dependentSchemas"}
-		switch {
-		case os == nil:
-			d.emit("constraint.added", where, where, nil, rawJSON(ns), vars)
-		case ns == nil:
-			d.emit("constraint.removed", where, where, rawJSON(os), nil, vars)
-		default:
+		if !d.oneSided("constraint.added", "constraint.removed", where, where, os, ns, map[string]string{"keyword": "dependentSchemas"}) {
 			d.compare(os, ns, where, depth+1)
 		}
 	}
@@ -853,10 +820,7 @@ func (d *schemaDiff) compareAnnotations(o, n *value, at *ptr) {
 			d.emit("ref.changed", at.child(kw), at, rawJSON(or), rawJSON(nr), map[string]string{"before": displayValue(rawJSON(or)), "after": displayValue(rawJSON(nr))})
 		}
 	}
-	var names []string
-	names = append(append(names, objectNames(o)...), objectNames(n)...)
-	slices.Sort(names)
-	for _, kw := range slices.Compact(names) {
+	for _, kw := range unionSorted(objectNames(o), objectNames(n)) {
 		if knownKeywords[kw] || kw == "description" {
 			continue
 		}

@@ -83,7 +83,7 @@ func diffCapabilities(c *collector, old, new *Snapshot) {
 	ov, _ := parseValue(old.Capabilities)
 	nv, _ := parseValue(new.Capabilities)
 	on, nn := capabilityNames(old), capabilityNames(new)
-	removed, added := setMinus(on, nn), setMinus(nn, on)
+	removed, added := without(on, nn), without(nn, on)
 	report := func(names []string, side *value, isRemoved bool) {
 		for _, name := range names {
 			if parent, _, ok := cutLast(name); ok && slices.Contains(names, parent) {
@@ -118,16 +118,6 @@ func capabilityNames(s *Snapshot) []string {
 	}
 	names, _ := CapabilityNames(s.Capabilities)
 	return names
-}
-
-func setMinus(a, b []string) []string {
-	var out []string
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func cutLast(name string) (parent, leaf string, ok bool) {
