@@ -19,6 +19,22 @@ func TestNoPriorSnapshotIsNoDrift(t *testing.T) {
 	}
 }
 
+// A hand-built snapshot (not read under Limits) with absurd nesting is a
+// clear change, not a crash.
+func TestDeepDefinition(t *testing.T) {
+	deep := `{"name":"t","inputSchema":` + strings.Repeat(`{"items":`, 5000) + `{}` + strings.Repeat(`}`, 5000) + `}`
+	old := &Snapshot{Tools: Listing{{Key: "t", Digest: "1", Raw: json.RawMessage(`{"name":"t"}`)}}}
+	new := &Snapshot{Tools: Listing{{Key: "t", Digest: "2", Raw: json.RawMessage(deep)}}}
+	r := record(t, Diff(old, new, nil))
+	if got := ruleIDs(r); !slices.Equal(got, []string{"tool.member.changed"}) {
+		t.Errorf("got %v", got)
+	}
+	var nilReport *Report
+	if b, err := nilReport.MarshalJSON(); err != nil || !strings.Contains(string(b), `"changes":[]`) {
+		t.Errorf("nil report: %s %v", b, err)
+	}
+}
+
 func TestToolRules(t *testing.T) {
 	const base = `{"name":"t","description":"Searches the web","inputSchema":{"type":"object"}}`
 	with := func(members string) string {

@@ -30,6 +30,11 @@ type value struct {
 // objectIndexAt is the member count above which objects get a name index.
 const objectIndexAt = 8
 
+// maxValueDepth bounds nesting in parseValue, so that a snapshot built by
+// hand (not read under Limits) cannot exhaust the stack of the recursive
+// walks; documents read under Limits are far shallower (128 by default).
+const maxValueDepth = 1024
+
 func (v *value) isObject() bool { return v != nil && v.kind == '{' }
 func (v *value) isArray() bool  { return v != nil && v.kind == '[' }
 func (v *value) isString() bool { return v != nil && v.kind == '"' }
@@ -69,14 +74,17 @@ func (v *value) str(name string) (string, bool) {
 // hashed); invalid UTF-8 is replaced, since only the digest must be exact.
 func parseValue(raw []byte) (*value, error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	v, err := readValue(dec)
+	v, err := readValue(dec, 0)
 	if err != nil {
 		return nil, translateJSONError(err)
 	}
 	return v, nil
 }
 
-func readValue(dec *jsontext.Decoder) (*value, error) {
+func readValue(dec *jsontext.Decoder, depth int) (*value, error) {
+	if depth > maxValueDepth {
+		return nil, ErrTooDeep
+	}
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
@@ -95,7 +103,7 @@ func readValue(dec *jsontext.Decoder) (*value, error) {
 	case '[':
 		v := &value{kind: '['}
 		for dec.PeekKind() != ']' {
-			item, err := readValue(dec)
+			item, err := readValue(dec, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -111,7 +119,7 @@ func readValue(dec *jsontext.Decoder) (*value, error) {
 				return nil, err
 			}
 			n := name.String()
-			m, err := readValue(dec)
+			m, err := readValue(dec, depth+1)
 			if err != nil {
 				return nil, err
 			}

@@ -111,7 +111,10 @@ type reportJSON struct {
 // MarshalJSON writes {"severity", "summary", "changes"}; absent before or
 // after values are written as null.
 func (r *Report) MarshalJSON() ([]byte, error) {
-	out := reportJSON{Severity: r.Worst(), Summary: r.Summary(), Changes: r.Changes}
+	out := reportJSON{Severity: r.Worst(), Summary: r.Summary()}
+	if r != nil {
+		out.Changes = r.Changes
+	}
 	if out.Changes == nil {
 		out.Changes = []Change{}
 	}

@@ -137,7 +137,7 @@ func (d *schemaDoc) anchor(name string) *value {
 }
 
 func collectAnchors(v *value, into map[string]*value, depth int) {
-	if depth > DefaultMaxDepth {
+	if depth > maxValueDepth {
 		return
 	}
 	switch v.kind {
