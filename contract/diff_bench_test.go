@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/internal/benchutil"
@@ -83,8 +84,9 @@ func listingValues(s *Snapshot) int {
 // BenchmarkDiff diffs two 100-tool listings in which 10 tools changed deep
 // inside nested schemas (ns/op, allocs/op). In the same run it times the
 // same diff over schemas 10× as wide and reports x10-time-ratio next to
-// x10-size-ratio (JSON values, the measure of schema size), and their
-// quotient linearity (≈ 1 when time grows linearly with size).
+// x10-size-ratio (JSON values, the measure of schema size), their quotient
+// linearity (≈ 1 when time grows linearly with size), and x10-alloc-ratio,
+// the same comparison in allocations, which machine load does not disturb.
 func BenchmarkDiff(b *testing.B) {
 	const depth = 6
 	old1, new1 := driftListing(10, depth, false), driftListing(10, depth, true)
@@ -102,11 +104,23 @@ func BenchmarkDiff(b *testing.B) {
 	b.StopTimer()
 	ns10 := benchutil.NsPerOp(max(b.N/4, 1), func() { Diff(old10, new10, nil) })
 	sizeRatio := float64(listingValues(new10)) / float64(listingValues(new1))
+	allocRatio := float64(mallocs(func() { Diff(old10, new10, nil) })) / float64(mallocs(func() { Diff(old1, new1, nil) }))
+	b.ReportMetric(allocRatio, "x10-alloc-ratio")
 	b.ReportMetric(ns10/ns1, "x10-time-ratio")
 	b.ReportMetric(sizeRatio, "x10-size-ratio")
 	b.ReportMetric(ns10/ns1/sizeRatio, "linearity")
 	b.ReportMetric(float64(listingBytes(new1))/1024, "listing-KiB")
 	b.ReportMetric(float64(want), "changes")
+}
+
+// mallocs counts the heap allocations of one call: unlike time, it does not
+// depend on what else the machine runs, so its ratio shows linearity exactly.
+func mallocs(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.Mallocs - before.Mallocs
 }
 
 // BenchmarkDiffWide is the 10× listing on its own, for its ns/op and allocs.
