@@ -4,10 +4,12 @@ go 1.26.0
 
 require (
 	github.com/go-json-experiment/json v1.27.2
+	github.com/gobwas/glob v0.2.3
 	github.com/gowebpki/jcs v1.0.2
 	github.com/spf13/cobra v1.10.2
 	go.opentelemetry.io/collector/component v1.71.0
 	go.opentelemetry.io/collector/component/componenttest v0.165.0
+	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (
