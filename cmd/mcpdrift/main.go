@@ -72,6 +72,7 @@ Exit codes: 0 success, 1 invalid input or drift at or above --fail-on, 2 usage e
 		SilenceErrors: true,
 	}
 	root.AddCommand(newHashCommand())
+	root.AddCommand(newSnapshotCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }
