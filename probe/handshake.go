@@ -48,7 +48,12 @@ func (p *prober) discover(ctx context.Context, s *session, timeout time.Duration
 		p.progress(StepDiscover)
 		result, err := s.request(ctx, string(StepDiscover), nil, timeout)
 		if err == nil {
-			return p.discovered(result, version)
+			hs, err := p.discovered(result, version)
+			if err != nil {
+				s.modernVersion = ""
+				s.c.negotiated("", false)
+			}
+			return hs, err
 		}
 		s.modernVersion = ""
 		s.c.negotiated("", false)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,7 +74,7 @@ func (s *session) request(ctx context.Context, method string, params map[string]
 	resp, err := s.c.call(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil && !isProbeError(err) {
-			return nil, &Error{Class: ClassTimeout, Err: errors.New("no response within the request timeout")}
+			return nil, timeoutError(ctx, "no response")
 		}
 		return nil, err
 	}
@@ -88,6 +89,15 @@ func (s *session) request(ctx context.Context, method string, params map[string]
 		return nil, failure(ClassProtocolError, "the response has neither a result nor an error")
 	}
 	return resp.Result, nil
+}
+
+// timeoutError says that ctx ended: the probe was cancelled, or a timeout
+// (the request's or the probe's) expired.
+func timeoutError(ctx context.Context, what string) *Error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return &Error{Class: ClassTimeout, Err: fmt.Errorf("%s: the probe was cancelled: %w", what, ctx.Err())}
+	}
+	return &Error{Class: ClassTimeout, Err: fmt.Errorf("%s in time: %w", what, ctx.Err())}
 }
 
 func isProbeError(err error) bool {
@@ -128,7 +138,7 @@ func (s *session) notify(ctx context.Context, method string, timeout time.Durati
 	n := &jsonrpc.Request{Method: method}
 	if err := s.c.notify(ctx, n); err != nil {
 		if ctx.Err() != nil && !isProbeError(err) {
-			return &Error{Class: ClassTimeout, Err: errors.New("notification not accepted within the request timeout")}
+			return timeoutError(ctx, "notification not accepted")
 		}
 		return err
 	}
