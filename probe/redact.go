@@ -14,9 +14,9 @@ import (
 // redacted replaces every configured secret in text the probe emits.
 const redacted = "[REDACTED]"
 
-// minSecretLen keeps short values ("1", "on") from being treated as secrets:
+// minSecretLen keeps short values ("1", "exit", "debug") from being treated as secrets:
 // replacing them everywhere would garble messages and protect nothing.
-const minSecretLen = 4
+const minSecretLen = 8
 
 // redactor removes configured secrets (header values and their words, URL
 // credentials and query values, stdio environment values) from any text the

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -82,11 +83,17 @@ func newMCPServer(spec serverSpec) *mcp.Server {
 	}
 	s.AddPrompt(&mcp.Prompt{Name: "summarize", Description: "Summarize a record",
 		Arguments: []*mcp.PromptArgument{{Name: "id", Required: true}}},
-		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return &mcp.GetPromptResult{}, nil })
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
 	s.AddResource(&mcp.Resource{URI: "file:///catalogue.json", Name: "catalogue", MIMEType: "application/json"},
-		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) { return &mcp.ReadResourceResult{}, nil })
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{}, nil
+		})
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///records/{id}", Name: "record"},
-		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) { return &mcp.ReadResourceResult{}, nil })
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{}, nil
+		})
 	if spec.grow > 0 {
 		var once sync.Once
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -177,6 +184,9 @@ func runStdioServer(mode string) int {
 				time.Sleep(time.Hour) // ignore stdin closing too: only a signal ends it
 			}
 		}
+	case "huge": // one line longer than the tests' message cap
+		fmt.Println(`{"jsonrpc":"2.0","id":1,"result":{"x":"` + strings.Repeat("y", 64<<10) + `"}}`)
+		time.Sleep(time.Hour)
 	case "garbage":
 		fmt.Println("Server starting... listening on stdio")
 		time.Sleep(time.Hour)
