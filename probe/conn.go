@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,8 +36,8 @@ type conn interface {
 // inbox receives what a server sends unasked: notifications and requests.
 type inbox func(jsonrpc.Message)
 
-// runtime is what every part of one probe shares.
-type runtime struct {
+// probeRuntime is what every part of one probe shares.
+type probeRuntime struct {
 	opts   Options
 	red    *redactor
 	budget *budget
@@ -152,13 +153,44 @@ func (d *demux) wait(ctx context.Context, ch chan *jsonrpc.Response) (*jsonrpc.R
 	}
 }
 
-// decodeMessage decodes one JSON-RPC message from the server.
+// decodeMessage decodes one JSON-RPC message from the server into the
+// go-sdk's jsonrpc types. It does not use jsonrpc.DecodeMessage: that goes
+// through a streaming decoder that copies a large result several times,
+// and list results are the bulk of what a probe receives. Here the message
+// is parsed once and the result kept as one raw copy.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil {
+	var w struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      any             `json:"id"`
+		Method  *string         `json:"method"`
+		Params  json.RawMessage `json:"params"`
+		Result  json.RawMessage `json:"result"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, failure(ClassProtocolError, "malformed JSON-RPC message: %v", errText(err))
 	}
-	return msg, nil
+	if w.JSONRPC != "2.0" {
+		return nil, failure(ClassProtocolError, "not a JSON-RPC 2.0 message")
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return nil, failure(ClassProtocolError, "malformed JSON-RPC id")
+	}
+	if w.Method != nil {
+		return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
+	}
+	if !id.IsValid() {
+		if w.Error != nil {
+			return nil, failure(ClassProtocolError, "the server answered with an error without id: %v", errText(w.Error))
+		}
+		return nil, failure(ClassProtocolError, "a JSON-RPC response without id")
+	}
+	resp := &jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		resp.Error = w.Error
+	}
+	return resp, nil
 }
 
 // errText shortens an error's text for messages about untrusted input.

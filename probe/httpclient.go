@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,14 +20,14 @@ import (
 // httpBase is what the two HTTP transports share: the client, the endpoint,
 // the static headers, and the probe runtime.
 type httpBase struct {
-	rt       *runtime
+	rt       *probeRuntime
 	client   *http.Client
 	own      bool // the probe built client and must release its connections
 	endpoint *url.URL
 	headers  http.Header
 }
 
-func newHTTPBase(t *Target, rt *runtime) (*httpBase, error) {
+func newHTTPBase(t *Target, rt *probeRuntime) (*httpBase, error) {
 	u, err := url.Parse(t.URL)
 	if err != nil {
 		return nil, failure(ClassUnreachable, "invalid URL %s", sanitizeURL(t.URL))
@@ -109,15 +110,19 @@ func (b *httpBase) networkError(ctx context.Context, err error) error {
 }
 
 // readBody reads a whole (non-SSE) body, refusing more than max bytes.
-func (b *httpBase) readBody(ctx context.Context, body io.Reader, max int) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
-	if err != nil {
+// The buffer is sized from Content-Length when the server sent one.
+func (b *httpBase) readBody(ctx context.Context, resp *http.Response, max int) ([]byte, error) {
+	var buf bytes.Buffer
+	if n := resp.ContentLength; n > 0 && n <= int64(max) {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, int64(max)+1)); err != nil {
 		return nil, b.networkError(ctx, err)
 	}
-	if len(data) > max {
+	if buf.Len() > max {
 		return nil, failure(ClassTooLarge, "response body exceeded the limit of %d bytes", max)
 	}
-	return data, nil
+	return buf.Bytes(), nil
 }
 
 // meteredBody is a response body whose reads are charged to the budget.
@@ -168,7 +173,7 @@ func (b *httpBase) statusErr(ctx context.Context, resp *http.Response) *statusEr
 	if loc := resp.Header.Get("Location"); loc != "" {
 		se.location = sanitizeURL(loc)
 	}
-	body, err := b.readBody(ctx, resp.Body, 64<<10)
+	body, err := b.readBody(ctx, resp, 64<<10)
 	if err == nil && mediaType(resp.Header) == "application/json" {
 		var wire struct {
 			Error *struct {

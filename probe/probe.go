@@ -56,7 +56,7 @@ func ProbeResult(ctx context.Context, t Target, o Options) (*Result, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	p := &prober{t: &t, rt: &runtime{opts: o, red: newRedactor(&t), budget: newBudget(o.MaxTotalBytes)}}
+	p := &prober{t: &t, rt: &probeRuntime{opts: o, red: newRedactor(&t), budget: newBudget(o.MaxTotalBytes)}}
 	res, err := p.run(ctx)
 	p.release(ctx.Err() != nil)
 	if err != nil {
@@ -70,7 +70,7 @@ func ProbeResult(ctx context.Context, t Target, o Options) (*Result, error) {
 // prober is one probe of one target.
 type prober struct {
 	t    *Target
-	rt   *runtime
+	rt   *probeRuntime
 	sess *session
 }
 

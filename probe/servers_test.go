@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -155,7 +157,33 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(stdioEnv); mode != "" {
 		os.Exit(runStdioServer(mode))
 	}
+	if n, _ := strconv.Atoi(os.Getenv(httpServersEnv)); n > 0 {
+		os.Exit(runHTTPServers(n))
+	}
 	os.Exit(m.Run())
+}
+
+// httpServersEnv makes the test binary serve that many stateless HTTP
+// servers of 100 tools, print their URLs, and run until stdin closes: the
+// benchmark's servers, in another process so that the benchmark's CPU time
+// and allocations are the probe's alone.
+const httpServersEnv = "PROBE_TEST_HTTP_SERVERS"
+
+func runHTTPServers(n int) int {
+	for range n {
+		srv := newMCPServer(serverSpec{tools: 100})
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+			&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		go func() { _ = http.Serve(l, h) }()
+		fmt.Printf("http://%s/mcp\n", l.Addr())
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
 }
 
 // runStdioServer is the child's main.

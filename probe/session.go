@@ -25,7 +25,7 @@ const (
 // few requests a server may send a client, and counts list_changed
 // notifications for settling.
 type session struct {
-	rt         *runtime
+	rt         *probeRuntime
 	c          conn
 	clientCaps json.RawMessage
 	clientInfo map[string]string
@@ -46,7 +46,7 @@ type session struct {
 	stop    context.CancelFunc
 }
 
-func newSession(ctx context.Context, rt *runtime, clientCaps json.RawMessage) *session {
+func newSession(ctx context.Context, rt *probeRuntime, clientCaps json.RawMessage) *session {
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	return &session{
 		rt:         rt,

@@ -35,7 +35,7 @@ const (
 // get a typed error when a line exceeds the message limit; the framing is
 // the spec's (one message per line, no embedded newlines).
 type stdioConn struct {
-	rt     *runtime
+	rt     *probeRuntime
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr *tailBuffer
@@ -50,7 +50,7 @@ type stdioConn struct {
 
 // startStdio spawns the command. A command that cannot start makes the
 // server unreachable.
-func startStdio(t *Target, rt *runtime, in inbox) (*stdioConn, error) {
+func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
 	cmd := exec.Command(t.Command, t.Args...)
 	cmd.Dir = t.Dir
 	cmd.Env = append(os.Environ(), t.Env...)

@@ -108,7 +108,7 @@ func (c *streamableConn) call(ctx context.Context, req *jsonrpc.Request) (*jsonr
 	defer resp.Body.Close()
 	switch mt := mediaType(resp.Header); mt {
 	case "application/json":
-		body, err := c.readBody(ctx, resp.Body, c.rt.opts.MaxMessageBytes)
+		body, err := c.readBody(ctx, resp, c.rt.opts.MaxMessageBytes)
 		if err != nil {
 			return nil, err
 		}
