@@ -154,41 +154,50 @@ func (d *demux) wait(ctx context.Context, ch chan *jsonrpc.Response) (*jsonrpc.R
 }
 
 // decodeMessage decodes one JSON-RPC message from the server into the
-// go-sdk's jsonrpc types. It does not use jsonrpc.DecodeMessage: that goes
-// through a streaming decoder that copies a large result several times,
-// and list results are the bulk of what a probe receives. Here the message
-// is parsed once and the result kept as one raw copy.
+// go-sdk's jsonrpc types. It does not use jsonrpc.DecodeMessage, which
+// parses the whole message through a streaming decoder that copies a large
+// result several times: list results are the bulk of what a probe receives,
+// and contract.ParsePage parses them anyway. Here only the envelope is
+// walked; small members are decoded, the result is kept raw (a sub-slice).
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	var w struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      any             `json:"id"`
-		Method  *string         `json:"method"`
-		Params  json.RawMessage `json:"params"`
-		Result  json.RawMessage `json:"result"`
-		Error   *jsonrpc.Error  `json:"error"`
+	m, err := topMembers(data)
+	if err != nil {
+		return nil, failure(ClassProtocolError, "malformed JSON-RPC message: %v", err)
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, failure(ClassProtocolError, "malformed JSON-RPC message: %v", errText(err))
-	}
-	if w.JSONRPC != "2.0" {
+	var version string
+	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
 		return nil, failure(ClassProtocolError, "not a JSON-RPC 2.0 message")
 	}
-	id, err := jsonrpc.MakeID(w.ID)
+	var rawID any
+	if v := m["id"]; v != nil && json.Unmarshal(v, &rawID) != nil {
+		return nil, failure(ClassProtocolError, "malformed JSON-RPC id")
+	}
+	id, err := jsonrpc.MakeID(rawID)
 	if err != nil {
 		return nil, failure(ClassProtocolError, "malformed JSON-RPC id")
 	}
-	if w.Method != nil {
-		return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
+	if v := m["method"]; v != nil {
+		var method string
+		if err := json.Unmarshal(v, &method); err != nil {
+			return nil, failure(ClassProtocolError, "malformed JSON-RPC method")
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(m["params"])}, nil
+	}
+	var rpcErr *jsonrpc.Error
+	if v := m["error"]; v != nil && string(v) != "null" {
+		if err := json.Unmarshal(v, &rpcErr); err != nil {
+			return nil, failure(ClassProtocolError, "malformed JSON-RPC error object")
+		}
 	}
 	if !id.IsValid() {
-		if w.Error != nil {
-			return nil, failure(ClassProtocolError, "the server answered with an error without id: %v", errText(w.Error))
+		if rpcErr != nil {
+			return nil, failure(ClassProtocolError, "the server answered with an error without id: %v", errText(rpcErr))
 		}
 		return nil, failure(ClassProtocolError, "a JSON-RPC response without id")
 	}
-	resp := &jsonrpc.Response{ID: id, Result: w.Result}
-	if w.Error != nil {
-		resp.Error = w.Error
+	resp := &jsonrpc.Response{ID: id, Result: json.RawMessage(m["result"])}
+	if rpcErr != nil {
+		resp.Error = rpcErr
 	}
 	return resp, nil
 }

@@ -141,7 +141,7 @@ func (p *prober) discovered(result json.RawMessage, requested string) (*handshak
 		Capabilities      json.RawMessage            `json:"capabilities"`
 		Instructions      json.RawMessage            `json:"instructions"`
 		Meta              map[string]json.RawMessage `json:"_meta"`
-		ResultType        *string                    `json:"resultType"`
+		ResultType        json.RawMessage            `json:"resultType"`
 	}
 	if err := json.Unmarshal(result, &r); err != nil {
 		return nil, failure(ClassProtocolError, "server/discover result: %v", errText(err))
@@ -228,12 +228,19 @@ func instructionsOf(raw json.RawMessage) (*string, error) {
 	return &s, nil
 }
 
-// checkResultType enforces the 2026-07-28 rule: absent means complete, an
-// unrecognized value is invalid. A probe never sends input, so
-// input_required is unusable too.
-func checkResultType(rt *string) error {
-	if rt == nil || *rt == "complete" {
+// checkResultType enforces the 2026-07-28 rule on a raw resultType member:
+// absent means complete, an unrecognized value is invalid. A probe never
+// sends input, so input_required is unusable too.
+func checkResultType(raw []byte) error {
+	if raw == nil {
 		return nil
 	}
-	return failure(ClassProtocolError, "unexpected resultType %s", contract.QuoteForDisplay(truncate(*rt, 40)))
+	var rt string
+	if err := json.Unmarshal(raw, &rt); err != nil {
+		return failure(ClassProtocolError, "resultType is not a string")
+	}
+	if rt == "complete" {
+		return nil
+	}
+	return failure(ClassProtocolError, "unexpected resultType %s", contract.QuoteForDisplay(truncate(rt, 40)))
 }

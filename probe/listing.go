@@ -116,15 +116,12 @@ func (p *prober) parsePage(kind contract.Kind, raw []byte, prev *listing, page i
 	if prev != nil && page < len(prev.raws) && bytes.Equal(prev.raws[page], raw) {
 		return prev.pages[page], nil
 	}
-	if bytes.Contains(raw, []byte(`"resultType"`)) {
-		var r struct {
-			ResultType *string `json:"resultType"`
-		}
-		if err := json.Unmarshal(raw, &r); err == nil {
-			if err := checkResultType(r.ResultType); err != nil {
-				return contract.Page{}, err
-			}
-		}
+	m, err := topMembers(raw)
+	if err != nil {
+		return contract.Page{}, failure(ClassProtocolError, "the %s result is not a JSON object: %v", kind.ListMember(), err)
+	}
+	if err := checkResultType(m["resultType"]); err != nil {
+		return contract.Page{}, err
 	}
 	parsed, err := p.rt.opts.Limits.ParsePage(raw)
 	if err != nil {
