@@ -153,6 +153,27 @@ func (d *demux) wait(ctx context.Context, ch chan *jsonrpc.Response) (*jsonrpc.R
 	}
 }
 
+// messageStream implements call, notify and reply for transports where the
+// probe writes messages one way and every server message arrives on one
+// stream (stdio, legacy SSE).
+type messageStream struct {
+	dm    *demux
+	write func(context.Context, jsonrpc.Message) error
+}
+
+func (m messageStream) call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Response, error) {
+	ch, done := m.dm.register(req.ID)
+	defer done()
+	if err := m.write(ctx, req); err != nil {
+		return nil, err
+	}
+	return m.dm.wait(ctx, ch)
+}
+
+func (m messageStream) notify(ctx context.Context, n *jsonrpc.Request) error { return m.write(ctx, n) }
+
+func (m messageStream) reply(ctx context.Context, r *jsonrpc.Response) error { return m.write(ctx, r) }
+
 // decodeMessage decodes one JSON-RPC message from the server into the
 // go-sdk's jsonrpc types. It does not use jsonrpc.DecodeMessage, which
 // parses the whole message through a streaming decoder that copies a large

@@ -131,6 +131,16 @@ type meteredBody struct {
 	io.Closer
 }
 
+// accepted checks that a POST of a notification or response was accepted
+// (2xx, usually 202) and drains the body.
+func (b *httpBase) accepted(ctx context.Context, resp *http.Response) error {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return b.statusErr(ctx, resp)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, int64(b.rt.opts.MaxMessageBytes)))
+	return resp.Body.Close()
+}
+
 // mediaType returns the lower-case media type of a Content-Type header.
 func mediaType(h http.Header) string {
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))

@@ -22,7 +22,7 @@ import (
 // before the configured headers are sent to it.
 type sseConn struct {
 	*httpBase
-	dm       *demux
+	messageStream
 	postURL  *url.URL
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -33,7 +33,8 @@ type sseConn struct {
 // endpoint event.
 func dialSSE(ctx context.Context, base *httpBase, in inbox) (*sseConn, error) {
 	streamCtx, stop := context.WithCancel(ctx)
-	c := &sseConn{httpBase: base, dm: newDemux(in), stop: stop}
+	c := &sseConn{httpBase: base, stop: stop}
+	c.messageStream = messageStream{dm: newDemux(in), write: c.send}
 	req, err := c.newRequest(streamCtx, http.MethodGet, c.endpoint, nil)
 	if err != nil {
 		stop()
@@ -145,25 +146,8 @@ func (c *sseConn) send(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return c.statusErr(ctx, resp)
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, int64(c.rt.opts.MaxMessageBytes)))
-	return resp.Body.Close()
+	return c.accepted(ctx, resp)
 }
-
-func (c *sseConn) call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Response, error) {
-	ch, done := c.dm.register(req.ID)
-	defer done()
-	if err := c.send(ctx, req); err != nil {
-		return nil, err
-	}
-	return c.dm.wait(ctx, ch)
-}
-
-func (c *sseConn) notify(ctx context.Context, n *jsonrpc.Request) error { return c.send(ctx, n) }
-
-func (c *sseConn) reply(ctx context.Context, r *jsonrpc.Response) error { return c.send(ctx, r) }
 
 // close ends the stream (which ends the server's session) and waits for
 // the reader.

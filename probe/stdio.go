@@ -39,7 +39,7 @@ type stdioConn struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr *tailBuffer
-	dm     *demux
+	messageStream
 
 	writeMu   sync.Mutex
 	exited    chan struct{} // closed when Wait returned
@@ -56,8 +56,9 @@ func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
 	cmd.Env = append(os.Environ(), t.Env...)
 	setProcessGroup(cmd)
 	cmd.WaitDelay = stdioWaitDelay
-	c := &stdioConn{rt: rt, cmd: cmd, stderr: newTailBuffer(rt.opts.MaxStderrBytes), dm: newDemux(in),
+	c := &stdioConn{rt: rt, cmd: cmd, stderr: newTailBuffer(rt.opts.MaxStderrBytes),
 		exited: make(chan struct{}), readDone: make(chan struct{})}
+	c.messageStream = messageStream{dm: newDemux(in), write: c.write}
 	cmd.Stderr = c.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -162,19 +163,6 @@ func (c *stdioConn) write(ctx context.Context, msg jsonrpc.Message) error {
 		return ctx.Err()
 	}
 }
-
-func (c *stdioConn) call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Response, error) {
-	ch, done := c.dm.register(req.ID)
-	defer done()
-	if err := c.write(ctx, req); err != nil {
-		return nil, err
-	}
-	return c.dm.wait(ctx, ch)
-}
-
-func (c *stdioConn) notify(ctx context.Context, n *jsonrpc.Request) error { return c.write(ctx, n) }
-
-func (c *stdioConn) reply(ctx context.Context, r *jsonrpc.Response) error { return c.write(ctx, r) }
 
 // close shuts the child down as the spec asks (close stdin, wait, SIGTERM,
 // wait, SIGKILL) and reaps it.

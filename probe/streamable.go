@@ -160,11 +160,7 @@ func (c *streamableConn) send(ctx context.Context, msg jsonrpc.Message, method s
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return c.statusErr(ctx, resp)
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, int64(c.rt.opts.MaxMessageBytes)))
-	return resp.Body.Close()
+	return c.accepted(ctx, resp)
 }
 
 func (c *streamableConn) notify(ctx context.Context, n *jsonrpc.Request) error {
