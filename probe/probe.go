@@ -84,6 +84,11 @@ func (p *prober) run(ctx context.Context) (*Result, error) {
 		return nil, at(StepSnapshot, err)
 	}
 	s := p.sess
+	if hs.generation == contract.SpecStateless2026 && p.rt.opts.Settle >= 0 {
+		if names, err := contract.CapabilityNames(hs.capabilities); err == nil {
+			s.listen(names)
+		}
+	}
 	lists, settled, rounds, err := p.settle(ctx, s, kinds)
 	if err != nil {
 		return nil, err

@@ -199,6 +199,41 @@ func answer(req *jsonrpc.Request) *jsonrpc.Response {
 	return resp
 }
 
+// listen opens a 2026-07-28 subscriptions/listen stream for the list_changed
+// notifications the server advertises (capability names such as
+// "tools.listChanged"); on that revision it is the only way to hear them.
+// It runs until the session closes; the notifications reach receive. Best
+// effort: without it settling still works, by re-listing.
+func (s *session) listen(capabilityNames []string) {
+	subs := map[string]bool{}
+	for _, c := range capabilityNames {
+		switch c {
+		case "tools.listChanged":
+			subs["toolsListChanged"] = true
+		case "prompts.listChanged":
+			subs["promptsListChanged"] = true
+		case "resources.listChanged":
+			subs["resourcesListChanged"] = true
+		}
+	}
+	if len(subs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.replies.Add(1)
+	go func() {
+		defer s.replies.Done()
+		_, err := s.request(s.bg, "subscriptions/listen", map[string]any{"notifications": subs}, s.rt.opts.Timeout)
+		if err != nil && s.bg.Err() == nil {
+			s.rt.opts.Logger.Debug("probe: subscriptions/listen ended", "error", s.rt.red.text(err.Error()))
+		}
+	}()
+}
+
 // quiet waits until no list_changed has arrived for d, at most 10×d.
 func (s *session) quiet(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

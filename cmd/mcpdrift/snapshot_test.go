@@ -23,7 +23,9 @@ func mcpServer(t *testing.T, auth string) string {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "cli-test", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "search", Description: "Search the catalogue",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if auth != "" && r.Header.Get("Authorization") != auth {
