@@ -81,7 +81,10 @@ func (p *prober) run(ctx context.Context) (*Result, error) {
 	}
 	kinds, err := advertisedKinds(hs.capabilities)
 	if err != nil {
-		return nil, at(StepSnapshot, err)
+		if hs.generation == contract.SpecStateless2026 {
+			return nil, at(StepDiscover, err)
+		}
+		return nil, at(StepInitialize, err)
 	}
 	s := p.sess
 	if hs.generation == contract.SpecStateless2026 && p.rt.opts.Settle >= 0 {
@@ -262,8 +265,12 @@ func (p *prober) release(hurry bool) {
 // redaction pass over text that may have come from the server.
 func (p *prober) finish(err error) error {
 	pe := p.classify(StepConnect, err)
-	if pe.Transport == "" && p.sess != nil && p.sess.c != nil {
+	switch {
+	case pe.Transport != "":
+	case p.sess != nil && p.sess.c != nil:
 		pe.Transport = p.sess.c.transport()
+	case p.t.transport() != TransportAuto:
+		pe.Transport = string(p.t.transport())
 	}
 	pe.Stderr = p.stderr()
 	pe.Err = p.rt.red.err(pe.Err)
