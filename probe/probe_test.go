@@ -2,8 +2,12 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
 	"github.com/mcpdrift/mcpdrift/contract"
@@ -108,6 +113,47 @@ func TestGenerationsAndTransports(t *testing.T) {
 			checkCatalogue(t, res.Snapshot, n, contract.TransportStdio, gen, version)
 		})
 	}
+}
+
+// A legacy stdio server may ignore server/discover: after DiscoverTimeout
+// the probe falls back to initialize (the spec's "times out" case).
+func TestStdioSilentOnDiscoverFallsBack(t *testing.T) {
+	o := fastOptions()
+	o.DiscoverTimeout = 200 * time.Millisecond
+	res := mustProbe(t, stdioTarget(t, "deaf-to-discover"), o)
+	if res.Snapshot.SpecGeneration != contract.SpecStateful2025 || len(res.Snapshot.Tools) != 2 {
+		t.Fatalf("got %s with %d tools", res.Snapshot.SpecGeneration, len(res.Snapshot.Tools))
+	}
+}
+
+// Static headers and TLS: the probe trusts the configured CA, sends the
+// configured headers, and works with an injected client too.
+func TestHeadersAndTLS(t *testing.T) {
+	verifyNoLeaks(t)
+	srv := newMCPServer(serverSpec{tools: 2})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != "key-0123456789" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(ts.Certificate())
+	headers := http.Header{"X-Api-Key": {"key-0123456789"}}
+
+	res := mustProbe(t, Target{URL: ts.URL + "/mcp", Headers: headers, TLS: &tls.Config{RootCAs: pool}}, fastOptions())
+	if len(res.Snapshot.Tools) != 2 || !strings.HasPrefix(res.Snapshot.Server.URL, "https://") {
+		t.Errorf("got %d tools from %s", len(res.Snapshot.Tools), res.Snapshot.Server.URL)
+	}
+	res = mustProbe(t, Target{URL: ts.URL + "/mcp", Headers: headers, HTTPClient: ts.Client()}, fastOptions())
+	if len(res.Snapshot.Tools) != 2 {
+		t.Errorf("injected client: %d tools", len(res.Snapshot.Tools))
+	}
+	expectFailure(t, Target{URL: ts.URL + "/mcp", Headers: headers}, faultOptions(), ClassUnreachable, StepDiscover)
+	expectFailure(t, Target{URL: ts.URL + "/mcp", TLS: &tls.Config{RootCAs: pool}}, faultOptions(), ClassAuthRequired, StepDiscover)
 }
 
 // Every transport and generation must agree on the digests of the same definitions.

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -200,6 +201,24 @@ func runStdioServer(mode string) int {
 		n, _ := strconv.Atoi(os.Getenv("PROBE_TEST_TOOLS"))
 		srv := newMCPServer(serverSpec{tools: n, versions: versions})
 		if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	case "deaf-to-discover": // a legacy server that ignores unknown methods
+		pr, pw := io.Pipe()
+		go func() {
+			sc := bufio.NewScanner(os.Stdin)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				if !strings.Contains(sc.Text(), `"server/discover"`) {
+					fmt.Fprintln(pw, sc.Text())
+				}
+			}
+			pw.Close()
+		}()
+		srv := newMCPServer(serverSpec{tools: 2, versions: legacyOnly})
+		if err := srv.Run(context.Background(), &mcp.IOTransport{Reader: pr, Writer: os.Stdout}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
