@@ -38,7 +38,8 @@ type session struct {
 	changes atomic.Int64  // list_changed notifications received
 	changed chan struct{} // signalled on each, capacity 1
 
-	// Replies to server requests run aside; closing waits for them.
+	// Replies to server requests and the listen stream run aside; closing
+	// waits for them.
 	mu      sync.Mutex
 	closed  bool
 	replies sync.WaitGroup
@@ -163,6 +164,18 @@ func (s *session) receive(msg jsonrpc.Message) {
 		}
 		return
 	}
+	s.aside(func() {
+		ctx, cancel := context.WithTimeout(s.bg, s.rt.opts.RequestTimeout)
+		defer cancel()
+		if err := s.c.reply(ctx, answer(req)); err != nil {
+			s.rt.opts.Logger.Debug("probe: could not answer a server request", "method", req.Method, "error", s.rt.red.text(err.Error()))
+		}
+	})
+}
+
+// aside runs f on its own goroutine unless the session is closed; close
+// waits for it.
+func (s *session) aside(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -171,11 +184,7 @@ func (s *session) receive(msg jsonrpc.Message) {
 	s.replies.Add(1)
 	go func() {
 		defer s.replies.Done()
-		ctx, cancel := context.WithTimeout(s.bg, s.rt.opts.RequestTimeout)
-		defer cancel()
-		if err := s.c.reply(ctx, answer(req)); err != nil {
-			s.rt.opts.Logger.Debug("probe: could not answer a server request", "method", req.Method, "error", s.rt.red.text(err.Error()))
-		}
+		f()
 	}()
 }
 
@@ -219,19 +228,12 @@ func (s *session) listen(capabilityNames []string) {
 	if len(subs) == 0 {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	s.replies.Add(1)
-	go func() {
-		defer s.replies.Done()
+	s.aside(func() {
 		_, err := s.request(s.bg, "subscriptions/listen", map[string]any{"notifications": subs}, s.rt.opts.Timeout)
 		if err != nil && s.bg.Err() == nil {
 			s.rt.opts.Logger.Debug("probe: subscriptions/listen ended", "error", s.rt.red.text(err.Error()))
 		}
-	}()
+	})
 }
 
 // quiet waits until no list_changed has arrived for d, at most 10×d.
