@@ -107,15 +107,14 @@ func (e *Error) Error() string {
 	if e.Transport != "" {
 		b.WriteString(" (" + e.Transport + ")")
 	}
-	if e.StatusCode != 0 {
-		b.WriteString(": HTTP " + strconv.Itoa(e.StatusCode))
-	}
-	if e.RPCCode != 0 {
-		b.WriteString(": JSON-RPC error " + strconv.FormatInt(e.RPCCode, 10))
-	}
-	if e.Err != nil {
+	switch {
+	case e.Err != nil: // its text gives the status and code
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
+	case e.StatusCode != 0:
+		b.WriteString(": HTTP " + strconv.Itoa(e.StatusCode))
+	case e.RPCCode != 0:
+		b.WriteString(": JSON-RPC error " + strconv.FormatInt(e.RPCCode, 10))
 	}
 	if e.ResourceMetadata != "" {
 		b.WriteString(" (resource metadata: " + e.ResourceMetadata + ")")
