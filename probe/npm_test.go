@@ -27,9 +27,6 @@ const fixtureCapabilities = `{"roots":{},"sampling":{},"elicitation":{}}`
 // works although 2026.x adds tools after connecting); and tool digests
 // equal to the captured fixtures.
 func TestServerEverything(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real npm servers: not in -short mode")
-	}
 	for _, version := range testservers.EverythingVersions {
 		t.Run(version, func(t *testing.T) {
 			entry := testservers.Everything(t, version)
@@ -68,9 +65,6 @@ func TestServerEverything(t *testing.T) {
 // Servers list tools by the capabilities a client declares: the probe
 // records its declaration, and a different one gives a different contract.
 func TestServerEverythingDependsOnDeclaredCapabilities(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real npm servers: not in -short mode")
-	}
 	entry := testservers.Everything(t, "2026.1.26")
 	node := testservers.Node(t)
 	o := Options{Timeout: 30 * time.Second, Settle: 200 * time.Millisecond}

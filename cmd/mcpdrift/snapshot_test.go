@@ -119,9 +119,6 @@ func TestSnapshotUsage(t *testing.T) {
 // End to end over stdio against the real npm server, declaring what the
 // fixtures were captured with: the tools match the fixture.
 func TestSnapshotStdioServerEverything(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real npm servers: not in -short mode")
-	}
 	entry := testservers.Everything(t, "2025.11.25")
 	code, out, stderr := runCLI("snapshot", "--settle", "200ms", "--client-capabilities", `{"roots":{},"sampling":{},"elicitation":{}}`,
 		"--stdio", "--", testservers.Node(t), entry, "stdio")
