@@ -253,7 +253,7 @@ func TestStdioFaults(t *testing.T) {
 	t.Run("never answers", func(t *testing.T) {
 		pidFile := filepath.Join(t.TempDir(), "pid")
 		expectFailure(t, stdioTarget(t, "silent", "PROBE_TEST_PIDFILE="+pidFile), faultOptions(), ClassTimeout, StepInitialize)
-		if pid := waitPID(t, pidFile); !processGone(pid) {
+		if pid := waitPID(t, pidFile); !reaped(pid) {
 			t.Errorf("the silent child %d (which ignores SIGTERM) was not killed and reaped", pid)
 		}
 	})

@@ -293,7 +293,7 @@ func TestCancelReapsChild(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Class != ClassTimeout || !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want a timeout class error wrapping context.Canceled", err)
 	}
-	if !processGone(pid) {
+	if !reaped(pid) {
 		t.Fatalf("child %d still exists after the probe returned", pid)
 	}
 }
@@ -303,6 +303,26 @@ func TestCancelReapsChild(t *testing.T) {
 func verifyNoLeaks(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
+
+// What a stdio server starts (npx, a shell) goes with it.
+func TestStdioGrandchildrenKilled(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	inner := stdioTarget(t, "legacy")
+	target := Target{Command: "/bin/sh", Args: []string{"-c", `sleep 300 & echo $! > "$1"; exec "$2" "$3"`, "sh", pidFile, inner.Command, inner.Args[0]},
+		Env: append(inner.Env, "PROBE_TEST_TOOLS=1")}
+	res := mustProbe(t, target, fastOptions())
+	if len(res.Snapshot.Tools) != 1 {
+		t.Fatalf("got %d tools", len(res.Snapshot.Tools))
+	}
+	pid := waitPID(t, pidFile)
+	for range 200 { // the kill is delivered asynchronously
+		if killed(pid) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("the server's own child %d outlived the probe", pid)
 }
 
 func waitPID(t *testing.T, file string) int {

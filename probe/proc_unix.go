@@ -26,3 +26,11 @@ func signalGroup(cmd *exec.Cmd, kill bool) {
 		_ = cmd.Process.Signal(sig)
 	}
 }
+
+// sweepGroup kills what is left of the child's process group after the
+// child itself exited (servers started by npx or a shell leave children).
+func sweepGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

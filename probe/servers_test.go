@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -254,8 +253,23 @@ func stdioTarget(t testing.TB, mode string, env ...string) Target {
 	return Target{Command: exe, Args: []string{"-test.run=^$"}, Env: append([]string{stdioEnv + "=" + mode}, env...)}
 }
 
-// processGone reports whether no process with pid exists any more.
-func processGone(pid int) bool {
-	err := exec.Command("kill", "-0", strconv.Itoa(pid)).Run()
-	return err != nil
+// reaped reports whether pid no longer exists: killed and waited for (a
+// zombie still exists).
+func reaped(pid int) bool { return syscall.Kill(pid, 0) != nil }
+
+// killed reports whether pid no longer runs: reaped, or a zombie (killed,
+// waiting for init to reap it, which is all a probe can do for an orphan).
+func killed(pid int) bool {
+	if reaped(pid) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesized command name.
+	if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] == 'Z'
+	}
+	return false
 }

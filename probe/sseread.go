@@ -40,7 +40,7 @@ func (r *sseReader) next() (sseEvent, error) {
 	var data bytes.Buffer
 	hasData := false
 	for {
-		line, err := r.readLine(r.max - data.Len())
+		line, err := r.readLine(max(r.max-data.Len(), 0))
 		if err != nil {
 			return sseEvent{}, err
 		}

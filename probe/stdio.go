@@ -22,7 +22,6 @@ import (
 const (
 	stdioGrace          = 500 * time.Millisecond
 	stdioGraceCancelled = 50 * time.Millisecond
-	stdioWaitDelay      = time.Second // after exit, how long grandchildren may hold the pipes
 )
 
 // stdioConn runs a server as a child process and speaks newline-delimited
@@ -38,8 +37,12 @@ type stdioConn struct {
 	rt     *probeRuntime
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout *os.File
 	stderr *tailBuffer
 	messageStream
+
+	stderrPipe *os.File
+	stderrDone chan struct{}
 
 	writeMu   sync.Mutex
 	exited    chan struct{} // closed when Wait returned
@@ -50,34 +53,83 @@ type stdioConn struct {
 
 // startStdio spawns the command. A command that cannot start makes the
 // server unreachable.
+//
+// The pipes are the probe's own (os.Pipe) rather than exec's, so that Wait
+// returns when the child exits even while something it started still holds
+// stdout or stderr: the probe then kills the rest of the process group at
+// once instead of waiting for the pipes.
 func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
 	cmd := exec.Command(t.Command, t.Args...)
 	cmd.Dir = t.Dir
 	cmd.Env = append(os.Environ(), t.Env...)
 	setProcessGroup(cmd)
-	cmd.WaitDelay = stdioWaitDelay
 	c := &stdioConn{rt: rt, cmd: cmd, stderr: newTailBuffer(rt.opts.MaxStderrBytes),
-		exited: make(chan struct{}), readDone: make(chan struct{})}
+		exited: make(chan struct{}), readDone: make(chan struct{}), stderrDone: make(chan struct{})}
 	c.messageStream = messageStream{dm: newDemux(in), write: c.write}
-	cmd.Stderr = c.stderr
-	stdin, err := cmd.StdinPipe()
+	p, err := newPipes()
 	if err != nil {
-		return nil, failure(ClassUnreachable, "stdin pipe: %v", err)
+		return nil, failure(ClassUnreachable, "pipes: %v", err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.childIn, p.childOut, p.childErr
+	err = cmd.Start()
+	p.closeChildEnds()
 	if err != nil {
-		return nil, failure(ClassUnreachable, "stdout pipe: %v", err)
-	}
-	if err := cmd.Start(); err != nil {
+		p.closeOurEnds()
 		return nil, &Error{Class: ClassUnreachable, Err: rt.red.err(fmt.Errorf("starting %s: %w", contract.QuoteForDisplay(rt.red.text(t.Command)), err))}
 	}
-	c.stdin = stdin
+	c.stdin, c.stdout, c.stderrPipe = p.in, p.out, p.err
 	go func() {
 		c.waitErr = cmd.Wait()
 		close(c.exited)
+		sweepGroup(cmd) // the server is gone: so is whatever it started
 	}()
-	go c.readLoop(&meteredReader{r: stdout, b: rt.budget})
+	go func() {
+		defer close(c.stderrDone)
+		_, _ = io.Copy(c.stderr, p.err) // drained to the end, so the child never blocks on stderr
+	}()
+	go c.readLoop(&meteredReader{r: p.out, b: rt.budget})
 	return c, nil
+}
+
+// pipes are the three pipes of a child: its ends and the probe's.
+type pipes struct {
+	childIn, childOut, childErr *os.File
+	in                          *os.File // the probe writes the child's stdin
+	out, err                    *os.File // the probe reads the child's stdout, stderr
+}
+
+func newPipes() (*pipes, error) {
+	var p pipes
+	var err error
+	if p.childIn, p.in, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.out, p.childOut, err = os.Pipe(); err != nil {
+		p.childIn.Close()
+		p.in.Close()
+		return nil, err
+	}
+	if p.err, p.childErr, err = os.Pipe(); err != nil {
+		p.closeChildEnds()
+		p.in.Close()
+		p.out.Close()
+		return nil, err
+	}
+	return &p, nil
+}
+
+func (p *pipes) closeChildEnds() {
+	for _, f := range []*os.File{p.childIn, p.childOut, p.childErr} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (p *pipes) closeOurEnds() {
+	p.in.Close()
+	p.out.Close()
+	p.err.Close()
 }
 
 // readLoop reads one message per line until stdout ends.
@@ -177,10 +229,15 @@ func (c *stdioConn) close(hurry bool) {
 			signalGroup(c.cmd, false)
 			if !c.waitExit(grace) {
 				signalGroup(c.cmd, true)
-				<-c.exited // SIGKILL cannot be ignored; WaitDelay bounds the pipes
+				<-c.exited // SIGKILL cannot be ignored
 			}
 		}
+		// The child is reaped (the Wait goroutine swept its group). Anything
+		// that escaped the group may still hold the pipes: stop reading.
+		c.stdout.Close()
+		c.stderrPipe.Close()
 		<-c.readDone
+		<-c.stderrDone
 		c.dm.fail(&Error{Class: ClassUnreachable, Err: errClosed})
 	})
 }
