@@ -118,6 +118,14 @@ func (d *demux) deliver(msg jsonrpc.Message) {
 	}
 	d.mu.Lock()
 	ch := d.pending[idKey(resp.ID)]
+	if !resp.ID.IsValid() && len(d.pending) == 1 {
+		// An error without id answers the one request in flight (a server
+		// that could not parse server/discover answers so); with several in
+		// flight it cannot be matched and is dropped.
+		for _, only := range d.pending {
+			ch = only
+		}
+	}
 	d.mu.Unlock()
 	if ch != nil {
 		select {
@@ -210,10 +218,9 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 			return nil, failure(ClassProtocolError, "malformed JSON-RPC error object")
 		}
 	}
-	if !id.IsValid() {
-		if rpcErr != nil {
-			return nil, failure(ClassProtocolError, "the server answered with an error without id: %v", errText(rpcErr))
-		}
+	if !id.IsValid() && rpcErr == nil {
+		// An error may lack an id (the server could not read the request's);
+		// a result may not.
 		return nil, failure(ClassProtocolError, "a JSON-RPC response without id")
 	}
 	resp := &jsonrpc.Response{ID: id, Result: json.RawMessage(m["result"])}
@@ -228,3 +235,9 @@ func errText(err error) string { return truncate(err.Error(), 300) }
 
 // errClosed is what calls get after the probe closed the connection.
 var errClosed = errors.New("connection closed by the probe")
+
+// answers reports whether resp is the response to a request with id: the
+// same id, or an error without id (see demux.deliver).
+func answers(resp *jsonrpc.Response, id jsonrpc.ID) bool {
+	return resp.ID == id || (!resp.ID.IsValid() && resp.Error != nil)
+}

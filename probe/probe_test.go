@@ -115,14 +115,19 @@ func TestGenerationsAndTransports(t *testing.T) {
 	}
 }
 
-// A legacy stdio server may ignore server/discover: after DiscoverTimeout
-// the probe falls back to initialize (the spec's "times out" case).
-func TestStdioSilentOnDiscoverFallsBack(t *testing.T) {
-	o := fastOptions()
-	o.DiscoverTimeout = 200 * time.Millisecond
-	res := mustProbe(t, stdioTarget(t, "deaf-to-discover"), o)
-	if res.Snapshot.SpecGeneration != contract.SpecStateful2025 || len(res.Snapshot.Tools) != 2 {
-		t.Fatalf("got %s with %d tools", res.Snapshot.SpecGeneration, len(res.Snapshot.Tools))
+// A legacy stdio server may ignore server/discover (after DiscoverTimeout
+// the probe falls back to initialize: the spec's "times out" case) or answer
+// it with an error without id (it could not read the request).
+func TestStdioLegacyDiscoverAnswers(t *testing.T) {
+	for _, mode := range []string{"deaf-to-discover", "null-id-on-discover"} {
+		t.Run(mode, func(t *testing.T) {
+			o := fastOptions()
+			o.DiscoverTimeout = 200 * time.Millisecond
+			res := mustProbe(t, stdioTarget(t, mode), o)
+			if res.Snapshot.SpecGeneration != contract.SpecStateful2025 || len(res.Snapshot.Tools) != 2 {
+				t.Fatalf("got %s with %d tools", res.Snapshot.SpecGeneration, len(res.Snapshot.Tools))
+			}
+		})
 	}
 }
 

@@ -204,14 +204,19 @@ func runStdioServer(mode string) int {
 			return 1
 		}
 		return 0
-	case "deaf-to-discover": // a legacy server that ignores unknown methods
+	case "deaf-to-discover", "null-id-on-discover":
+		// Legacy servers that ignore unknown methods, or answer them with an
+		// error without id.
 		pr, pw := io.Pipe()
 		go func() {
 			sc := bufio.NewScanner(os.Stdin)
 			sc.Buffer(nil, 1<<20)
 			for sc.Scan() {
-				if !strings.Contains(sc.Text(), `"server/discover"`) {
+				switch {
+				case !strings.Contains(sc.Text(), `"server/discover"`):
 					fmt.Fprintln(pw, sc.Text())
+				case mode == "null-id-on-discover":
+					fmt.Println(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`)
 				}
 			}
 			pw.Close()

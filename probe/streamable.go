@@ -117,7 +117,7 @@ func (c *streamableConn) call(ctx context.Context, req *jsonrpc.Request) (*jsonr
 			return nil, err
 		}
 		r, ok := msg.(*jsonrpc.Response)
-		if !ok || r.ID != req.ID {
+		if !ok || !answers(r, req.ID) {
 			return nil, failure(ClassProtocolError, "the JSON body is not the response to the request")
 		}
 		return r, nil
@@ -147,7 +147,7 @@ func (c *streamableConn) readStream(ctx context.Context, body io.Reader, id json
 		if err != nil {
 			return nil, err
 		}
-		if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id {
+		if r, ok := msg.(*jsonrpc.Response); ok && answers(r, id) {
 			return r, nil
 		}
 		c.in(msg)
