@@ -25,10 +25,14 @@ type factory struct {
 }
 
 // NewFactory returns the factory of the mcpimpact processor.
-func NewFactory() processor.Factory { return newFactory(time.Now) }
+func NewFactory() processor.Factory { return newFactory(time.Now).processorFactory() }
 
-func newFactory(now func() time.Time) processor.Factory {
-	f := &factory{now: now, instances: sharedcomponent.NewMap[component.ID, *impactProcessor]()}
+// newFactory takes the clock the processors use (tests inject one).
+func newFactory(now func() time.Time) *factory {
+	return &factory{now: now, instances: sharedcomponent.NewMap[component.ID, *impactProcessor]()}
+}
+
+func (f *factory) processorFactory() processor.Factory {
 	return processor.NewFactory(metadata.Type, createDefaultConfig,
 		processor.WithTraces(f.createTraces, metadata.TracesStability),
 		processor.WithLogs(f.createLogs, metadata.LogsStability))

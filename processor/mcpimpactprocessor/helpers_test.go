@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -269,38 +271,61 @@ func appendDrift(ld plog.Logs, d drift) plog.LogRecord {
 
 // harness runs one processor instance in a traces and a logs pipeline.
 type harness struct {
-	t      *testing.T
-	clock  *fakeClock
-	tel    *componenttest.Telemetry
-	traces processor.Traces
-	logs   processor.Logs
-	spans  *consumertest.TracesSink
-	events *consumertest.LogsSink
+	t       *testing.T
+	clock   *fakeClock
+	tel     *componenttest.Telemetry
+	factory *factory
+	traces  processor.Traces
+	logs    processor.Logs
+	spans   *consumertest.TracesSink
+	events  *consumertest.LogsSink
+	stopped bool
 }
 
-func newHarness(t *testing.T, cfg *Config) *harness {
+type harnessOptions struct {
+	clock *fakeClock
+	host  component.Host
+}
+
+type harnessOption func(*harnessOptions)
+
+func withClock(c *fakeClock) harnessOption    { return func(o *harnessOptions) { o.clock = c } }
+func withHost(h component.Host) harnessOption { return func(o *harnessOptions) { o.host = h } }
+
+func newHarness(t *testing.T, cfg *Config, opts ...harnessOption) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: newClock(), tel: componenttest.NewTelemetry(), spans: new(consumertest.TracesSink), events: new(consumertest.LogsSink)}
-	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
-	f := newFactory(h.clock.Now)
-	if cfg == nil {
-		cfg = f.CreateDefaultConfig().(*Config)
+	o := harnessOptions{clock: newClock(), host: componenttest.NewNopHost()}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	set := processortest.NewNopSettings(f.Type())
+	h := &harness{t: t, clock: o.clock, tel: componenttest.NewTelemetry(), spans: new(consumertest.TracesSink), events: new(consumertest.LogsSink)}
+	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
+	h.factory = newFactory(h.clock.Now)
+	pf := h.factory.processorFactory()
+	if cfg == nil {
+		cfg = pf.CreateDefaultConfig().(*Config)
+	}
+	set := processortest.NewNopSettings(pf.Type())
 	set.TelemetrySettings = h.tel.NewTelemetrySettings()
 	var err error
-	h.traces, err = f.CreateTraces(context.Background(), set, cfg, h.spans)
+	h.traces, err = pf.CreateTraces(context.Background(), set, cfg, h.spans)
 	require.NoError(t, err)
-	h.logs, err = f.CreateLogs(context.Background(), set, cfg, h.events)
+	h.logs, err = pf.CreateLogs(context.Background(), set, cfg, h.events)
 	require.NoError(t, err)
-	host := componenttest.NewNopHost()
-	require.NoError(t, h.traces.Start(context.Background(), host))
-	require.NoError(t, h.logs.Start(context.Background(), host))
-	t.Cleanup(func() {
-		require.NoError(t, h.traces.Shutdown(context.Background()))
-		require.NoError(t, h.logs.Shutdown(context.Background()))
-	})
+	require.NoError(t, h.traces.Start(context.Background(), o.host))
+	require.NoError(t, h.logs.Start(context.Background(), o.host))
+	t.Cleanup(h.stop)
 	return h
+}
+
+// stop shuts both pipelines' processors down, as the collector does.
+func (h *harness) stop() {
+	if h.stopped {
+		return
+	}
+	h.stopped = true
+	require.NoError(h.t, h.traces.Shutdown(context.Background()))
+	require.NoError(h.t, h.logs.Shutdown(context.Background()))
 }
 
 func (h *harness) sendSpans(td ptrace.Traces) ptrace.Traces {
@@ -389,3 +414,18 @@ func onlySpan(t *testing.T, td ptrace.Traces) ptrace.Span {
 }
 
 var _ component.Host = componenttest.NewNopHost()
+
+func ts(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) }
+
+// assertCalls checks the tool-call counter by dialect.
+func assertCalls(t *testing.T, h *harness, want map[string]int64) {
+	t.Helper()
+	m, err := h.tel.GetMetric("otelcol_processor_mcpimpact_tool_calls")
+	require.NoError(t, err)
+	got := map[string]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		v, _ := dp.Attributes.Value("dialect")
+		got[v.AsString()] += dp.Value
+	}
+	assert.Equal(t, want, got)
+}

@@ -45,9 +45,9 @@ func (id identity) label() string {
 // resolve finds the target a span identity belongs to, in DESIGN order:
 // exact name; normalized URL; serverInfo name (the interceptor defaults
 // mcpdrift.server.name to it, server-side spans carry it as service.name).
-// As a last resort, instrumentations that record only server.address and
-// server.port match a target whose URL has that host (and port). A rule that
-// matches more than one target matches none.
+// As a last resort, a span with no URL, only server.address and
+// server.port, matches the target whose URL has that host (and port). A rule
+// that matches more than one target matches none.
 func (c *contracts) resolve(id identity) *server {
 	if id.name != "" {
 		if s, ok := c.servers[id.name]; ok {
@@ -68,7 +68,7 @@ func (c *contracts) resolve(id identity) *server {
 			return s
 		}
 	}
-	if id.host != "" {
+	if id.host != "" && id.url == "" {
 		host := strings.ToLower(id.host)
 		if s := c.unique(func(s *server) bool { return s.host == host && (id.port == "" || s.port == id.port) }); s != nil {
 			return s

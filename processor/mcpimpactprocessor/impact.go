@@ -42,28 +42,33 @@ type driftImpact struct {
 	calls            int64
 }
 
-// scratch holds the drift-time scan's working memory between drifts.
+// scratch holds the drift-time scan's working memory between drifts: two
+// bitsets over session ids, the sessions already counted for the current
+// (tool, agent) and for the current drift. A bit per session keeps a million
+// sessions in 128 KiB, inside the CPU cache, where a counter per session
+// would miss it on nearly every entry.
 type scratch struct {
-	agentStamp, driftStamp []uint32 // by session id: last epoch that counted the session
-	agentEpoch, driftEpoch uint32
+	group, drift bitset
 }
 
-func (sc *scratch) grow(n int) {
-	if len(sc.agentStamp) < n {
-		n = max(n, 2*len(sc.agentStamp))
-		sc.agentStamp = append(sc.agentStamp, make([]uint32, n-len(sc.agentStamp))...)
-		sc.driftStamp = append(sc.driftStamp, make([]uint32, n-len(sc.driftStamp))...)
-	}
+type bitset []uint64
+
+// set sets bit i and reports whether it was clear.
+func (b bitset) set(i uint32) bool {
+	w, m := i>>6, uint64(1)<<(i&63)
+	was := b[w] & m
+	b[w] |= m
+	return was == 0
 }
 
-// next advances an epoch, clearing its stamps when the counter wraps.
-func next(epoch *uint32, stamps []uint32) uint32 {
-	*epoch++
-	if *epoch == 0 {
-		clear(stamps)
-		*epoch = 1
+func (b bitset) unset(i uint32) { b[i>>6] &^= uint64(1) << (i & 63) }
+
+func (sc *scratch) grow(sessions int) {
+	words := (sessions + 63) / 64
+	if len(sc.group) < words {
+		sc.group = make(bitset, max(words, 2*len(sc.group)))
+		sc.drift = make(bitset, len(sc.group))
 	}
-	return *epoch
 }
 
 // impact computes what a drift of target means for the callers of its
@@ -72,7 +77,7 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 	ix := st.index
 	sc := &st.scratch
 	sc.grow(ix.sessions.span())
-	driftEpoch := next(&sc.driftEpoch, sc.driftStamp)
+	clear(sc.drift)
 	win := window{
 		cutoff: unixSec(now.Add(-st.cfg.Window).UnixNano()),
 		recent: unixSec(now.Add(-st.cfg.RecentWindow).UnixNano()),
@@ -84,37 +89,11 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 		ti := toolImpact{toolChange: ch}
 		win.oldID, win.newID = digestID(ix, previous[ch.tool]), digestID(ix, current[ch.tool])
 		for agent, buckets := range st.bucketsByAgent(servers, target, ch.tool) {
-			ai := agentImpact{agent: ix.agents.value(agent)}
-			agentEpoch := next(&sc.agentEpoch, sc.agentStamp)
-			sample := newSessionSample(st.cfg.MaxSessionsPerRecord)
-			for _, bid := range buckets {
-				entries := ix.buckets[bid].entries
-				// Newest entries sit at the end: walking backwards fills
-				// the sample early and then rarely touches it.
-				for i := len(entries) - 1; i >= 0; i-- {
-					e := &entries[i]
-					if e.calls == 0 || e.last < win.cutoff {
-						continue
-					}
-					ai.add(e, &win)
-					if e.session == 0 {
-						continue
-					}
-					if sc.agentStamp[e.session] != agentEpoch {
-						sc.agentStamp[e.session] = agentEpoch
-						ai.sessions++
-					}
-					sample.offer(e.session, e.last)
-					if sc.driftStamp[e.session] != driftEpoch {
-						sc.driftStamp[e.session] = driftEpoch
-						out.sessions++
-					}
-				}
-			}
+			ai := st.scanGroup(buckets, &win, &out)
+			ai.agent = ix.agents.value(agent)
 			if ai.calls == 0 {
 				continue
 			}
-			ai.sessionSample = sample.ids(ix.sessions)
 			ai.risk = risk(ch.severity, &ai)
 			agentsSeen[agent] = struct{}{}
 			out.calls += ai.calls
@@ -135,6 +114,79 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 	return out
 }
 
+// scanGroup adds up the calls in the buckets of one (tool, agent) and counts
+// the group's sessions into the drift's totals. It is the one loop that runs
+// over every entry of a changed tool: it keeps its sums in locals and reads
+// each entry once.
+func (st *state) scanGroup(buckets []uint32, w *window, out *driftImpact) agentImpact {
+	ix, sc := st.index, &st.scratch
+	group, drift := sc.group, sc.drift
+	cutoff, recentCut, oldID, newID := w.cutoff, w.recent, w.oldID, w.newID
+	var calls, errors, oldCalls, newCalls, recentCalls, recentOld int64
+	var last uint32
+	sessions, driftSessions, scanned := 0, 0, 0
+	sample := newSessionSample(st.cfg.MaxSessionsPerRecord)
+	for _, bid := range buckets {
+		entries := ix.buckets[bid].entries
+		scanned += len(entries)
+		// Newest entries sit at the end: walking backwards fills the sample
+		// early and then rarely touches it.
+		for i := len(entries) - 1; i >= 0; i-- {
+			e := entries[i]
+			if e.last < cutoff || e.calls == 0 {
+				continue
+			}
+			n := int64(e.calls)
+			calls += n
+			errors += int64(e.errors)
+			last = max(last, e.last)
+			if e.digest == oldID {
+				oldCalls += n
+			} else if e.digest == newID {
+				newCalls += n
+			}
+			if e.last >= recentCut {
+				recentCalls += n
+				if e.digest == oldID {
+					recentOld += n
+				}
+			}
+			if e.session == 0 {
+				continue
+			}
+			if group.set(e.session) {
+				sessions++
+			}
+			if drift.set(e.session) {
+				driftSessions++
+			}
+			if e.last > sample.floor {
+				sample.offer(e.session, e.last)
+			}
+		}
+	}
+	out.sessions += driftSessions
+	// Clear the group's bits for the next group: walk a small group's
+	// entries again (they are still in cache), wipe the words of a large one.
+	if scanned < len(group)/8 {
+		for _, bid := range buckets {
+			for i := range ix.buckets[bid].entries {
+				if e := &ix.buckets[bid].entries[i]; e.last >= cutoff {
+					group.unset(e.session)
+				}
+			}
+		}
+	} else {
+		clear(group)
+	}
+	return agentImpact{
+		sessions: sessions, calls: calls, errors: errors, last: last,
+		oldCalls: oldCalls, newCalls: newCalls, unknownCalls: calls - oldCalls - newCalls,
+		recentCalls: recentCalls, recentOldCalls: recentOld,
+		sessionSample: sample.ids(ix.sessions),
+	}
+}
+
 // window holds the bounds and digest ids one tool's scan compares against.
 type window struct {
 	cutoff, recent uint32
@@ -152,28 +204,6 @@ func digestID(ix *index, d string) uint32 {
 		return id
 	}
 	return noDigest
-}
-
-func (ai *agentImpact) add(e *entry, w *window) {
-	calls := int64(e.calls)
-	ai.calls += calls
-	ai.errors += int64(e.errors)
-	ai.last = max(ai.last, e.last)
-	recent := e.last >= w.recent
-	if recent {
-		ai.recentCalls += calls
-	}
-	switch e.digest {
-	case w.oldID:
-		ai.oldCalls += calls
-		if recent {
-			ai.recentOldCalls += calls
-		}
-	case w.newID:
-		ai.newCalls += calls
-	default:
-		ai.unknownCalls += calls
-	}
 }
 
 // risk levels (docs/mcpimpact.md): high when a breaking change meets calls
@@ -241,6 +271,7 @@ func (st *state) bucketsByAgent(servers []uint32, target *server, tool string) m
 type sessionSample struct {
 	n     int
 	items []sampled // newest first
+	floor uint32    // a call must be later than this to enter: the oldest kept once full
 }
 
 type sampled struct {
@@ -248,10 +279,15 @@ type sampled struct {
 	last    uint32
 }
 
-func newSessionSample(n int) sessionSample { return sessionSample{n: n} }
+func newSessionSample(n int) sessionSample {
+	if n == 0 {
+		return sessionSample{floor: ^uint32(0)} // takes nothing
+	}
+	return sessionSample{n: n}
+}
 
 func (s *sessionSample) offer(session, last uint32) {
-	if s.n == 0 || (len(s.items) == s.n && last <= s.items[len(s.items)-1].last) {
+	if last <= s.floor {
 		return
 	}
 	for i := range s.items {
@@ -267,6 +303,9 @@ func (s *sessionSample) offer(session, last uint32) {
 	s.items = slices.Insert(s.items, i, sampled{session, last})
 	if len(s.items) > s.n {
 		s.items = s.items[:s.n]
+	}
+	if len(s.items) == s.n {
+		s.floor = s.items[s.n-1].last
 	}
 }
 

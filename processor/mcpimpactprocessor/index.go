@@ -70,6 +70,7 @@ type index struct {
 
 	size    int
 	newest  uint32 // latest call time seen, unix seconds
+	oldest  uint32 // no live entry's last call is earlier (a bound, refreshed by sweeps)
 	removed removals
 }
 
@@ -93,6 +94,9 @@ func newIndex(maxEntries int) *index {
 func (ix *index) record(k *callKey, first, last, calls, errors, cutoff uint32) {
 	if last > ix.newest {
 		ix.newest = last
+	}
+	if last < ix.oldest || ix.size == 0 {
+		ix.oldest = last
 	}
 	if e := ix.find(k); e != nil {
 		e.add(first, last, calls, errors)
@@ -224,7 +228,9 @@ func (ix *index) expire(cutoff uint32) {
 const histogramBins = 256
 
 // makeRoom removes the expired entries and then the oldest ones until the
-// index holds at most 15/16 of its capacity.
+// index holds at most 15/16 of its capacity. "Oldest" is exact to 1/256 of
+// the span of call times the index holds; within that, entries go in scan
+// order.
 func (ix *index) makeRoom(cutoff uint32) {
 	target := ix.max - max(ix.max/16, 1)
 	excess := ix.size - target
@@ -233,7 +239,8 @@ func (ix *index) makeRoom(cutoff uint32) {
 	}
 	// Pass 1: how many entries are expired, and how the rest spread over
 	// [cutoff, newest].
-	lo, hi := uint64(cutoff), uint64(max(ix.newest, cutoff))
+	lo := uint64(max(cutoff, ix.oldest))
+	hi := max(uint64(ix.newest), lo)
 	width := hi - lo + 1
 	binOf := func(last uint32) int { return int((uint64(last) - lo) * histogramBins / width) }
 	var hist [histogramBins]int
@@ -248,6 +255,8 @@ func (ix *index) makeRoom(cutoff uint32) {
 			case e.calls == 0:
 			case e.last < cutoff:
 				expired++
+			case uint64(e.last) < lo: // cannot happen while oldest is a true bound
+				hist[0]++
 			case uint64(e.last) > hi:
 				hist[histogramBins-1]++
 			default:
@@ -276,8 +285,11 @@ func (ix *index) makeRoom(cutoff uint32) {
 		if e.last < cutoff {
 			return true, false
 		}
-		bin := histogramBins - 1
-		if uint64(e.last) <= hi {
+		bin := 0
+		switch {
+		case uint64(e.last) > hi:
+			bin = histogramBins - 1
+		case uint64(e.last) >= lo:
 			bin = binOf(e.last)
 		}
 		if bin < boundary {
@@ -293,8 +305,9 @@ func (ix *index) makeRoom(cutoff uint32) {
 
 // sweep visits every live entry and removes those drop selects, counting
 // each removal as a capacity or a window removal. Buckets left sparse are
-// compacted so their memory goes back.
+// compacted so their memory goes back. It refreshes the oldest bound.
 func (ix *index) sweep(drop func(e *entry) (remove, capacity bool)) {
+	oldest := ix.newest
 	for bid, b := range ix.buckets {
 		if b == nil {
 			continue
@@ -307,6 +320,7 @@ func (ix *index) sweep(drop func(e *entry) (remove, capacity bool)) {
 			}
 			remove, capacity := drop(e)
 			if !remove {
+				oldest = min(oldest, e.last)
 				continue
 			}
 			if capacity {
@@ -323,6 +337,7 @@ func (ix *index) sweep(drop func(e *entry) (remove, capacity bool)) {
 			ix.compact(uint32(bid))
 		}
 	}
+	ix.oldest = oldest
 }
 
 // compact rewrites a bucket whose slice is mostly free slots.

@@ -138,7 +138,7 @@ func (p *impactProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		attrs.PutStr(semconv.ToolCurrentDigest, j.current)
 		attrs.PutBool(semconv.ToolStale, j.stale)
 		if j.stale {
-			stale[staleKey{j.server, c.key.tool, c.key.agent}]++
+			stale[p.tel.staleKey(j.server, c.key.tool, c.key.agent)]++
 		}
 	}
 	p.tel.toolCalls(ctx, &byDialect)

@@ -61,21 +61,20 @@ func (t *telemetry) bounded(seen map[string]struct{}, v string) string {
 
 type staleKey struct{ server, tool, agent string }
 
-// staleCalls adds stale-call counts by server, tool and agent.
-func (t *telemetry) staleCalls(ctx context.Context, counts map[staleKey]int64) {
-	if len(counts) == 0 {
-		return
+// staleKey returns the bounded labels of a stale call. Values get labels in
+// the order calls arrive.
+func (t *telemetry) staleKey(server, tool, agent string) staleKey {
+	if agent == "" {
+		agent = unknownLabel
 	}
 	t.mu.Lock()
-	bounded := make(map[staleKey]int64, len(counts))
+	defer t.mu.Unlock()
+	return staleKey{t.bounded(t.servers, server), t.bounded(t.tools, tool), t.bounded(t.agents, agent)}
+}
+
+// staleCalls adds stale-call counts by (bounded) server, tool and agent.
+func (t *telemetry) staleCalls(ctx context.Context, counts map[staleKey]int64) {
 	for k, n := range counts {
-		if k.agent == "" {
-			k.agent = unknownLabel
-		}
-		bounded[staleKey{t.bounded(t.servers, k.server), t.bounded(t.tools, k.tool), t.bounded(t.agents, k.agent)}] += n
-	}
-	t.mu.Unlock()
-	for k, n := range bounded {
 		t.tb.ProcessorMcpimpactStaleCalls.Add(ctx, n, metric.WithAttributes(
 			attribute.String(semconv.ServerName, k.server),
 			attribute.String(semconv.GenAIToolName, k.tool),
