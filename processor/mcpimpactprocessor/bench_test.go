@@ -206,6 +206,50 @@ func BenchmarkThroughput(b *testing.B) {
 	b.ReportMetric(float64(nsOurs-nsPass)/float64(spans*i), "added-ns/span")
 }
 
+// BenchmarkProcessTraces is the processor's own cost per span, without the
+// decoding the throughput comparison includes: the same batches, already
+// decoded, through processTraces alone.
+func BenchmarkProcessTraces(b *testing.B) {
+	const batches, spans = 16, 1000
+	rng := rand.New(rand.NewPCG(1, 2))
+	clock := newClock()
+	var src []ptrace.Traces
+	for range batches {
+		src = append(src, benchBatch(rng, spans, clock.Now()))
+	}
+	p, err := newImpactProcessor(processortest.NewNopSettings(processortest.NopType), createDefaultConfig().(*Config), clock.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	fresh := make([]ptrace.Traces, batches)
+	refill := func() {
+		for i, td := range src {
+			fresh[i] = ptrace.NewTraces()
+			td.CopyTo(fresh[i])
+		}
+	}
+	refill()
+	for _, td := range fresh { // warm the index
+		_, _ = p.processTraces(context.Background(), td)
+	}
+	refill()
+	i := 0
+	for b.Loop() {
+		if i == batches {
+			b.StopTimer()
+			refill()
+			i = 0
+			b.StartTimer()
+		}
+		if _, err := p.processTraces(context.Background(), fresh[i]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(benchutil.Elapsed(b)/spans, "ns/span")
+}
+
 // fillIndex records n distinct entries, spread over servers × tools ×
 // agents, each with its own session id (as a cardinality flood would).
 func fillIndex(st *state, n, servers, tools, agents int, now time.Time) {

@@ -2,6 +2,7 @@ package mcpimpactprocessor
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -43,25 +44,39 @@ type driftImpact struct {
 }
 
 // scratch holds the drift-time scan's working memory between drifts: two
-// bitsets over session ids, the sessions already counted for the current
-// (tool, agent) and for the current drift. A bit per session keeps a million
-// sessions in 128 KiB, inside the CPU cache, where a counter per session
-// would miss it on nearly every entry.
+// bitsets over session ids, the current (tool, agent)'s sessions and the
+// drift's. A bit per session keeps a million sessions in 128 KiB, inside
+// the CPU cache, where a counter per session would miss it on nearly every
+// entry.
 type scratch struct {
 	group, drift bitset
 }
 
 type bitset []uint64
 
-// set sets bit i and reports whether it was clear.
-func (b bitset) set(i uint32) bool {
+func (b bitset) mark(i uint32) { b[i>>6] |= uint64(1) << (i & 63) }
+
+// clear clears bit i and reports whether it was set.
+func (b bitset) clear(i uint32) bool {
 	w, m := i>>6, uint64(1)<<(i&63)
 	was := b[w] & m
-	b[w] |= m
-	return was == 0
+	b[w] &^= m
+	return was != 0
 }
 
-func (b bitset) unset(i uint32) { b[i>>6] &^= uint64(1) << (i & 63) }
+func (b bitset) or(o bitset) {
+	for i := range o {
+		b[i] |= o[i]
+	}
+}
+
+func (b bitset) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
 
 func (sc *scratch) grow(sessions int) {
 	words := (sessions + 63) / 64
@@ -89,7 +104,7 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 		ti := toolImpact{toolChange: ch}
 		win.oldID, win.newID = digestID(ix, previous[ch.tool]), digestID(ix, current[ch.tool])
 		for agent, buckets := range st.bucketsByAgent(servers, target, ch.tool) {
-			ai := st.scanGroup(buckets, &win, &out)
+			ai := st.scanGroup(buckets, &win)
 			ai.agent = ix.agents.value(agent)
 			if ai.calls == 0 {
 				continue
@@ -111,79 +126,86 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 		out.tools = append(out.tools, ti)
 	}
 	out.agents = len(agentsSeen)
+	sc.drift.clear(0)
+	out.sessions = sc.drift.count()
 	return out
 }
 
-// scanGroup adds up the calls in the buckets of one (tool, agent) and counts
-// the group's sessions into the drift's totals. It is the one loop that runs
-// over every entry of a changed tool: it keeps its sums in locals and reads
-// each entry once.
-func (st *state) scanGroup(buckets []uint32, w *window, out *driftImpact) agentImpact {
+// scanGroup adds up the calls in the buckets of one (tool, agent), counts
+// its distinct sessions and adds them to the drift's set. This is the loop
+// that runs over every entry of a changed tool, so it does the least per
+// entry: it only marks the session's bit, and the bits are counted after
+// the loop, by popcount for a large group, or by a second walk over a small
+// group's entries (still in cache) when that is cheaper than the whole set.
+func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 	ix, sc := st.index, &st.scratch
-	group, drift := sc.group, sc.drift
-	cutoff, recentCut, oldID, newID := w.cutoff, w.recent, w.oldID, w.newID
-	var calls, errors, oldCalls, newCalls, recentCalls, recentOld int64
+	group := sc.group
+	cutoff, recentCut, oldID, newID := max(w.cutoff, 1), w.recent, w.oldID, w.newID
+	// Calls by digest class (other, old, new), all and recent ones: array
+	// slots rather than six variables, which would not fit in registers.
+	var byClass, recentByClass [3]int64
+	var errors int64
 	var last uint32
-	sessions, driftSessions, scanned := 0, 0, 0
 	sample := newSessionSample(st.cfg.MaxSessionsPerRecord)
+	scanned := 0
 	for _, bid := range buckets {
 		entries := ix.buckets[bid].entries
 		scanned += len(entries)
 		// Newest entries sit at the end: walking backwards fills the sample
 		// early and then rarely touches it.
 		for i := len(entries) - 1; i >= 0; i-- {
-			e := entries[i]
-			if e.last < cutoff || e.calls == 0 {
+			e := &entries[i]
+			if e.last < cutoff { // free slots are zero: skipped here too
 				continue
 			}
 			n := int64(e.calls)
-			calls += n
 			errors += int64(e.errors)
 			last = max(last, e.last)
+			class := 0
 			if e.digest == oldID {
-				oldCalls += n
+				class = 1
 			} else if e.digest == newID {
-				newCalls += n
+				class = 2
 			}
+			byClass[class] += n
 			if e.last >= recentCut {
-				recentCalls += n
-				if e.digest == oldID {
-					recentOld += n
-				}
+				recentByClass[class] += n
 			}
-			if e.session == 0 {
-				continue
-			}
-			if group.set(e.session) {
-				sessions++
-			}
-			if drift.set(e.session) {
-				driftSessions++
-			}
+			group.mark(e.session)
 			if e.last > sample.floor {
 				sample.offer(e.session, e.last)
 			}
 		}
 	}
-	out.sessions += driftSessions
-	// Clear the group's bits for the next group: walk a small group's
-	// entries again (they are still in cache), wipe the words of a large one.
+	sessions := 0
 	if scanned < len(group)/8 {
 		for _, bid := range buckets {
 			for i := range ix.buckets[bid].entries {
-				if e := &ix.buckets[bid].entries[i]; e.last >= cutoff {
-					group.unset(e.session)
+				e := &ix.buckets[bid].entries[i]
+				if e.last >= cutoff && e.session != 0 && group.clear(e.session) {
+					sessions++
+					sc.drift.mark(e.session)
 				}
 			}
 		}
+		group.clear(0)
 	} else {
+		group.clear(0) // "no session" is not a session
+		sessions = group.count()
+		sc.drift.or(group)
 		clear(group)
 	}
 	return agentImpact{
-		sessions: sessions, calls: calls, errors: errors, last: last,
-		oldCalls: oldCalls, newCalls: newCalls, unknownCalls: calls - oldCalls - newCalls,
-		recentCalls: recentCalls, recentOldCalls: recentOld,
-		sessionSample: sample.ids(ix.sessions),
+		sessions:       sessions,
+		calls:          byClass[0] + byClass[1] + byClass[2],
+		errors:         errors,
+		last:           last,
+		unknownCalls:   byClass[0],
+		oldCalls:       byClass[1],
+		newCalls:       byClass[2],
+		recentCalls:    recentByClass[0] + recentByClass[1] + recentByClass[2],
+		recentOldCalls: recentByClass[1],
+		sessionSample:  sample.ids(ix.sessions),
 	}
 }
 

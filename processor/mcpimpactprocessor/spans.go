@@ -146,6 +146,19 @@ func readSpan(attrs pcommon.Map, a *spanAttrs) {
 	}
 }
 
+// mayBeToolCall is the cheap first look at every span: does it carry any
+// attribute that marks a tool call in one of the dialects? Most spans are
+// not tool calls and cost no more than this (one pass, no copies).
+func mayBeToolCall(attrs pcommon.Map) bool {
+	for k := range attrs.All() {
+		switch k {
+		case semconv.MCPMethodName, semconv.MCPToolName, semconv.TraceloopSpanKind:
+			return true
+		}
+	}
+	return false
+}
+
 // classify tells whether a span is a tool call, in which dialect, and of
 // which tool.
 func classify(spanName string, mcpScope bool, a *spanAttrs) (dialect, string) {
@@ -196,6 +209,9 @@ func collectCalls(td ptrace.Traces, now int64, calls []toolCall) []toolCall {
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
+				if !mayBeToolCall(span.Attributes()) {
+					continue
+				}
 				readSpan(span.Attributes(), &a)
 				d, tool := classify(span.Name(), mcpScope, &a)
 				if d == dialectNone {
