@@ -31,7 +31,7 @@ func (h storageHost) GetExtensions() map[component.ID]component.Component { retu
 // clients the processor opens and closes.
 type countingStorage struct {
 	storage.Extension
-	opened, closed atomic.Int32
+	opened, closed, batches atomic.Int32
 }
 
 func (c *countingStorage) GetClient(ctx context.Context, kind component.Kind, id component.ID, name string) (storage.Client, error) {
@@ -40,12 +40,17 @@ func (c *countingStorage) GetClient(ctx context.Context, kind component.Kind, id
 	if err != nil {
 		return nil, err
 	}
-	return &countingClient{Client: cl, closed: &c.closed}, nil
+	return &countingClient{Client: cl, closed: &c.closed, batches: &c.batches}, nil
 }
 
 type countingClient struct {
 	storage.Client
-	closed *atomic.Int32
+	closed, batches *atomic.Int32
+}
+
+func (c *countingClient) Batch(ctx context.Context, ops ...*storage.Operation) error {
+	c.batches.Add(1)
+	return c.Client.Batch(ctx, ops...)
 }
 
 func (c *countingClient) Close(ctx context.Context) error {

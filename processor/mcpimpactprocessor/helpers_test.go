@@ -2,6 +2,7 @@ package mcpimpactprocessor
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor/internal/metadata"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -428,4 +430,14 @@ func assertCalls(t *testing.T, h *harness, want map[string]int64) {
 		got[v.AsString()] += dp.Value
 	}
 	assert.Equal(t, want, got)
+}
+
+// instance returns the processor behind the harness's pipelines.
+func instance(t *testing.T, h *harness) *impactProcessor {
+	t.Helper()
+	c, err := h.factory.instances.LoadOrStore(component.NewID(metadata.Type), func() (*impactProcessor, error) {
+		return nil, errors.New("no instance")
+	})
+	require.NoError(t, err)
+	return c.Unwrap()
 }

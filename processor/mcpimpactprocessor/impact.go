@@ -172,7 +172,7 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 				recentByClass[class] += n
 			}
 			group.mark(e.session)
-			if e.last > sample.floor {
+			if e.last > sample.floor && e.session != 0 {
 				sample.offer(e.session, e.last)
 			}
 		}
@@ -257,7 +257,7 @@ func riskRank(r string) int {
 func (st *state) serverIDs(target *server) []uint32 {
 	var ids []uint32
 	for id := uint32(1); int(id) < st.index.servers.span(); id++ {
-		if st.index.servers.refs[id] == 0 {
+		if !st.index.servers.held(id) {
 			continue
 		}
 		if st.resolver.target(st.contracts, st.index.servers, id) == target {

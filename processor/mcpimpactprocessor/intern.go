@@ -82,6 +82,9 @@ func (in *interner[K]) release(id uint32) {
 
 func (in *interner[K]) value(id uint32) K { return in.vals[id] }
 
+// held reports whether id currently stands for a value.
+func (in *interner[K]) held(id uint32) bool { return in.refs[id] > 0 }
+
 // span is one more than the highest id ever handed out: the size of a
 // scratch array indexed by id.
 func (in *interner[K]) span() int { return len(in.vals) }

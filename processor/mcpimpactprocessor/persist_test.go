@@ -49,6 +49,18 @@ func TestIndexSurvivesRestart(t *testing.T) {
 	assert.Equal(t, "writer", writer.agent)
 }
 
+func TestPeriodicPersistence(t *testing.T) {
+	store, host := newFileStorage(t, t.TempDir())
+	cfg := storageConfig()
+	cfg.PersistInterval = time.Second
+	h := newHarness(t, cfg, withHost(host))
+	h.sendSpans(callsOf(call{agent: "a", server: srv, tool: "search", session: "s", at: t0}))
+	require.Eventually(t, func() bool { return store.batches.Load() >= 2 }, 30*time.Second, 50*time.Millisecond,
+		"written every persist_interval, not only on shutdown")
+	h.stop()
+	assert.Equal(t, int32(1), store.closed.Load())
+}
+
 func TestRestoreDropsWhatLeftTheWindow(t *testing.T) {
 	dir := t.TempDir()
 	clock := newClock()

@@ -232,7 +232,7 @@ func newToolCall(span ptrace.Span, d dialect, tool string, a *spanAttrs, res *re
 	serverSide := kind == ptrace.SpanKindServer || (kind != ptrace.SpanKindClient && a.clientAddress != "")
 	id := identity{
 		name: first(a.serverName, res.serverName),
-		url:  first(a.serverURL, res.serverURL, a.urlFull),
+		url:  withoutSecrets(first(a.serverURL, res.serverURL, a.urlFull)),
 		host: a.address,
 	}
 	if a.address != "" {
@@ -266,6 +266,16 @@ func newToolCall(span ptrace.Span, d dialect, tool string, a *spanAttrs, res *re
 		failed:     span.Status().Code() == ptrace.StatusCodeError || a.errorType != "",
 		serverSide: serverSide,
 	}
+}
+
+// withoutSecrets drops credentials, query and fragment from a URL before
+// the index keeps (and may persist) it. Most URLs have none of them and are
+// kept as they are; matching normalizes them anyway.
+func withoutSecrets(u string) string {
+	if strings.ContainsAny(u, "@?#") {
+		return normalizeURL(u)
+	}
+	return u
 }
 
 func (id identity) clipped() identity {

@@ -1,6 +1,7 @@
 package mcpimpactprocessor
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,9 @@ func TestSpanDialects(t *testing.T) {
 	assert.Equal(t, semconv.ImpactRiskMedium, agents[""].risk, "breaking, but no call is known to use the old definition")
 	assert.Equal(t, "add", got[2].tool)
 	assert.Equal(t, "traceloop-agent", got[2].agent)
+	assert.Zero(t, got[2].sessions, "Traceloop spans carry no session")
+	assert.Empty(t, got[2].sessionIDs)
+	assert.Equal(t, int64(1), got[2].calls)
 	assert.Equal(t, semconv.ImpactRiskMedium, got[2].risk, "warning with a recent caller")
 }
 
@@ -160,6 +164,17 @@ func TestURLMatching(t *testing.T) {
 	out := h.sendSpans(callsOf(call{agent: "a", server: "configured-elsewhere", url: "https://mcp.example.com/other", tool: "search", session: "s", digest: "d1", at: t0}))
 	_, _, judged := spanVerdict(onlySpan(t, out))
 	assert.False(t, judged, "another path is another server")
+}
+
+func TestSecretsInURLsAreNotKept(t *testing.T) {
+	h := newHarness(t, nil)
+	h.sendSpans(callsOf(call{agent: "a", server: "x", url: "https://user:hunter2@mcp.example.com/mcp?api_key=s3cret", tool: "t", session: "s", at: t0}))
+	var kept []string
+	for _, id := range instance(t, h).state.index.servers.vals {
+		kept = append(kept, id.url)
+	}
+	assert.NotContains(t, strings.Join(kept, " "), "hunter2")
+	assert.NotContains(t, strings.Join(kept, " "), "s3cret")
 }
 
 func TestNormalizeURL(t *testing.T) {
