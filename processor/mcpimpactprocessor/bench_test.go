@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -336,5 +335,3 @@ func BenchmarkImpact1M(b *testing.B) {
 		})
 	}
 }
-
-var _ = plog.NewLogs

@@ -415,8 +415,6 @@ func onlySpan(t *testing.T, td ptrace.Traces) ptrace.Span {
 	return td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 }
 
-var _ component.Host = componenttest.NewNopHost()
-
 func ts(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) }
 
 // assertCalls checks the tool-call counter by dialect.
