@@ -64,10 +64,18 @@ func (b bitset) clear(i uint32) bool {
 	return was != 0
 }
 
-func (b bitset) or(o bitset) {
-	for i := range o {
-		b[i] |= o[i]
+// drainInto moves b's bits into dst, clearing b, and returns how many there
+// were: one pass for the count, the union and the reset.
+func (b bitset) drainInto(dst bitset) int {
+	n := 0
+	for i, w := range b {
+		if w != 0 {
+			n += bits.OnesCount64(w)
+			dst[i] |= w
+			b[i] = 0
+		}
 	}
+	return n
 }
 
 func (b bitset) count() int {
@@ -191,9 +199,7 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 		group.clear(0)
 	} else {
 		group.clear(0) // "no session" is not a session
-		sessions = group.count()
-		sc.drift.or(group)
-		clear(group)
+		sessions = group.drainInto(sc.drift)
 	}
 	return agentImpact{
 		sessions:       sessions,
