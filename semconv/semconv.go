@@ -106,3 +106,40 @@ const (
 const (
 	MetricClientOperationDuration = "mcp.client.operation.duration"
 )
+
+// Value of mcp.method.name on tool calls.
+const MCPMethodToolsCall = "tools/call"
+
+// Attributes and values of other MCP instrumentations that the mcpimpact
+// processor recognises on tool-call spans (they do not follow the GenAI / MCP
+// semantic conventions).
+const (
+	MCPToolName           = "mcp.tool.name"         // tool name (e.g. @shinzolabs/instrumentation-mcp)
+	TraceloopSpanKind     = "traceloop.span.kind"   // @traceloop/instrumentation-mcp: "tool" on tools/call spans
+	TraceloopEntityName   = "traceloop.entity.name" // @traceloop/instrumentation-mcp: the tool name
+	TraceloopSpanKindTool = "tool"
+	TraceloopToolSuffix   = ".tool"          // traceloop names tool-call spans "{tool}.tool"
+	ClientAddress         = "client.address" // set by server-side instrumentations
+)
+
+// Values of mcpdrift.drift.severity and of the severity member of each change,
+// worst first.
+const (
+	DriftSeverityBreaking   = "breaking"
+	DriftSeverityWarning    = "warning"
+	DriftSeverityCompatible = "compatible"
+	DriftSeverityInfo       = "info"
+)
+
+// Value of the subject member of a change about a tool.
+const ChangeSubjectTool = "tool"
+
+// Values of mcpdrift.impact.risk, and the keys of mcpdrift.impact.digests_used.
+const (
+	ImpactRiskHigh      = "high"
+	ImpactRiskMedium    = "medium"
+	ImpactRiskLow       = "low"
+	ImpactDigestOld     = "old"
+	ImpactDigestNew     = "new"
+	ImpactDigestUnknown = "unknown"
+)

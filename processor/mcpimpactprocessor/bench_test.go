@@ -1,0 +1,337 @@
+package mcpimpactprocessor
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/mcpdrift/mcpdrift/internal/benchutil"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// benchBatch builds a batch of n spans as an agent fleet exports them: HTTP,
+// database and LLM spans with their usual attributes, and one tool call in
+// ten (70 % from the mcpdrift interceptor, 15 % Traceloop, 15 % Shinzo).
+func benchBatch(rng *rand.Rand, n int, at time.Time) ptrace.Traces {
+	td := ptrace.NewTraces()
+	const perResource = 100
+	for r := 0; r < n/perResource; r++ {
+		rs := td.ResourceSpans().AppendEmpty()
+		res := rs.Resource().Attributes()
+		service := fmt.Sprintf("agent-%02d", rng.IntN(20))
+		res.PutStr(semconv.ServiceName, service)
+		res.PutStr("service.version", "1.4.2")
+		res.PutStr("deployment.environment.name", "production")
+		res.PutStr("host.name", fmt.Sprintf("node-%03d.cluster.local", rng.IntN(200)))
+		res.PutStr("telemetry.sdk.language", "go")
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp")
+		mcp := rs.ScopeSpans().AppendEmpty()
+		mcp.Scope().SetName("@traceloop/instrumentation-mcp")
+		for i := 0; i < perResource; i++ {
+			start := at.Add(-time.Duration(rng.IntN(60_000)) * time.Millisecond)
+			var span ptrace.Span
+			switch k := rng.IntN(100); {
+			case k < 7:
+				span = ss.Spans().AppendEmpty()
+				fillInterceptorCall(rng, span, start)
+			case k < 8:
+				span = mcp.Spans().AppendEmpty()
+				tool := fmt.Sprintf("tool_%02d", rng.IntN(30))
+				span.SetName(tool + ".tool")
+				span.Attributes().PutStr(semconv.TraceloopSpanKind, semconv.TraceloopSpanKindTool)
+				span.Attributes().PutStr(semconv.TraceloopEntityName, tool)
+				span.Attributes().PutStr("traceloop.workflow.name", service+".mcp")
+			case k < 10:
+				span = ss.Spans().AppendEmpty()
+				tool := fmt.Sprintf("tool_%02d", rng.IntN(30))
+				span.SetName("tools/call " + tool)
+				a := span.Attributes()
+				a.PutStr(semconv.MCPMethodName, semconv.MCPMethodToolsCall)
+				a.PutStr(semconv.MCPToolName, tool)
+				a.PutStr(semconv.MCPSessionID, fmt.Sprintf("proc-%d", rng.IntN(50)))
+				a.PutStr(semconv.ClientAddress, "10.1.2.3")
+			default:
+				span = ss.Spans().AppendEmpty()
+				fillOrdinarySpan(rng, span, k)
+			}
+			span.SetTraceID(pcommon.TraceID{byte(r), byte(i), 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+			span.SetSpanID(pcommon.SpanID{byte(r), byte(i), 3, 4, 5, 6, 7, 8})
+			span.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+			span.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(35 * time.Millisecond)))
+		}
+	}
+	return td
+}
+
+func fillInterceptorCall(rng *rand.Rand, span ptrace.Span, _ time.Time) {
+	server := rng.IntN(5)
+	tool := fmt.Sprintf("tool_%02d", rng.IntN(30))
+	span.SetName("tools/call " + tool)
+	span.SetKind(ptrace.SpanKindClient)
+	a := span.Attributes()
+	a.PutStr(semconv.MCPMethodName, semconv.MCPMethodToolsCall)
+	a.PutStr(semconv.GenAIOperationName, semconv.GenAIOperationExecTool)
+	a.PutStr(semconv.GenAIToolName, tool)
+	a.PutStr(semconv.JSONRPCRequestID, fmt.Sprint(rng.IntN(1000)))
+	a.PutStr(semconv.MCPProtocolVersion, "2025-11-25")
+	a.PutStr(semconv.ServerAddress, fmt.Sprintf("mcp-%d.internal", server))
+	a.PutInt(semconv.ServerPort, 443)
+	a.PutStr(semconv.NetworkTransport, semconv.NetworkTransportTCP)
+	a.PutStr(semconv.GenAIAgentName, fmt.Sprintf("planner-%d", rng.IntN(10)))
+	a.PutStr(semconv.GenAIConversationID, fmt.Sprintf("conv-%08x", rng.IntN(10_000)))
+	a.PutStr(semconv.ServerName, fmt.Sprintf("server-%d", server))
+	a.PutStr(semconv.ServerURL, fmt.Sprintf("https://mcp-%d.internal/mcp", server))
+	a.PutStr(semconv.ClientSession, fmt.Sprintf("cs-%06x", rng.IntN(5000)))
+	a.PutStr(semconv.ToolDigest, fmt.Sprintf("%064x", rng.IntN(2)))
+	a.PutStr(semconv.ToolsSetDigest, fmt.Sprintf("%064x", 7))
+	a.PutBool(semconv.ToolKnown, true)
+}
+
+func fillOrdinarySpan(rng *rand.Rand, span ptrace.Span, k int) {
+	a := span.Attributes()
+	switch k % 3 {
+	case 0:
+		span.SetName("GET /api/v1/documents/{id}")
+		span.SetKind(ptrace.SpanKindServer)
+		a.PutStr("http.request.method", "GET")
+		a.PutStr("url.path", fmt.Sprintf("/api/v1/documents/%d", rng.IntN(100000)))
+		a.PutStr("url.scheme", "https")
+		a.PutStr("http.route", "/api/v1/documents/{id}")
+		a.PutInt("http.response.status_code", 200)
+		a.PutStr(semconv.ServerAddress, "api.internal")
+		a.PutInt(semconv.ServerPort, 8443)
+		a.PutStr("network.protocol.version", "1.1")
+		a.PutStr("user_agent.original", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36")
+		a.PutStr(semconv.ClientAddress, "10.0.3.17")
+	case 1:
+		span.SetName("SELECT documents")
+		span.SetKind(ptrace.SpanKindClient)
+		a.PutStr("db.system.name", "postgresql")
+		a.PutStr("db.namespace", "app")
+		a.PutStr("db.collection.name", "documents")
+		a.PutStr("db.operation.name", "SELECT")
+		a.PutStr("db.query.text", "SELECT id, title, body FROM documents WHERE id = $1")
+		a.PutStr(semconv.ServerAddress, "pg.internal")
+		a.PutInt(semconv.ServerPort, 5432)
+	default:
+		span.SetName("chat gpt-5")
+		span.SetKind(ptrace.SpanKindClient)
+		a.PutStr(semconv.GenAIOperationName, "chat")
+		a.PutStr("gen_ai.provider.name", "openai")
+		a.PutStr("gen_ai.request.model", "gpt-5")
+		a.PutStr("gen_ai.response.model", "gpt-5-2026-08-01")
+		a.PutInt("gen_ai.usage.input_tokens", int64(rng.IntN(4000)))
+		a.PutInt("gen_ai.usage.output_tokens", int64(rng.IntN(800)))
+		a.PutStr(semconv.GenAIAgentName, "planner")
+		a.PutStr(semconv.GenAIConversationID, fmt.Sprintf("conv-%08x", rng.IntN(10_000)))
+		a.PutStr(semconv.ServerAddress, "api.openai.com")
+		a.PutInt(semconv.ServerPort, 443)
+	}
+}
+
+// BenchmarkThroughput compares spans per second through mcpimpact with a
+// pass-through processor on the same batches. Each iteration is one
+// collector hop's share of the work: decode the OTLP protobuf batch (what
+// the OTLP receiver does) and push it through the processor.
+func BenchmarkThroughput(b *testing.B) {
+	const batches, spans = 16, 1000
+	rng := rand.New(rand.NewPCG(1, 2))
+	clock := newClock()
+	var wire [][]byte
+	for range batches {
+		raw, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(benchBatch(rng, spans, clock.Now()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		wire = append(wire, raw)
+	}
+	ctx := context.Background()
+	set := processortest.NewNopSettings(processortest.NopType)
+	p, err := newImpactProcessor(set, createDefaultConfig().(*Config), clock.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(ctx) }()
+	p.applyListing(&listing{name: "server-0", url: "https://mcp-0.internal/mcp", at: clock.Now().Add(-time.Hour).UnixNano(),
+		digests: map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}})
+	ours, err := processorhelper.NewTraces(ctx, set, nil, consumertest.NewNop(), p.processTraces, processorhelper.WithCapabilities(capabilities))
+	if err != nil {
+		b.Fatal(err)
+	}
+	passThrough, err := processorhelper.NewTraces(ctx, set, nil, consumertest.NewNop(),
+		func(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) { return td, nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	hop := func(proc interface {
+		ConsumeTraces(context.Context, ptrace.Traces) error
+	}, i int) {
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(wire[i%batches])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := proc.ConsumeTraces(ctx, td); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range batches { // warm the index: steady state, not first sight
+		hop(ours, i)
+	}
+	// Alternate the two on the same batches so that garbage collection and
+	// cache state fall on both alike.
+	var nsOurs, nsPass time.Duration
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		hop(ours, i)
+		mid := time.Now()
+		hop(passThrough, i)
+		nsOurs += mid.Sub(start)
+		nsPass += time.Since(mid)
+		i++
+	}
+	b.ReportMetric(float64(nsPass)/float64(nsOurs), "throughput-ratio")
+	b.ReportMetric(float64(spans*i)/nsOurs.Seconds(), "spans/s")
+	b.ReportMetric(float64(nsOurs-nsPass)/float64(spans*i), "added-ns/span")
+}
+
+// BenchmarkProcessTraces is the processor's own cost per span, without the
+// decoding the throughput comparison includes: the same batches, already
+// decoded, through processTraces alone.
+func BenchmarkProcessTraces(b *testing.B) {
+	const batches, spans = 16, 1000
+	rng := rand.New(rand.NewPCG(1, 2))
+	clock := newClock()
+	var src []ptrace.Traces
+	for range batches {
+		src = append(src, benchBatch(rng, spans, clock.Now()))
+	}
+	p, err := newImpactProcessor(processortest.NewNopSettings(processortest.NopType), createDefaultConfig().(*Config), clock.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	fresh := make([]ptrace.Traces, batches)
+	refill := func() {
+		for i, td := range src {
+			fresh[i] = ptrace.NewTraces()
+			td.CopyTo(fresh[i])
+		}
+	}
+	refill()
+	for _, td := range fresh { // warm the index
+		_, _ = p.processTraces(context.Background(), td)
+	}
+	refill()
+	i := 0
+	for b.Loop() {
+		if i == batches {
+			b.StopTimer()
+			refill()
+			i = 0
+			b.StartTimer()
+		}
+		if _, err := p.processTraces(context.Background(), fresh[i]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(benchutil.Elapsed(b)/spans, "ns/span")
+}
+
+// fillIndex records n distinct entries, spread over servers × tools ×
+// agents, each with its own session id (as a cardinality flood would).
+func fillIndex(st *state, n, servers, tools, agents int, now time.Time) {
+	at := unixSec(now.UnixNano())
+	cutoff := unixSec(now.Add(-st.cfg.Window).UnixNano())
+	digests := [2]string{fmt.Sprintf("%064x", 1), fmt.Sprintf("%064x", 2)}
+	var k callKey
+	for i := range n {
+		k.server = identity{name: fmt.Sprintf("server-%d", i%servers)}
+		k.tool = fmt.Sprintf("tool_%02d", (i/servers)%tools)
+		k.agent = fmt.Sprintf("agent-%d", (i/servers/tools)%agents)
+		k.session = fmt.Sprintf("%08x-4b1e-4c2d-9f3a-%012x", i, i)
+		k.digest = digests[i%2]
+		st.index.record(&k, at-uint32(i%3600), at-uint32(i%3600), 1, 0, cutoff)
+	}
+}
+
+// BenchmarkIndexBytesPerEntry reports the heap one index entry costs,
+// everything included (its share of the maps, the interned session id, the
+// bucket slices), with a distinct 36-byte session id per entry.
+func BenchmarkIndexBytesPerEntry(b *testing.B) {
+	const n = 1_000_000
+	cfg := createDefaultConfig().(*Config)
+	cfg.MaxIndexEntries = n
+	var perEntry float64
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		st := newState(cfg)
+		fillIndex(st, n, 20, 50, 10, t0)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if st.index.size != n {
+			b.Fatalf("index holds %d entries, want %d", st.index.size, n)
+		}
+		perEntry = float64(after.HeapAlloc-before.HeapAlloc) / n
+		runtime.KeepAlive(st)
+	}
+	b.ReportMetric(perEntry, "bytes/entry")
+}
+
+// BenchmarkImpact1M times the logs path for one drift (impact computation
+// and the records) over an index of 1,000,000 entries, in two shapes:
+// spread over 20 servers × 50 tools × 10 agents (a drift of one server
+// changing 3 tools), and the worst case, every entry on the changed tool.
+func BenchmarkImpact1M(b *testing.B) {
+	for _, shape := range []struct {
+		name                   string
+		servers, tools, agents int
+	}{
+		{"spread", 20, 50, 10},
+		{"all-on-changed-tool", 1, 1, 10},
+	} {
+		b.Run(shape.name, func(b *testing.B) {
+			clock := newClock()
+			cfg := createDefaultConfig().(*Config)
+			cfg.MaxIndexEntries = 1_000_000
+			p, err := newImpactProcessor(processortest.NewNopSettings(processortest.NopType), cfg, clock.Now)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = p.Shutdown(context.Background()) }()
+			fillIndex(p.state, cfg.MaxIndexEntries, shape.servers, shape.tools, shape.agents, clock.Now())
+			d := drift{id: "bench", server: "server-0", at: clock.Now(),
+				previous: map[string]string{"tool_00": fmt.Sprintf("%064x", 1), "tool_01": "a", "tool_02": "b"},
+				current:  map[string]string{"tool_00": fmt.Sprintf("%064x", 3), "tool_01": "c", "tool_02": "d"},
+				changes: []change{
+					{severity: semconv.DriftSeverityBreaking, subject: "tool", name: "tool_00"},
+					{severity: semconv.DriftSeverityWarning, subject: "tool", name: "tool_01"},
+					{severity: semconv.DriftSeverityBreaking, subject: "tool", name: "tool_02"},
+				}}
+			var records int
+			for b.Loop() {
+				ld := driftLogs(d)
+				out, err := p.processLogs(context.Background(), ld)
+				if err != nil {
+					b.Fatal(err)
+				}
+				records = out.LogRecordCount()
+			}
+			b.ReportMetric(benchutil.Elapsed(b)/1e6, "ms/drift")
+			b.ReportMetric(float64(records-1), "impact-records")
+		})
+	}
+}

@@ -1,0 +1,91 @@
+package mcpimpactprocessor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+)
+
+// Limits on configuration values: beyond them the processor would either
+// misbehave (times are kept at one-second resolution) or hold an unreasonable
+// amount of memory by mistake.
+const (
+	maxIndexEntriesLimit      = 50_000_000
+	maxSessionsPerRecordLimit = 1000
+	maxMetricLabelLimit       = 10_000
+)
+
+// Config is the configuration of the mcpimpact processor.
+type Config struct {
+	// Window is how long a tool call counts towards impact after it was made.
+	Window time.Duration `mapstructure:"window"`
+	// RecentWindow is what "recent" means for the risk level: a breaking
+	// change with calls made with the old digest within it is high risk.
+	RecentWindow time.Duration `mapstructure:"recent_window"`
+	// MaxIndexEntries bounds the index; the least recently called entries are
+	// evicted first.
+	MaxIndexEntries int `mapstructure:"max_index_entries"`
+	// MaxSessionsPerRecord bounds the session id sample on each impact record.
+	MaxSessionsPerRecord int `mapstructure:"max_sessions_per_record"`
+	// MetricLabelLimit bounds the distinct values of each label of the
+	// processor's own metrics; further values are reported as "_other".
+	MetricLabelLimit int `mapstructure:"metric_label_limit"`
+	// IndexServerSpans controls whether server-side tool-call spans (spans of
+	// kind SERVER, or carrying client.address) are indexed. They never name
+	// the calling agent; turn them off when the agents are instrumented too,
+	// or every call is counted twice.
+	IndexServerSpans bool `mapstructure:"index_server_spans"`
+	// Storage is the ID of a storage extension that keeps the index and the
+	// known contracts across restarts. Optional.
+	Storage *component.ID `mapstructure:"storage"`
+	// PersistInterval is how often the index is written to Storage in
+	// addition to on shutdown; 0 writes only on shutdown.
+	PersistInterval time.Duration `mapstructure:"persist_interval"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+var _ component.Config = (*Config)(nil)
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		Window:               24 * time.Hour,
+		RecentWindow:         time.Hour,
+		MaxIndexEntries:      100_000,
+		MaxSessionsPerRecord: 10,
+		MetricLabelLimit:     100,
+		IndexServerSpans:     true,
+		PersistInterval:      5 * time.Minute,
+	}
+}
+
+// Validate checks the configuration.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if cfg.Window < time.Second {
+		errs = append(errs, fmt.Errorf("window must be at least 1s, got %s", cfg.Window))
+	}
+	if cfg.RecentWindow < time.Second {
+		errs = append(errs, fmt.Errorf("recent_window must be at least 1s, got %s", cfg.RecentWindow))
+	} else if cfg.RecentWindow > cfg.Window {
+		errs = append(errs, fmt.Errorf("recent_window (%s) must not exceed window (%s)", cfg.RecentWindow, cfg.Window))
+	}
+	if cfg.MaxIndexEntries < 1 || cfg.MaxIndexEntries > maxIndexEntriesLimit {
+		errs = append(errs, fmt.Errorf("max_index_entries must be between 1 and %d, got %d", maxIndexEntriesLimit, cfg.MaxIndexEntries))
+	}
+	if cfg.MaxSessionsPerRecord < 0 || cfg.MaxSessionsPerRecord > maxSessionsPerRecordLimit {
+		errs = append(errs, fmt.Errorf("max_sessions_per_record must be between 0 and %d, got %d", maxSessionsPerRecordLimit, cfg.MaxSessionsPerRecord))
+	}
+	if cfg.MetricLabelLimit < 1 || cfg.MetricLabelLimit > maxMetricLabelLimit {
+		errs = append(errs, fmt.Errorf("metric_label_limit must be between 1 and %d, got %d", maxMetricLabelLimit, cfg.MetricLabelLimit))
+	}
+	if cfg.PersistInterval < 0 {
+		errs = append(errs, fmt.Errorf("persist_interval must not be negative, got %s", cfg.PersistInterval))
+	} else if cfg.PersistInterval > 0 && cfg.PersistInterval < time.Second {
+		errs = append(errs, fmt.Errorf("persist_interval must be 0 or at least 1s, got %s", cfg.PersistInterval))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,176 @@
+package mcpimpactprocessor
+
+import (
+	"slices"
+)
+
+// Bounds of the current-digest table. Snapshot and drift events come from
+// the mcpdrift receiver, but a logs pipeline can carry anything.
+const (
+	maxServers         = 4096
+	maxToolsPerServer  = 16384
+	maxVersionsPerTool = 8
+)
+
+// version is one definition of a tool, in effect from since on.
+type version struct {
+	since  int64  // unix nanoseconds; the first known version holds from the start of time
+	digest string // "" while the server did not offer the tool
+}
+
+// server is a target the receiver probes, with the tool definitions it
+// offered over time.
+type server struct {
+	name       string // the receiver's target name
+	url        string // normalized endpoint URL
+	host, port string // of url, for spans that carry only server.address/port
+	info       string // serverInfo.name
+	listed     bool   // a complete tool listing has been applied
+	tools      map[string][]version
+}
+
+// contracts is the current-digest table: what each known server offered,
+// learned from mcpdrift.snapshot and mcpdrift.drift events.
+type contracts struct {
+	servers map[string]*server
+	gen     uint64 // changes whenever a server is added or its identity changes
+}
+
+func newContracts() *contracts {
+	return &contracts{servers: map[string]*server{}, gen: 1}
+}
+
+// listing is what a snapshot or drift event says about a server.
+type listing struct {
+	name, url, info string
+	at              int64             // unix nanoseconds
+	digests         map[string]string // every tool the server offers → digest; nil: not known
+	previous        map[string]string // drift only: the listing before
+}
+
+// apply records a listing. It reports false when the server is new and the
+// table is full.
+func (c *contracts) apply(l *listing) bool {
+	s := c.servers[l.name]
+	if s == nil {
+		if len(c.servers) >= maxServers {
+			return false
+		}
+		s = &server{name: l.name, tools: map[string][]version{}}
+		c.servers[l.name] = s
+		c.gen++
+	}
+	if u := normalizeURL(l.url); l.url != "" && u != s.url {
+		s.url = u
+		s.host, s.port = hostPort(u)
+		c.gen++
+	}
+	if l.info != "" && l.info != s.info {
+		s.info = l.info
+		c.gen++
+	}
+	if l.digests == nil {
+		return true
+	}
+	// A drift seen before any snapshot still tells what came before it.
+	for tool, d := range l.previous {
+		if _, ok := s.tools[tool]; !ok && len(s.tools) < maxToolsPerServer {
+			s.tools[tool] = []version{{since: 0, digest: d}}
+		}
+	}
+	for tool, d := range l.digests {
+		if _, ok := s.tools[tool]; ok || len(s.tools) < maxToolsPerServer {
+			s.tools[tool] = setAt(s.tools[tool], l.at, d)
+		}
+	}
+	for tool, h := range s.tools {
+		if _, ok := l.digests[tool]; !ok {
+			s.tools[tool] = setAt(h, l.at, "")
+		}
+	}
+	s.listed = true
+	return true
+}
+
+// setAt records that the tool had digest d (or was absent, "") at time at.
+// Listings may arrive out of order; the history stays sorted and without
+// repeats, and keeps the latest maxVersionsPerTool versions.
+func setAt(h []version, at int64, d string) []version {
+	i, _ := slices.BinarySearchFunc(h, at, func(v version, t int64) int {
+		if v.since <= t {
+			return -1
+		}
+		return 1
+	})
+	// h[:i] started at or before at; h[i-1] is in effect at at.
+	if i > 0 && h[i-1].digest == d {
+		return h
+	}
+	if i == 0 && len(h) == 0 && d == "" {
+		return h // never offered: nothing to record
+	}
+	h = slices.Insert(h, i, version{since: at, digest: d})
+	if i+1 < len(h) && h[i+1].digest == d {
+		h = slices.Delete(h, i+1, i+2)
+	}
+	if len(h) > maxVersionsPerTool {
+		h = slices.Delete(h, 0, len(h)-maxVersionsPerTool)
+	}
+	return h
+}
+
+// verdict is what the table says about a call made at a time with a digest.
+type verdict struct {
+	known   bool   // the server's listing is known
+	current string // digest in effect at the call; "": the tool was not offered
+	stale   bool   // the call's digest is neither current then nor adopted later
+}
+
+// judge tells whether a call to tool made at time at with definition digest
+// d used a stale definition. A digest the server adopted after the call
+// counts as fresh: the client was ahead of the last probe, not behind.
+func (s *server) judge(tool string, at int64, d string) verdict {
+	h, ok := s.tools[tool]
+	if !ok || len(h) == 0 {
+		return verdict{known: s.listed, stale: true}
+	}
+	i, _ := slices.BinarySearchFunc(h, at, func(v version, t int64) int {
+		if v.since <= t {
+			return -1
+		}
+		return 1
+	})
+	i = max(i-1, 0) // before the first known version, assume it held
+	v := verdict{known: true, current: h[i].digest, stale: true}
+	for _, later := range h[i:] {
+		if later.digest != "" && later.digest == d {
+			v.stale = false
+			break
+		}
+	}
+	return v
+}
+
+// latest returns the tool's newest digest ("" when it is not offered).
+func (s *server) latest(tool string) string {
+	h := s.tools[tool]
+	if len(h) == 0 {
+		return ""
+	}
+	return h[len(h)-1].digest
+}
+
+// offers reports whether the server offered tool at any known time.
+func (s *server) offers(tool string) bool {
+	for _, v := range s.tools[tool] {
+		if v.digest != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// soleOwner returns the only known server that ever offered tool, or nil.
+func (c *contracts) soleOwner(tool string) *server {
+	return c.unique(func(s *server) bool { return s.offers(tool) })
+}

@@ -1,0 +1,150 @@
+package mcpimpactprocessor
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// The stored index: a header, the digest table (by interner id), then every
+// bucket with its live entries. Integers are unsigned varints, strings are a
+// length and the bytes.
+
+const indexMagic = "MCPI1"
+
+func encodeIndex(ix *index) []byte {
+	buf := make([]byte, 0, 64+ix.size*48)
+	buf = append(buf, indexMagic...)
+	buf = binary.AppendUvarint(buf, uint64(ix.digests.span()))
+	for id := range ix.digests.span() {
+		buf = appendString(buf, ix.digests.value(uint32(id)))
+	}
+	live := 0
+	for _, b := range ix.buckets {
+		if b != nil {
+			live++
+		}
+	}
+	buf = binary.AppendUvarint(buf, uint64(live))
+	for _, b := range ix.buckets {
+		if b == nil {
+			continue
+		}
+		id := ix.servers.value(b.key.server)
+		for _, s := range [...]string{id.name, id.url, id.info, id.host, id.port, ix.tools.value(b.key.tool), ix.agents.value(b.key.agent)} {
+			buf = appendString(buf, s)
+		}
+		buf = binary.AppendUvarint(buf, uint64(b.live))
+		for i := range b.entries {
+			e := &b.entries[i]
+			if e.calls == 0 {
+				continue
+			}
+			buf = appendString(buf, ix.sessions.value(e.session))
+			for _, n := range [...]uint32{e.digest, e.calls, e.errors, e.first, e.last} {
+				buf = binary.AppendUvarint(buf, uint64(n))
+			}
+		}
+	}
+	return buf
+}
+
+func appendString(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+// decodeIndex adds the stored entries whose last call is at or after cutoff
+// to ix, through the normal path (so the capacity bound holds). It returns
+// how many entries it read; on error, those before the damage are kept.
+func decodeIndex(raw []byte, ix *index, cutoff uint32) (int, error) {
+	r := reader{buf: raw}
+	if string(r.take(len(indexMagic))) != indexMagic {
+		return 0, fmt.Errorf("%w: bad header", errCorrupt)
+	}
+	digests := make([]string, r.count(1<<24))
+	for i := range digests {
+		digests[i] = r.str()
+	}
+	read := 0
+	for range r.count(1 << 32) {
+		var k callKey
+		k.server = identity{name: r.str(), url: r.str(), info: r.str(), host: r.str(), port: r.str()}
+		k.tool, k.agent = r.str(), r.str()
+		for range r.count(1 << 32) {
+			k.session = r.str()
+			d, calls, errs, firstCall, last := r.u32(), r.u32(), r.u32(), r.u32(), r.u32()
+			if r.err != nil {
+				return read, r.err
+			}
+			if int(d) >= len(digests) || calls == 0 || firstCall > last {
+				return read, fmt.Errorf("%w: bad entry", errCorrupt)
+			}
+			read++
+			if last < cutoff {
+				continue
+			}
+			k.digest = digests[d]
+			ix.record(&k, firstCall, last, calls, min(errs, calls), cutoff)
+		}
+	}
+	return read, r.err
+}
+
+// reader decodes the stored index; the first error sticks and every later
+// read returns zero values.
+type reader struct {
+	buf []byte
+	err error
+}
+
+func (r *reader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s", errCorrupt, what)
+	}
+	r.buf = nil
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.buf)
+	if n <= 0 {
+		r.fail("truncated number")
+		return 0
+	}
+	r.buf = r.buf[n:]
+	return v
+}
+
+func (r *reader) u32() uint32 {
+	v := r.uvarint()
+	if v > 1<<32-1 {
+		r.fail("number out of range")
+		return 0
+	}
+	return uint32(v)
+}
+
+// count reads a length that must not exceed limit or the bytes left (every
+// counted item takes at least one byte).
+func (r *reader) count(limit uint64) int {
+	v := r.uvarint()
+	if v > limit || v > uint64(len(r.buf)) {
+		r.fail("count out of range")
+		return 0
+	}
+	return int(v)
+}
+
+func (r *reader) take(n int) []byte {
+	if n > len(r.buf) {
+		r.fail("truncated")
+		return nil
+	}
+	b := r.buf[:n]
+	r.buf = r.buf[n:]
+	return b
+}
+
+func (r *reader) str() string {
+	n := r.count(maxStringLen)
+	return string(r.take(n))
+}

@@ -1,0 +1,346 @@
+package mcpimpactprocessor
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// toolChange is a tool a drift changed at warning or above.
+type toolChange struct {
+	tool     string
+	severity string // semconv.DriftSeverityBreaking or DriftSeverityWarning
+}
+
+// agentImpact is what one agent's calls of one changed tool add up to.
+type agentImpact struct {
+	agent              string // "" when the spans named none
+	sessions           int
+	calls, errors      int64
+	last               uint32 // unix seconds
+	oldCalls, newCalls int64  // calls with the tool's previous / current digest
+	unknownCalls       int64  // calls without a digest, or with another one
+	recentCalls        int64  // calls within recent_window
+	recentOldCalls     int64  // of those, with the previous digest
+	sessionSample      []string
+	risk               string
+}
+
+// toolImpact is the impact of a drift on one changed tool, agents sorted by
+// risk, then calls.
+type toolImpact struct {
+	toolChange
+	agents []agentImpact
+}
+
+// driftImpact is the impact of one drift.
+type driftImpact struct {
+	tools            []toolImpact
+	agents, sessions int
+	calls            int64
+}
+
+// scratch holds the drift-time scan's working memory between drifts: two
+// bitsets over session ids, the current (tool, agent)'s sessions and the
+// drift's. A bit per session keeps a million sessions in 128 KiB, inside
+// the CPU cache, where a counter per session would miss it on nearly every
+// entry.
+type scratch struct {
+	group, drift bitset
+}
+
+type bitset []uint64
+
+func (b bitset) mark(i uint32) { b[i>>6] |= uint64(1) << (i & 63) }
+
+// clear clears bit i and reports whether it was set.
+func (b bitset) clear(i uint32) bool {
+	w, m := i>>6, uint64(1)<<(i&63)
+	was := b[w] & m
+	b[w] &^= m
+	return was != 0
+}
+
+// drainInto moves b's bits into dst, clearing b, and returns how many there
+// were: one pass for the count, the union and the reset.
+func (b bitset) drainInto(dst bitset) int {
+	n := 0
+	for i, w := range b {
+		if w != 0 {
+			n += bits.OnesCount64(w)
+			dst[i] |= w
+			b[i] = 0
+		}
+	}
+	return n
+}
+
+func (b bitset) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+func (sc *scratch) grow(sessions int) {
+	words := (sessions + 63) / 64
+	if len(sc.group) < words {
+		sc.group = make(bitset, max(words, 2*len(sc.group)))
+		sc.drift = make(bitset, len(sc.group))
+	}
+}
+
+// impact computes what a drift of target means for the callers of its
+// changed tools. previous and current are the tool digests before and after.
+func (st *state) impact(target *server, changes []toolChange, previous, current map[string]string, now time.Time) driftImpact {
+	ix := st.index
+	sc := &st.scratch
+	sc.grow(ix.sessions.span())
+	clear(sc.drift)
+	win := window{
+		cutoff: unixSec(now.Add(-st.cfg.Window).UnixNano()),
+		recent: unixSec(now.Add(-st.cfg.RecentWindow).UnixNano()),
+	}
+	servers := st.serverIDs(target)
+	var out driftImpact
+	agentsSeen := map[uint32]struct{}{}
+	for _, ch := range changes {
+		ti := toolImpact{toolChange: ch}
+		win.oldID, win.newID = digestID(ix, previous[ch.tool]), digestID(ix, current[ch.tool])
+		for agent, buckets := range st.bucketsByAgent(servers, target, ch.tool) {
+			ai := st.scanGroup(buckets, &win)
+			ai.agent = ix.agents.value(agent)
+			if ai.calls == 0 {
+				continue
+			}
+			ai.risk = risk(ch.severity, &ai)
+			agentsSeen[agent] = struct{}{}
+			out.calls += ai.calls
+			ti.agents = append(ti.agents, ai)
+		}
+		slices.SortFunc(ti.agents, func(a, b agentImpact) int {
+			if c := cmp.Compare(riskRank(a.risk), riskRank(b.risk)); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(b.calls, a.calls); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.agent, b.agent)
+		})
+		out.tools = append(out.tools, ti)
+	}
+	out.agents = len(agentsSeen)
+	sc.drift.clear(0)
+	out.sessions = sc.drift.count()
+	return out
+}
+
+// scanGroup adds up the calls in the buckets of one (tool, agent), counts
+// its distinct sessions and adds them to the drift's set. This is the loop
+// that runs over every entry of a changed tool, so it does the least per
+// entry: it only marks the session's bit, and the bits are counted after
+// the loop, by popcount for a large group, or by a second walk over a small
+// group's entries (still in cache) when that is cheaper than the whole set.
+func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
+	ix, sc := st.index, &st.scratch
+	group := sc.group
+	cutoff, recentCut, oldID, newID := max(w.cutoff, 1), w.recent, w.oldID, w.newID
+	// Calls by digest class (other, old, new), all and recent ones: array
+	// slots rather than six variables, which would not fit in registers.
+	var byClass, recentByClass [3]int64
+	var errors int64
+	var last uint32
+	sample := newSessionSample(st.cfg.MaxSessionsPerRecord)
+	scanned := 0
+	for _, bid := range buckets {
+		entries := ix.buckets[bid].entries
+		scanned += len(entries)
+		// Newest entries sit at the end: walking backwards fills the sample
+		// early and then rarely touches it.
+		for i := len(entries) - 1; i >= 0; i-- {
+			e := &entries[i]
+			if e.last < cutoff { // free slots are zero: skipped here too
+				continue
+			}
+			n := int64(e.calls)
+			errors += int64(e.errors)
+			last = max(last, e.last)
+			class := 0
+			if e.digest == oldID {
+				class = 1
+			} else if e.digest == newID {
+				class = 2
+			}
+			byClass[class] += n
+			if e.last >= recentCut {
+				recentByClass[class] += n
+			}
+			group.mark(e.session)
+			if e.last > sample.floor && e.session != 0 {
+				sample.offer(e.session, e.last)
+			}
+		}
+	}
+	sessions := 0
+	if scanned < len(group)/8 {
+		for _, bid := range buckets {
+			for i := range ix.buckets[bid].entries {
+				e := &ix.buckets[bid].entries[i]
+				if e.last >= cutoff && e.session != 0 && group.clear(e.session) {
+					sessions++
+					sc.drift.mark(e.session)
+				}
+			}
+		}
+		group.clear(0)
+	} else {
+		group.clear(0) // "no session" is not a session
+		sessions = group.drainInto(sc.drift)
+	}
+	return agentImpact{
+		sessions:       sessions,
+		calls:          byClass[0] + byClass[1] + byClass[2],
+		errors:         errors,
+		last:           last,
+		unknownCalls:   byClass[0],
+		oldCalls:       byClass[1],
+		newCalls:       byClass[2],
+		recentCalls:    recentByClass[0] + recentByClass[1] + recentByClass[2],
+		recentOldCalls: recentByClass[1],
+		sessionSample:  sample.ids(ix.sessions),
+	}
+}
+
+// window holds the bounds and digest ids one tool's scan compares against.
+type window struct {
+	cutoff, recent uint32
+	oldID, newID   uint32
+}
+
+// noDigest is an id no entry has: the digest was never seen on a span.
+const noDigest = ^uint32(0)
+
+func digestID(ix *index, d string) uint32 {
+	if d == "" {
+		return noDigest
+	}
+	if id, ok := ix.digests.lookup(d); ok {
+		return id
+	}
+	return noDigest
+}
+
+// risk levels (docs/mcpimpact.md): high when a breaking change meets calls
+// made with the previous definition within recent_window; medium when a
+// breaking change had callers within the window, or a warning change had
+// callers within recent_window; low otherwise.
+func risk(severity string, ai *agentImpact) string {
+	breaking := severity == semconv.DriftSeverityBreaking
+	switch {
+	case breaking && ai.recentOldCalls > 0:
+		return semconv.ImpactRiskHigh
+	case breaking && ai.calls > 0, ai.recentCalls > 0:
+		return semconv.ImpactRiskMedium
+	}
+	return semconv.ImpactRiskLow
+}
+
+func riskRank(r string) int {
+	switch r {
+	case semconv.ImpactRiskHigh:
+		return 0
+	case semconv.ImpactRiskMedium:
+		return 1
+	}
+	return 2
+}
+
+// serverIDs returns the index server ids whose identity resolves to target.
+func (st *state) serverIDs(target *server) []uint32 {
+	var ids []uint32
+	for id := uint32(1); int(id) < st.index.servers.span(); id++ {
+		if !st.index.servers.held(id) {
+			continue
+		}
+		if st.resolver.target(st.contracts, st.index.servers, id) == target {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// bucketsByAgent gathers the buckets holding calls of tool on target, by
+// agent. Calls whose span named no server at all count when target is the
+// only known server that ever offered a tool of that name.
+func (st *state) bucketsByAgent(servers []uint32, target *server, tool string) map[uint32][]uint32 {
+	ix := st.index
+	toolID, ok := ix.tools.lookup(tool)
+	if !ok || toolID == 0 {
+		return nil
+	}
+	if st.contracts.soleOwner(tool) == target {
+		servers = append(servers, 0)
+	}
+	byAgent := map[uint32][]uint32{}
+	for _, sid := range servers {
+		for _, bid := range ix.byTool[toolKey{sid, toolID}] {
+			agent := ix.buckets[bid].key.agent
+			byAgent[agent] = append(byAgent[agent], bid)
+		}
+	}
+	return byAgent
+}
+
+// sessionSample keeps the n most recently active distinct sessions.
+type sessionSample struct {
+	n     int
+	items []sampled // newest first
+	floor uint32    // a call must be later than this to enter: the oldest kept once full
+}
+
+type sampled struct {
+	session uint32
+	last    uint32
+}
+
+func newSessionSample(n int) sessionSample {
+	if n == 0 {
+		return sessionSample{floor: ^uint32(0)} // takes nothing
+	}
+	return sessionSample{n: n}
+}
+
+func (s *sessionSample) offer(session, last uint32) {
+	if last <= s.floor {
+		return
+	}
+	for i := range s.items {
+		if s.items[i].session == session {
+			if last <= s.items[i].last {
+				return
+			}
+			s.items = slices.Delete(s.items, i, i+1)
+			break
+		}
+	}
+	i, _ := slices.BinarySearchFunc(s.items, last, func(it sampled, t uint32) int { return cmp.Compare(t, it.last) })
+	s.items = slices.Insert(s.items, i, sampled{session, last})
+	if len(s.items) > s.n {
+		s.items = s.items[:s.n]
+	}
+	if len(s.items) == s.n {
+		s.floor = s.items[s.n-1].last
+	}
+}
+
+func (s *sessionSample) ids(sessions *interner[string]) []string {
+	out := make([]string, len(s.items))
+	for i, it := range s.items {
+		out[i] = sessions.value(it.session)
+	}
+	return out
+}

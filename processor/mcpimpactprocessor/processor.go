@@ -1,0 +1,218 @@
+package mcpimpactprocessor
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// impactProcessor is the one instance behind a component ID's traces and
+// logs pipelines.
+type impactProcessor struct {
+	cfg    *Config
+	id     component.ID
+	logger *zap.Logger
+	tel    *telemetry
+	now    func() time.Time
+
+	mu      sync.Mutex // guards state
+	state   *state
+	entries atomic.Int64 // index size, for the gauge
+
+	store       *store // nil without a storage extension
+	stopPersist context.CancelFunc
+	persisting  sync.WaitGroup
+}
+
+func newImpactProcessor(set processor.Settings, cfg *Config, now func() time.Time) (*impactProcessor, error) {
+	set.TelemetrySettings = withoutPipelineAttributes(set.TelemetrySettings)
+	tel, err := newTelemetry(set.TelemetrySettings, cfg.MetricLabelLimit)
+	if err != nil {
+		return nil, err
+	}
+	p := &impactProcessor{
+		cfg:    cfg,
+		id:     set.ID,
+		logger: set.Logger,
+		tel:    tel,
+		now:    now,
+		state:  newState(cfg),
+	}
+	err = tel.tb.RegisterProcessorMcpimpactIndexEntriesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(p.entries.Load())
+		return nil
+	})
+	if err != nil {
+		tel.shutdown()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Start restores the index from the storage extension, if one is
+// configured, and starts writing it back periodically.
+func (p *impactProcessor) Start(ctx context.Context, host component.Host) error {
+	if p.cfg.Storage == nil {
+		return nil
+	}
+	s, err := openStore(ctx, host, *p.cfg.Storage, p.id)
+	if err != nil {
+		return err
+	}
+	p.store = s
+	p.restore(ctx)
+	if p.cfg.PersistInterval > 0 {
+		loopCtx, cancel := context.WithCancel(context.Background())
+		p.stopPersist = cancel
+		p.persisting.Add(1)
+		go p.persistLoop(loopCtx)
+	}
+	return nil
+}
+
+// Shutdown writes the index to storage and releases everything.
+func (p *impactProcessor) Shutdown(ctx context.Context) error {
+	var errs []error
+	if p.stopPersist != nil {
+		p.stopPersist()
+		p.persisting.Wait()
+	}
+	if p.store != nil {
+		errs = append(errs, p.save(ctx), p.store.close(ctx))
+		p.store = nil
+	}
+	p.tel.shutdown()
+	return errors.Join(errs...)
+}
+
+func (p *impactProcessor) persistLoop(ctx context.Context) {
+	defer p.persisting.Done()
+	t := time.NewTicker(p.cfg.PersistInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := p.save(ctx); err != nil && ctx.Err() == nil {
+				p.logger.Warn("Writing the impact index to storage failed", zap.Error(err))
+			}
+		}
+	}
+}
+
+// processTraces indexes tool-call spans and marks the stale ones.
+func (p *impactProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	now := p.now()
+	calls := collectCalls(td, now.UnixNano(), nil)
+	if len(calls) == 0 {
+		return td, nil
+	}
+	p.mu.Lock()
+	judged := p.state.observe(calls, now, make([]judgement, 0, len(calls)))
+	removed := p.state.index.takeRemovals()
+	p.entries.Store(int64(p.state.index.size))
+	p.mu.Unlock()
+
+	var byDialect [dialects]int64
+	stale := map[staleKey]int64{}
+	for i := range calls {
+		c, j := &calls[i], &judged[i]
+		byDialect[c.dialect]++
+		if !j.known {
+			continue
+		}
+		attrs := c.span.Attributes()
+		attrs.PutStr(semconv.ToolCurrentDigest, j.current)
+		attrs.PutBool(semconv.ToolStale, j.stale)
+		if j.stale {
+			stale[p.tel.staleKey(j.server, c.key.tool, c.key.agent)]++
+		}
+	}
+	p.tel.toolCalls(ctx, &byDialect)
+	p.tel.staleCalls(ctx, stale)
+	p.tel.removals(ctx, removed)
+	return td, nil
+}
+
+// processLogs learns current digests from snapshot events and answers drift
+// events with their impact. Other records pass through untouched.
+func (p *impactProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	now := p.now()
+	byRisk := map[string]int64{}
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		res := rl.Resource().Attributes()
+		sls := rl.ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			recs := sls.At(j).LogRecords()
+			var at []int
+			var extra []plog.LogRecordSlice
+			for k := 0; k < recs.Len(); k++ {
+				rec := recs.At(k)
+				switch eventName(rec) {
+				case semconv.EventSnapshot:
+					if l := readListing(res, rec, now.UnixNano()); l != nil {
+						p.applyListing(l)
+					}
+				case semconv.EventDrift:
+					l := readListing(res, rec, now.UnixNano())
+					if l == nil {
+						p.logger.Debug("Drift event without a server name; passed through without impact")
+						continue
+					}
+					imp, ok := p.driftImpact(l, readToolChanges(rec.Attributes()), now)
+					if !ok {
+						continue
+					}
+					enrichDrift(rec, &imp)
+					records := plog.NewLogRecordSlice()
+					for risk, n := range appendImpactRecords(records, rec, l, &imp, p.cfg.Window, pcommon.NewTimestampFromTime(now)) {
+						byRisk[risk] += n
+					}
+					at = append(at, k)
+					extra = append(extra, records)
+				}
+			}
+			if len(at) > 0 {
+				insertAfter(recs, at, extra)
+			}
+		}
+	}
+	p.tel.impactRecords(ctx, byRisk)
+	return ld, nil
+}
+
+func (p *impactProcessor) applyListing(l *listing) {
+	p.mu.Lock()
+	ok := p.state.contracts.apply(l)
+	p.mu.Unlock()
+	if !ok {
+		p.logger.Warn("Too many servers in snapshot events; ignoring a new one", zap.Int("max_servers", maxServers))
+	}
+}
+
+// driftImpact records the drift's listings and computes its impact; false
+// when the server cannot be tracked (the table of servers is full).
+func (p *impactProcessor) driftImpact(l *listing, changes []toolChange, now time.Time) (driftImpact, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.state.contracts.apply(l) {
+		p.logger.Warn("Too many servers in drift events; impact of a new one not computed", zap.Int("max_servers", maxServers))
+		return driftImpact{}, false
+	}
+	return p.state.impact(p.state.contracts.servers[l.name], changes, l.previous, l.digests, now), true
+}

@@ -1,0 +1,100 @@
+package mcpimpactprocessor
+
+import (
+	"math"
+	"time"
+)
+
+// maxClockSkew is how far in the future a span may start before its time is
+// taken as now: a skewed clock must not keep an entry alive past the window.
+const maxClockSkew = 5 * time.Minute
+
+// state is what the traces and the logs path share: the impact index, the
+// current-digest table, and the caches between them. It is not safe for
+// concurrent use; the processor serializes access.
+type state struct {
+	cfg        *Config
+	index      *index
+	contracts  *contracts
+	resolver   resolver
+	scratch    scratch
+	nextExpiry time.Time
+}
+
+func newState(cfg *Config) *state {
+	return &state{cfg: cfg, index: newIndex(cfg.MaxIndexEntries), contracts: newContracts()}
+}
+
+// verdict of one call, for the span and the stale-call metric.
+type judgement struct {
+	verdict
+	server string // the matched target's name, or what the span says
+}
+
+// observe indexes tool calls and judges the staleness of those that carry a
+// digest. out[i] is the judgement of calls[i].
+func (st *state) observe(calls []toolCall, now time.Time, out []judgement) []judgement {
+	st.expireIfDue(now)
+	cutoff := now.Add(-st.cfg.Window).UnixNano()
+	latest := now.Add(maxClockSkew).UnixNano()
+	cutoffSec := unixSec(cutoff)
+	for i := range calls {
+		c := &calls[i]
+		if c.at > latest {
+			c.at = now.UnixNano()
+		}
+		if c.at >= cutoff && (!c.serverSide || st.cfg.IndexServerSpans) {
+			at := unixSec(c.at)
+			var failed uint32
+			if c.failed {
+				failed = 1
+			}
+			st.index.record(&c.key, at, at, 1, failed, cutoffSec)
+		}
+		out = append(out, st.judge(c))
+	}
+	return out
+}
+
+func (st *state) judge(c *toolCall) judgement {
+	target := st.target(c.key.server)
+	if target == nil {
+		return judgement{server: c.key.server.label()}
+	}
+	j := judgement{server: target.name}
+	if c.key.digest != "" {
+		j.verdict = target.judge(c.key.tool, c.at, c.key.digest)
+	}
+	return j
+}
+
+// target resolves a span identity, through the cache when the index holds it.
+func (st *state) target(id identity) *server {
+	if sid, ok := st.index.servers.lookup(id); ok {
+		return st.resolver.target(st.contracts, st.index.servers, sid)
+	}
+	return st.contracts.resolve(id)
+}
+
+// expireIfDue drops entries that left the window, at most once per
+// hundredth of the window: entries outlive it by at most that much, and the
+// drift-time scan ignores them anyway.
+func (st *state) expireIfDue(now time.Time) {
+	if now.Before(st.nextExpiry) {
+		return
+	}
+	st.index.expire(unixSec(now.Add(-st.cfg.Window).UnixNano()))
+	st.nextExpiry = now.Add(max(st.cfg.Window/100, time.Second))
+}
+
+// unixSec converts unix nanoseconds to the index's unix seconds.
+func unixSec(ns int64) uint32 {
+	s := ns / int64(time.Second)
+	switch {
+	case s < 0:
+		return 0
+	case s > math.MaxUint32:
+		return math.MaxUint32
+	}
+	return uint32(s)
+}
