@@ -1,0 +1,86 @@
+package mcpdriftreceiver
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+)
+
+func loadConfig(t *testing.T, name string) *Config {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := cm.Sub(component.MustNewIDWithName("mcpdrift", name).String())
+	if name == "" {
+		sub, err = cm.Sub("mcpdrift")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := createDefaultConfig().(*Config)
+	if err := sub.Unmarshal(cfg); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return cfg
+}
+
+func TestConfigAsUsersWriteIt(t *testing.T) {
+	cfg := loadConfig(t, "full")
+	if err := confmap.Validate(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CollectionInterval != time.Minute || cfg.Storage == nil || cfg.Storage.String() != "file_storage" || cfg.ConfirmAfter != 2 {
+		t.Errorf("top level: %+v", cfg)
+	}
+	if cfg.Policy.Name != "default" {
+		t.Errorf("policy shorthand: %+v", cfg.Policy)
+	}
+	if len(cfg.Targets) != 2 {
+		t.Fatalf("targets: %+v", cfg.Targets)
+	}
+	search, files := cfg.Targets[0], cfg.Targets[1]
+	if search.Endpoint != "https://search.example.com/mcp" || search.Timeout != 10*time.Second {
+		t.Errorf("search: %+v", search)
+	}
+	if v, ok := search.Headers.Get("Authorization"); !ok || string(v) != "Bearer s3cr3t" {
+		t.Errorf("headers: %v", search.Headers)
+	}
+	if files.Command[0] != "npx" || string(files.Env["NODE_ENV"]) != "production" {
+		t.Errorf("stdio target: %+v", files)
+	}
+	pinned := loadConfig(t, "pinned")
+	if err := confmap.Validate(pinned); err != nil || pinned.Baseline != BaselinePinned || pinned.Volatile.Ignore || pinned.Volatile.After != 5 {
+		t.Errorf("pinned: %+v %v", pinned, err)
+	}
+	if err := confmap.Validate(loadConfig(t, "")); err != nil {
+		t.Errorf("default config must validate: %v", err)
+	}
+}
+
+func TestConfigRejects(t *testing.T) {
+	for name, want := range map[string]string{
+		"bad_transport": "transport must be",
+		"both":          "exclusive",
+		"neither":       "one of endpoint or command",
+		"dup":           "duplicate name",
+		"bad_numbers":   "confirm_after",
+	} {
+		err := confmap.Validate(loadConfig(t, name))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	if got := redactURL("https://user:pass@h.example:8443/mcp?token=abc#frag"); got != "https://h.example:8443/mcp" {
+		t.Errorf("got %s", got)
+	}
+}
