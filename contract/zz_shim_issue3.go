@@ -12,11 +12,11 @@ import (
 type Severity int
 
 const (
-	SeverityNone Severity = iota
-	SeverityInfo
-	SeverityCompatible
-	SeverityWarning
-	SeverityBreaking
+	None Severity = iota
+	Info
+	Compatible
+	Warning
+	Breaking
 )
 
 func (s Severity) String() string {
@@ -37,19 +37,23 @@ type Change struct {
 type Report struct{ Changes []Change }
 
 func (r *Report) Worst() Severity {
-	w := SeverityNone
+	w := None
 	for _, c := range r.Changes {
 		w = max(w, c.Severity)
 	}
 	return w
 }
 
-func (r *Report) Summary() map[Severity]int {
+type Summary struct{ counts map[Severity]int }
+
+func (s Summary) Count(sev Severity) int { return s.counts[sev] }
+
+func (r *Report) Summary() Summary {
 	m := map[Severity]int{}
 	for _, c := range r.Changes {
 		m[c.Severity]++
 	}
-	return m
+	return Summary{m}
 }
 
 func (r *Report) OneLine() string {
@@ -61,7 +65,7 @@ func (r *Report) OneLine() string {
 }
 
 type PolicyConfig struct {
-	Name   string   `mapstructure:"name"`
+	Base   string   `mapstructure:"base"`
 	Ignore []string `mapstructure:"ignore"`
 }
 
@@ -81,14 +85,14 @@ func Diff(old, new *Snapshot, p *Policy) *Report {
 		n, ok := new.Tools.Lookup(d.Key)
 		switch {
 		case !ok:
-			r.Changes = append(r.Changes, Change{Rule: "tool-removed", Severity: SeverityBreaking, Subject: "tool", Name: d.Key, Message: fmt.Sprintf("tool %s removed", d.Key)})
+			r.Changes = append(r.Changes, Change{Rule: "tool-removed", Severity: Breaking, Subject: "tool", Name: d.Key, Message: fmt.Sprintf("tool %s removed", d.Key)})
 		case n.Digest != d.Digest:
-			r.Changes = append(r.Changes, Change{Rule: "tool-changed", Severity: SeverityWarning, Subject: "tool", Name: d.Key, Path: "/description", Before: desc(d.Raw), After: desc(n.Raw), Message: "changed"})
+			r.Changes = append(r.Changes, Change{Rule: "tool-changed", Severity: Warning, Subject: "tool", Name: d.Key, Path: "/description", Before: desc(d.Raw), After: desc(n.Raw), Message: "changed"})
 		}
 	}
 	for _, d := range new.Tools {
 		if _, ok := old.Tools.Lookup(d.Key); !ok {
-			r.Changes = append(r.Changes, Change{Rule: "tool-added", Severity: SeverityCompatible, Subject: "tool", Name: d.Key, Message: "added"})
+			r.Changes = append(r.Changes, Change{Rule: "tool-added", Severity: Compatible, Subject: "tool", Name: d.Key, Message: "added"})
 		}
 	}
 	return r

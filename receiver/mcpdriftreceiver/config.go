@@ -125,11 +125,11 @@ func defaultClientCapabilities() map[string]any {
 	return map[string]any{"roots": map[string]any{"listChanged": true}, "sampling": map[string]any{}, "elicitation": map[string]any{}}
 }
 
-// Unmarshal accepts `policy: NAME` as shorthand for `policy: {name: NAME}`.
+// Unmarshal accepts `policy: NAME` as shorthand for `policy: {base: NAME}`.
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if name, ok := conf.Get("policy").(string); ok {
 		raw := conf.ToStringMap()
-		raw["policy"] = map[string]any{"name": name}
+		raw["policy"] = map[string]any{"base": name}
 		conf = confmap.NewFromStringMap(raw)
 	}
 	return conf.Unmarshal(cfg)

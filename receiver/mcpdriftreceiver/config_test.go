@@ -39,7 +39,7 @@ func TestConfigAsUsersWriteIt(t *testing.T) {
 	if cfg.CollectionInterval != time.Minute || cfg.Storage == nil || cfg.Storage.String() != "file_storage" || cfg.ConfirmAfter != 2 {
 		t.Errorf("top level: %+v", cfg)
 	}
-	if cfg.Policy.Name != "default" {
+	if cfg.Policy.Base != "default" {
 		t.Errorf("policy shorthand: %+v", cfg.Policy)
 	}
 	if len(cfg.Targets) != 2 {

@@ -112,10 +112,10 @@ func fillDrift(lr plog.LogRecord, t *target, e event) {
 	attrs.PutStr(semconv.PreviousContract, e.previous.Digests.Contract)
 	attrs.PutStr(semconv.ContractDigest, e.current.Digests.Contract)
 	counts := r.Summary()
-	attrs.PutInt(semconv.DriftBreaking, int64(counts[contract.SeverityBreaking]))
-	attrs.PutInt(semconv.DriftWarning, int64(counts[contract.SeverityWarning]))
-	attrs.PutInt(semconv.DriftCompatible, int64(counts[contract.SeverityCompatible]))
-	attrs.PutInt(semconv.DriftInfo, int64(counts[contract.SeverityInfo]))
+	attrs.PutInt(semconv.DriftBreaking, int64(counts.Count(contract.Breaking)))
+	attrs.PutInt(semconv.DriftWarning, int64(counts.Count(contract.Warning)))
+	attrs.PutInt(semconv.DriftCompatible, int64(counts.Count(contract.Compatible)))
+	attrs.PutInt(semconv.DriftInfo, int64(counts.Count(contract.Info)))
 	changes := attrs.PutEmptySlice(semconv.DriftChanges)
 	for _, c := range r.Changes {
 		m := changes.AppendEmpty().SetEmptyMap()
@@ -161,11 +161,11 @@ func fillMixed(lr plog.LogRecord, t *target, e event) {
 // logSeverity maps a drift severity to an OpenTelemetry log severity.
 func logSeverity(s contract.Severity) plog.SeverityNumber {
 	switch s {
-	case contract.SeverityBreaking:
+	case contract.Breaking:
 		return plog.SeverityNumberError
-	case contract.SeverityWarning:
+	case contract.Warning:
 		return plog.SeverityNumberWarn
-	case contract.SeverityCompatible:
+	case contract.Compatible:
 		return plog.SeverityNumberInfo2
 	}
 	return plog.SeverityNumberInfo
