@@ -67,11 +67,12 @@ and whom it breaks.
 Digests follow "Tool definition hash, version 1" (RFC 8785 canonical JSON,
 SHA-256), so they can be checked by other tools.
 
-Exit codes: 0 success, 1 invalid input or drift at or above --fail-on, 2 usage error.`,
+Exit codes: 0 success; 1 invalid input (hash) or drift at or above --fail-on
+(diff); 2 usage error, or invalid input for diff.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newHashCommand())
+	root.AddCommand(newHashCommand(), newDiffCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }

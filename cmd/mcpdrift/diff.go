@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+)
+
+func newDiffCommand() *cobra.Command {
+	var format, policyName, configFile, failOn, kind string
+	cmd := &cobra.Command{
+		Use:   "diff [--format text|json|markdown] [--policy NAME] [--config FILE] [--fail-on SEVERITY] OLD NEW",
+		Short: "Classify the drift between two contracts, and fail on what breaks",
+		Long: `Compare two contracts of one MCP server and classify every change by whom it
+hurts: breaking, warning, compatible or info (docs/rules.md lists every rule).
+
+OLD and NEW each accept what 'mcpdrift hash' accepts: a raw tools/list (prompts,
+resources, resource templates) result, a JSON array of result pages, a bare array
+of definitions, a JSON-RPC response wrapping one, an initialize result, a snapshot,
+a directory of such files (read as one contract), or '-' for standard input.
+Only the listings both sides carry are compared, and server-level members
+(capabilities, instructions, versions) only when both sides carry them.
+
+--format text prints a report for terminals, markdown one for pull-request
+comments, json one object:
+  {"severity": "breaking|warning|compatible|info|none",
+   "summary": {"breaking": N, "warning": N, "compatible": N, "info": N},
+   "changes": [{"rule", "severity", "subject", "name", "path", "before",
+                "after", "message"}, ...]}
+
+--policy picks a named policy: default, strict (warnings become breaking) or
+lenient (a rejected extra argument is tolerated). --config reads a policy file,
+YAML or JSON, in the shape documented in docs/diff.md (base, severities,
+ignore); --policy, when given, replaces its base.
+
+Exit status: 0 when no change reaches --fail-on (none never fails), 1 when one
+does, 2 on invalid input or usage.`,
+		Example: `  mcpdrift diff old/tools-list.json new/tools-list.json
+  mcpdrift diff --fail-on warning --format markdown baseline.json snapshot.json
+  mcpdrift diff --config drift-policy.yaml old/ new/`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageError("diff takes exactly two contracts, OLD and NEW (got %d arguments)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" && format != "markdown" {
+				return usageError("--format must be text, json or markdown, not %q", format)
+			}
+			threshold, err := contract.ParseSeverity(failOn)
+			if err != nil {
+				return usageError("--fail-on: %v", err)
+			}
+			if args[0] == "-" && args[1] == "-" {
+				return usageError("only one of OLD and NEW can be standard input")
+			}
+			policy, err := loadPolicy(configFile, policyName, cmd.Flags().Changed("policy"))
+			if err != nil {
+				return err
+			}
+			k, err := parseKind(kind)
+			if err != nil {
+				return err
+			}
+			var docs [2]*contract.Document
+			for i, arg := range args {
+				if docs[i], err = readDocument(cmd.InOrStdin(), []string{arg}, contract.ReadOptions{Kind: k}); err != nil {
+					return asUsage(err)
+				}
+			}
+			report := contract.DiffDocuments(docs[0], docs[1], policy)
+			if err := writeReport(cmd.OutOrStdout(), report, format); err != nil {
+				return err
+			}
+			if threshold != contract.None && report.Worst() >= threshold {
+				return &exitError{code: exitFailure, err: fmt.Errorf("drift at or above %s: %s", threshold, report.Summary().String())}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or markdown")
+	cmd.Flags().StringVar(&policyName, "policy", contract.PolicyDefault, "named policy: default, strict or lenient")
+	cmd.Flags().StringVar(&configFile, "config", "", "policy file (YAML or JSON): base, severities, ignore")
+	cmd.Flags().StringVar(&failOn, "fail-on", "breaking", "exit 1 when a change is at least: breaking, warning, compatible, info, or none (never)")
+	cmd.Flags().StringVar(&kind, "kind", "", "kind of bare definition arrays: tool, prompt, resource, resource_template (default: guessed)")
+	return cmd
+}
+
+// maxConfigBytes bounds a policy file.
+const maxConfigBytes = 1 << 20
+
+// loadPolicy builds the policy from --config and --policy (which, when
+// given, replaces the file's base).
+func loadPolicy(file, name string, nameSet bool) (*contract.Policy, error) {
+	var cfg contract.PolicyConfig
+	if file == "-" {
+		return nil, usageError("--config must name a file")
+	}
+	if file != "" {
+		b, err := readLimited(nil, file, maxConfigBytes)
+		if err != nil {
+			return nil, asUsage(err)
+		}
+		if cfg, err = parsePolicyConfig(b); err != nil {
+			return nil, usageError("%s: %v", file, err)
+		}
+	}
+	if nameSet || cfg.Base == "" {
+		cfg.Base = name
+	}
+	p, err := contract.NewPolicy(cfg)
+	if err != nil {
+		if file != "" {
+			return nil, usageError("%s: %v", file, err)
+		}
+		return nil, usageError("%v", err)
+	}
+	return p, nil
+}
+
+// parsePolicyConfig reads a policy from YAML or JSON (JSON is YAML), refusing
+// unknown fields so that a typo is an error rather than a silently ignored
+// setting.
+func parsePolicyConfig(b []byte) (contract.PolicyConfig, error) {
+	var cfg contract.PolicyConfig
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// asUsage turns an input error into exit status 2: for diff, an unreadable
+// contract is invalid input, not drift.
+func asUsage(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return &exitError{code: exitUsage, err: ee.err}
+	}
+	return &exitError{code: exitUsage, err: err}
+}
+
+func writeReport(w io.Writer, r *contract.Report, format string) error {
+	var out []byte
+	switch format {
+	case "json":
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		out = append(b, '\n')
+	case "markdown":
+		out = []byte(r.Markdown())
+	default:
+		out = []byte(r.Text())
+	}
+	_, err := w.Write(out)
+	return err
+}

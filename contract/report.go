@@ -1,0 +1,173 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// Change is one classified difference between two contracts.
+type Change struct {
+	// Rule is the stable rule ID (docs/rules.md).
+	Rule string `json:"rule"`
+	// Severity is the rule's severity under the policy the diff ran with.
+	Severity Severity `json:"severity"`
+	// Subject is tool, prompt, resource, resource_template or server.
+	Subject string `json:"subject"`
+	// Name is the tool or prompt name, resource URI or URI template; empty
+	// for server-level changes.
+	Name string `json:"name"`
+	// Path is a JSON pointer into the definition (for schemas: the schema
+	// as if every local $ref were inlined); "" is the whole definition.
+	Path string `json:"path"`
+	// Before and After are the specific values that changed, as JSON; nil
+	// when absent on that side.
+	Before json.RawMessage `json:"before"`
+	After  json.RawMessage `json:"after"`
+	// Message is one sentence on the consequence. Server-controlled text in
+	// it is already escaped with SanitizeText.
+	Message string `json:"message"`
+
+	// brief is the fragment for the one-line description.
+	brief string
+}
+
+// Report is the classified difference between two contracts.
+type Report struct {
+	// Changes, worst first (then by subject, name, path and rule).
+	Changes []Change
+}
+
+// Summary counts changes per severity.
+type Summary struct {
+	Breaking   int `json:"breaking"`
+	Warning    int `json:"warning"`
+	Compatible int `json:"compatible"`
+	Info       int `json:"info"`
+}
+
+// Count returns the count for one severity.
+func (s Summary) Count(sev Severity) int {
+	switch sev {
+	case Breaking:
+		return s.Breaking
+	case Warning:
+		return s.Warning
+	case Compatible:
+		return s.Compatible
+	case Info:
+		return s.Info
+	}
+	return 0
+}
+
+// Total is the number of changes.
+func (s Summary) Total() int { return s.Breaking + s.Warning + s.Compatible + s.Info }
+
+// Worst returns the worst severity in the report, None when it is empty.
+func (r *Report) Worst() Severity {
+	worst := None
+	if r == nil {
+		return worst
+	}
+	for _, c := range r.Changes {
+		worst = max(worst, c.Severity)
+	}
+	return worst
+}
+
+// Summary counts the report's changes per severity.
+func (r *Report) Summary() Summary {
+	var s Summary
+	if r == nil {
+		return s
+	}
+	for _, c := range r.Changes {
+		switch c.Severity {
+		case Breaking:
+			s.Breaking++
+		case Warning:
+			s.Warning++
+		case Compatible:
+			s.Compatible++
+		case Info:
+			s.Info++
+		}
+	}
+	return s
+}
+
+// Empty reports whether there is no change.
+func (r *Report) Empty() bool { return r == nil || len(r.Changes) == 0 }
+
+// reportJSON is the documented JSON shape of a report (docs/diff.md).
+type reportJSON struct {
+	Severity Severity `json:"severity"`
+	Summary  Summary  `json:"summary"`
+	Changes  []Change `json:"changes"`
+}
+
+// MarshalJSON writes {"severity", "summary", "changes"}; absent before or
+// after values are written as null.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	out := reportJSON{Severity: r.Worst(), Summary: r.Summary()}
+	if r != nil {
+		out.Changes = r.Changes
+	}
+	if out.Changes == nil {
+		out.Changes = []Change{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (severity and summary are
+// derived, so they are not read back).
+func (r *Report) UnmarshalJSON(b []byte) error {
+	var in reportJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	r.Changes = in.Changes
+	return nil
+}
+
+// subjectOrder orders subjects in reports: tools first, the server last.
+func subjectOrder(s string) int {
+	switch s {
+	case SubjectTool:
+		return 0
+	case SubjectPrompt:
+		return 1
+	case SubjectResourceTemplate:
+		return 2
+	case SubjectResource:
+		return 3
+	}
+	return 4
+}
+
+// sortChanges orders changes worst first, then by subject, name, path, rule.
+func sortChanges(cs []Change) {
+	slices.SortStableFunc(cs, func(a, b Change) int {
+		if a.Severity != b.Severity {
+			return int(b.Severity) - int(a.Severity)
+		}
+		if ra, rb := subjectOrder(a.Subject), subjectOrder(b.Subject); ra != rb {
+			return ra - rb
+		}
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Rule, b.Rule)
+	})
+}
