@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/mcpdrift/mcpdrift/contract"
 )
 
 func loadConfig(t *testing.T, name string) *Config {
@@ -64,6 +66,20 @@ func TestConfigAsUsersWriteIt(t *testing.T) {
 	}
 }
 
+func TestConfigPolicyBlock(t *testing.T) {
+	cfg := loadConfig(t, "policy_block")
+	if err := confmap.Validate(cfg); err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Policy
+	if p.Base != "strict" || p.Severities["tool.description.changed"] != contract.Info || p.Severities["input.description.*"] != contract.None {
+		t.Errorf("severities: %+v", p)
+	}
+	if len(p.Ignore) != 1 || p.Ignore[0].Path != "/inputSchema/**/description" || p.Ignore[0].Name != "search*" {
+		t.Errorf("ignore: %+v", p.Ignore)
+	}
+}
+
 func TestConfigRejects(t *testing.T) {
 	for name, want := range map[string]string{
 		"bad_transport": "transport must be",
@@ -71,6 +87,7 @@ func TestConfigRejects(t *testing.T) {
 		"neither":       "one of endpoint or command",
 		"dup":           "duplicate name",
 		"bad_numbers":   "confirm_after",
+		"policy_bad":    "policy",
 	} {
 		err := confmap.Validate(loadConfig(t, name))
 		if err == nil || !strings.Contains(err.Error(), want) {
