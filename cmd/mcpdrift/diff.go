@@ -13,7 +13,8 @@ import (
 )
 
 func newDiffCommand() *cobra.Command {
-	var format, policyName, configFile, failOn, kind string
+	var rf reportFlags
+	var kind string
 	cmd := &cobra.Command{
 		Use:   "diff [--format text|json|markdown] [--policy NAME] [--config FILE] [--fail-on SEVERITY] OLD NEW",
 		Short: "Classify the drift between two contracts, and fail on what breaks",
@@ -51,19 +52,12 @@ does, 2 on invalid input or usage.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" && format != "markdown" {
-				return usageError("--format must be text, json or markdown, not %q", format)
-			}
-			threshold, err := contract.ParseSeverity(failOn)
+			threshold, policy, err := rf.parse(cmd)
 			if err != nil {
-				return usageError("--fail-on: %v", err)
+				return err
 			}
 			if args[0] == "-" && args[1] == "-" {
 				return usageError("only one of OLD and NEW can be standard input")
-			}
-			policy, err := loadPolicy(configFile, policyName, cmd.Flags().Changed("policy"))
-			if err != nil {
-				return err
 			}
 			k, err := parseKind(kind)
 			if err != nil {
@@ -76,19 +70,13 @@ does, 2 on invalid input or usage.`,
 				}
 			}
 			report := contract.DiffDocuments(docs[0], docs[1], policy)
-			if err := writeReport(cmd.OutOrStdout(), report, format); err != nil {
+			if err := writeReport(cmd.OutOrStdout(), report, rf.format); err != nil {
 				return err
 			}
-			if threshold != contract.None && report.Worst() >= threshold {
-				return &exitError{code: exitFailure, err: fmt.Errorf("drift at or above %s: %s", threshold, report.Summary().String())}
-			}
-			return nil
+			return gate(report, threshold)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or markdown")
-	cmd.Flags().StringVar(&policyName, "policy", contract.PolicyDefault, "named policy: default, strict or lenient")
-	cmd.Flags().StringVar(&configFile, "config", "", "policy file (YAML or JSON): base, severities, ignore")
-	cmd.Flags().StringVar(&failOn, "fail-on", "breaking", "exit 1 when a change is at least: breaking, warning, compatible, info, or none (never)")
+	rf.register(cmd)
 	cmd.Flags().StringVar(&kind, "kind", "", "kind of bare definition arrays: tool, prompt, resource, resource_template (default: guessed)")
 	return cmd
 }
@@ -146,6 +134,39 @@ func asUsage(err error) error {
 		return &exitError{code: exitUsage, err: ee.err}
 	}
 	return &exitError{code: exitUsage, err: err}
+}
+
+// gate fails (exit 1) when a change reaches the --fail-on threshold.
+func gate(r *contract.Report, threshold contract.Severity) error {
+	if threshold != contract.None && r.Worst() >= threshold {
+		return &exitError{code: exitFailure, err: fmt.Errorf("drift at or above %s: %s", threshold, r.Summary().String())}
+	}
+	return nil
+}
+
+// reportFlags are the output and gating flags diff and check share.
+type reportFlags struct {
+	format, policyName, configFile, failOn string
+}
+
+func (f *reportFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json or markdown")
+	cmd.Flags().StringVar(&f.policyName, "policy", contract.PolicyDefault, "named policy: default, strict or lenient")
+	cmd.Flags().StringVar(&f.configFile, "config", "", "policy file (YAML or JSON): base, severities, ignore")
+	cmd.Flags().StringVar(&f.failOn, "fail-on", "breaking", "exit 1 when a change is at least: breaking, warning, compatible, info, or none (never)")
+}
+
+// parse validates the flags and returns the threshold and the policy.
+func (f *reportFlags) parse(cmd *cobra.Command) (contract.Severity, *contract.Policy, error) {
+	if f.format != "text" && f.format != "json" && f.format != "markdown" {
+		return 0, nil, usageError("--format must be text, json or markdown, not %q", f.format)
+	}
+	threshold, err := contract.ParseSeverity(f.failOn)
+	if err != nil {
+		return 0, nil, usageError("--fail-on: %v", err)
+	}
+	policy, err := loadPolicy(f.configFile, f.policyName, cmd.Flags().Changed("policy"))
+	return threshold, policy, err
 }
 
 func writeReport(w io.Writer, r *contract.Report, format string) error {

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+)
+
+func newCheckCommand() *cobra.Command {
+	var tf targetFlags
+	var rf reportFlags
+	var lock string
+	var update bool
+	cmd := &cobra.Command{
+		Use:   "check --lock FILE (--url URL ... | --stdio -- CMD [ARGS...]) [--update] [--fail-on SEVERITY] [--format text|json|markdown]",
+		Short: "Release gate: compare a live MCP server with its committed lock",
+		Long: `Probe a live MCP server and compare its contract with a committed lock file (a
+snapshot written by 'mcpdrift snapshot' or 'mcpdrift check --update'), like
+'buf breaking' does for protobuf APIs. Run it in CI against the build you are
+about to release: a breaking change fails the job before it reaches agents.
+
+The comparison and the output are those of 'mcpdrift diff': every change is
+classified (docs/rules.md) under the policy (--policy, --config), and the
+Markdown output is ready to post as a pull-request comment.
+
+--update writes the live contract to the lock (creating it) after printing what
+changed; commit the new lock to accept the drift.
+
+Exit status: 0 when no change reaches --fail-on (default breaking) or after
+--update; 1 when one does, or when the probe failed; 2 on usage errors or an
+unreadable lock.`,
+		Example: `  mcpdrift check --lock mcp.lock.json --stdio -- node dist/index.js
+  mcpdrift check --lock mcp.lock.json --url http://localhost:3001/mcp --format markdown > drift.md
+  mcpdrift check --lock mcp.lock.json --update --stdio -- node dist/index.js`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if lock == "" {
+				return usageError("--lock FILE is required")
+			}
+			threshold, policy, err := rf.parse(cmd)
+			if err != nil {
+				return err
+			}
+			t, err := tf.target(cmd, args)
+			if err != nil {
+				return err
+			}
+			locked, err := readLock(lock, update)
+			if err != nil {
+				return err
+			}
+			if t.Name == "" && locked != nil {
+				t.Name = locked.Server.Name
+			}
+			res, err := runProbe(cmd, &tf, t)
+			if err != nil {
+				return err
+			}
+			live := res.Snapshot
+			report := contract.Diff(locked, live, policy)
+			if err := writeCheckReport(cmd.OutOrStdout(), rf.format, lock, locked, live, report); err != nil {
+				return err
+			}
+			if update {
+				data, err := live.Encode()
+				if err != nil {
+					return failure(err)
+				}
+				if err := writeFileAtomic(lock, data); err != nil {
+					return failure(err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift: wrote %s (contract %s)\n", lock, live.Digests.Contract)
+				return nil
+			}
+			return gate(report, threshold)
+		},
+	}
+	tf.register(cmd)
+	rf.register(cmd)
+	cmd.Flags().StringVar(&lock, "lock", "", "the committed lock: a snapshot file")
+	cmd.Flags().BoolVar(&update, "update", false, "write the live contract to the lock (accept the drift)")
+	return cmd
+}
+
+// readLock reads the lock; a missing lock is fine only with --update.
+func readLock(path string, update bool) (*contract.Snapshot, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if update {
+			return nil, nil
+		}
+		return nil, usageError("%s does not exist: create it with --update", path)
+	}
+	b, err := readLimited(nil, path, contract.DefaultMaxDocumentBytes)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	s, err := contract.DecodeSnapshot(b)
+	if err != nil {
+		return nil, usageError("%s: %v", path, err)
+	}
+	return s, nil
+}
+
+// writeCheckReport prints the diff; text and Markdown name the lock and the
+// two contracts first, JSON is diff's object.
+func writeCheckReport(w io.Writer, format, lock string, locked, live *contract.Snapshot, r *contract.Report) error {
+	var head string
+	switch {
+	case locked == nil:
+		head = fmt.Sprintf("no lock at %s yet: the live contract (%s) becomes the lock\n\n", lock, short(live.Digests.Contract))
+	case format == "markdown":
+		head = fmt.Sprintf("**%s** against `%s` (locked contract `%s`, live `%s`)\n\n",
+			contract.SanitizeText(serverLabel(live)), lock, short(locked.Digests.Contract), short(live.Digests.Contract))
+	case format == "text":
+		head = fmt.Sprintf("%s against %s (locked contract %s, live %s)\n",
+			contract.SanitizeText(serverLabel(live)), lock, short(locked.Digests.Contract), short(live.Digests.Contract))
+	}
+	if format != "json" {
+		if _, err := io.WriteString(w, head); err != nil {
+			return err
+		}
+	}
+	return writeReport(w, r, format)
+}
+
+func serverLabel(s *contract.Snapshot) string {
+	switch {
+	case s.Server.Name != "":
+		return s.Server.Name
+	case s.Server.URL != "":
+		return s.Server.URL
+	case len(s.Server.Command) > 0:
+		return "stdio:" + s.Server.Command[0]
+	}
+	return "server"
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
+)
+
+// TestCheckReleaseGate drives the gate against the real npm server-everything:
+// lock one release, check it again, then check the next release.
+func TestCheckReleaseGate(t *testing.T) {
+	node := testservers.Node(t)
+	v1 := testservers.Everything(t, "2025.9.25")
+	v2 := testservers.Everything(t, "2025.11.25")
+	lock := filepath.Join(t.TempDir(), "mcp.lock.json")
+
+	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--stdio", "--", node, v1, "stdio"); code != 2 || !strings.Contains(errOut, "--update") {
+		t.Fatalf("missing lock: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--update", "--name", "everything", "--stdio", "--", node, v1, "stdio"); code != 0 {
+		t.Fatalf("--update: exit %d, %s", code, errOut)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "", "check", "--lock", lock, "--stdio", "--", node, v1, "stdio")
+	if code != 0 || !strings.Contains(out, "no changes") || !strings.Contains(out, "everything") {
+		t.Fatalf("same release: exit %d\n%s%s", code, out, errOut)
+	}
+	// The next release rewrites a description (warning) and adds a tool.
+	code, out, _ = cli(t, "", "check", "--lock", lock, "--format", "json", "--stdio", "--", node, v2, "stdio")
+	var got struct {
+		Severity string
+		Changes  []struct{ Rule, Name string }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Severity != "warning" {
+		t.Fatalf("next release with --fail-on breaking: exit %d\n%s", code, out)
+	}
+	rules := map[string]string{}
+	for _, c := range got.Changes {
+		rules[c.Name] = c.Rule
+	}
+	if rules["startElicitation"] != "tool.description.changed" || rules["zip"] != "tool.added" {
+		t.Errorf("changes: %+v", got.Changes)
+	}
+	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--fail-on", "warning", "--stdio", "--", node, v2, "stdio"); code != 1 || !strings.Contains(errOut, "at or above warning") {
+		t.Fatalf("--fail-on warning: exit %d %s", code, errOut)
+	}
+	code, out, _ = cli(t, "", "check", "--lock", lock, "--format", "markdown", "--stdio", "--", node, v2, "stdio")
+	if code != 0 || !strings.Contains(out, "### MCP contract drift: warning") || !strings.Contains(out, "`"+lock+"`") {
+		t.Errorf("markdown: %s", out)
+	}
+	// Accepting the drift: the lock now matches the new release.
+	if code, _, _ := cli(t, "", "check", "--lock", lock, "--update", "--stdio", "--", node, v2, "stdio"); code != 0 {
+		t.Fatal("update to the new release")
+	}
+	if code, out, _ := cli(t, "", "check", "--lock", lock, "--fail-on", "info", "--stdio", "--", node, v2, "stdio"); code != 0 {
+		t.Fatalf("after accepting: exit %d %s", code, out)
+	}
+}
+
+func TestCheckUsage(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.json", `{"schema_version":"mcpdrift.snapshot/v9"}`)
+	for _, args := range [][]string{
+		{"check", "--url", "http://127.0.0.1:1/mcp"},                         // no --lock
+		{"check", "--lock", bad, "--url", "http://127.0.0.1:1/mcp"},          // unreadable lock
+		{"check", "--lock", bad, "--format", "xml", "--url", "http://x/mcp"}, // bad format
+		{"check", "--lock", bad},                                             // no target
+	} {
+		if code, _, errOut := cli(t, "", args...); code != 2 || errOut == "" {
+			t.Errorf("%v: exit %d %q", args, code, errOut)
+		}
+	}
+	lock := filepath.Join(dir, "new.json")
+	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--update", "--timeout", "2s", "--url", "http://127.0.0.1:1/mcp"); code != 1 || !strings.Contains(errOut, "unreachable") {
+		t.Errorf("unreachable server: exit %d %s", code, errOut)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Error("a failed probe must not write the lock")
+	}
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
+)
+
+// mcpServer serves a small Go SDK server over Streamable HTTP.
+func mcpServer(t *testing.T, auth string) string {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "cli-test", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "search", Description: "Search the catalogue",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if auth != "" && r.Header.Get("Authorization") != auth {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+"http://"+r.Host+`/.well-known/oauth-protected-resource"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestSnapshotToStdout(t *testing.T) {
+	url := mcpServer(t, "")
+	code, out, stderr := runCLI("snapshot", "--url", url, "--name", "catalogue", "--settle", "20ms")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s, err := contract.DecodeSnapshot([]byte(out))
+	if err != nil {
+		t.Fatalf("stdout is not a snapshot: %v", err)
+	}
+	if s.Server.Name != "catalogue" || s.Server.Transport != "streamable-http" || s.SpecGeneration != contract.SpecStateless2026 || len(s.Tools) != 1 {
+		t.Errorf("snapshot %+v", s.Server)
+	}
+}
+
+func TestSnapshotToFileWithHeader(t *testing.T) {
+	const token = "Bearer cli-0123456789-token"
+	url := mcpServer(t, token)
+	file := filepath.Join(t.TempDir(), "lock.json")
+	code, out, stderr := runCLI("snapshot", "--url", url, "-H", "Authorization: "+token, "-o", file, "--settle", "20ms")
+	if code != exitOK || out != "" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "wrote "+file+": 1 tools") {
+		t.Errorf("summary line: %s", stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("0123456789")) {
+		t.Error("the header value leaked into the snapshot")
+	}
+	if _, err := contract.DecodeSnapshot(data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSnapshotFailures(t *testing.T) {
+	url := mcpServer(t, "Bearer right-0123456789")
+	code, _, stderr := runCLI("snapshot", "--url", url, "-H", "Authorization: Bearer wrong-9876543210", "--settle", "20ms")
+	if code != exitFailure || !strings.Contains(stderr, "auth_required at server/discover") ||
+		!strings.Contains(stderr, "/.well-known/oauth-protected-resource") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, "9876543210") {
+		t.Errorf("the header value leaked: %s", stderr)
+	}
+	code, _, stderr = runCLI("snapshot", "--stdio", "--timeout", "5s", "--", filepath.Join(t.TempDir(), "missing-server"))
+	if code != exitFailure || !strings.Contains(stderr, "unreachable at connect") {
+		t.Errorf("missing command: exit %d: %s", code, stderr)
+	}
+}
+
+func TestSnapshotUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"snapshot"},
+		{"snapshot", "--url", "http://x/mcp", "--stdio", "--", "node"},
+		{"snapshot", "--stdio"},
+		{"snapshot", "--url", "http://x/mcp", "-H", "no colon"},
+		{"snapshot", "--url", "http://x/mcp", "--client-capabilities", "[1]"},
+		{"snapshot", "--url", "http://x/mcp", "--transport", "websocket"},
+		{"snapshot", "--url", "http://x/mcp", "--", "node"},
+		{"snapshot", "--url", "http://x/mcp", "--cert-file", "c.pem"},
+	} {
+		if code, _, stderr := runCLI(args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, stderr)
+		}
+	}
+}
+
+// End to end over stdio against the real npm server, declaring what the
+// fixtures were captured with: the tools match the fixture.
+func TestSnapshotStdioServerEverything(t *testing.T) {
+	entry := testservers.Everything(t, "2025.11.25")
+	code, out, stderr := runCLI("snapshot", "--settle", "200ms", "--client-capabilities", `{"roots":{},"sampling":{},"elicitation":{}}`,
+		"--stdio", "--", testservers.Node(t), entry, "stdio")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s, err := contract.DecodeSnapshot([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixture, err := os.ReadFile(filepath.Join(testservers.RepoRoot(), "testdata", "fixtures", "server-everything", "2025.11.25", "tools-list.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := contract.ReadDocument(contract.ReadOptions{}, fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Digests.Tools != doc.Snapshot.Digests.Tools {
+		t.Errorf("tools digest %s, fixture %s", s.Digests.Tools, doc.Snapshot.Digests.Tools)
+	}
+}

@@ -1,0 +1,275 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// faultServer is a small MCP server of our own (2026-07-28, JSON
+// responses) that misbehaves in one way at one method.
+type faultServer struct {
+	at    string // the method that triggers the fault
+	fault func(w http.ResponseWriter, r *http.Request, id json.RawMessage)
+}
+
+func (f faultServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Cursor string `json:"cursor"`
+		} `json:"params"`
+	}
+	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	if req.Method == f.at {
+		f.fault(w, r, req.ID)
+		return
+	}
+	switch req.Method {
+	case "server/discover":
+		writeResult(w, req.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fault","version":"0"}}}`)
+	case "tools/list":
+		writeResult(w, req.ID, `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+	}
+}
+
+func writeResult(w http.ResponseWriter, id json.RawMessage, result string) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
+}
+
+func serveFault(t *testing.T, f faultServer) string {
+	ts := httptest.NewServer(f)
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+// faultOptions keep every fault short.
+func faultOptions() Options {
+	return Options{Timeout: 5 * time.Second, RequestTimeout: 300 * time.Millisecond, DiscoverTimeout: 200 * time.Millisecond,
+		Settle: 10 * time.Millisecond, MaxMessageBytes: 32 << 10, MaxPages: 10}
+}
+
+// expectFailure probes and checks the error's class and step.
+func expectFailure(t *testing.T, target Target, o Options, class Class, step Step) *Error {
+	t.Helper()
+	_, err := Probe(context.Background(), target, o)
+	var pe *Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("got %v, want a %s error", err, class)
+	}
+	if pe.Class != class || pe.Step != step {
+		t.Fatalf("got %s at %s (%v), want %s at %s", pe.Class, pe.Step, pe, class, step)
+	}
+	return pe
+}
+
+func TestHTTPFaults(t *testing.T) {
+	verifyNoLeaks(t)
+	jsonBody := func(status int, body string) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+		return func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, body, id)
+		}
+	}
+	result := func(r string) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+		return func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) { writeResult(w, id, r) }
+	}
+	big := strings.Repeat("x", 40<<10)
+	cases := []struct {
+		name  string
+		f     faultServer
+		class Class
+		step  Step
+		check func(t *testing.T, pe *Error)
+	}{
+		{"500 on discover", faultServer{"server/discover", jsonBody(500, `{"oops":%s}`)}, ClassHTTPStatus, StepDiscover,
+			func(t *testing.T, pe *Error) {
+				if pe.StatusCode != 500 {
+					t.Errorf("status %d", pe.StatusCode)
+				}
+			}},
+		{"503 on tools/list", faultServer{"tools/list", jsonBody(503, `{"id":%s}`)}, ClassHTTPStatus, StepListTools, nil},
+		{"401 with protected-resource metadata", faultServer{"server/discover", func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="https://auth.example.com/.well-known/oauth-protected-resource/mcp"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		}}, ClassAuthRequired, StepDiscover, func(t *testing.T, pe *Error) {
+			if pe.ResourceMetadata != "https://auth.example.com/.well-known/oauth-protected-resource/mcp" || pe.StatusCode != 401 {
+				t.Errorf("resource metadata %q, status %d", pe.ResourceMetadata, pe.StatusCode)
+			}
+		}},
+		{"401 without a challenge", faultServer{"server/discover", func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
+			w.WriteHeader(http.StatusUnauthorized)
+		}}, ClassAuthRequired, StepDiscover, func(t *testing.T, pe *Error) {
+			if !strings.HasSuffix(pe.ResourceMetadata, "/.well-known/oauth-protected-resource/mcp") {
+				t.Errorf("resource metadata %q, want the RFC 9728 well-known URL", pe.ResourceMetadata)
+			}
+		}},
+		{"wrong content type", faultServer{"tools/list", func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<html>hello</html>")
+		}}, ClassProtocolError, StepListTools, nil},
+		{"malformed JSON", faultServer{"tools/list", jsonBody(200, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[`)}, ClassProtocolError, StepListTools, nil},
+		{"duplicate member names", faultServer{"tools/list", result(`{"tools":[{"name":"a","name":"b","inputSchema":{"type":"object"}}]}`)}, ClassInvalidListing, StepListTools, nil},
+		{"definition without a name", faultServer{"tools/list", result(`{"tools":[{"inputSchema":{"type":"object"}}]}`)}, ClassInvalidListing, StepListTools, nil},
+		{"result without the list", faultServer{"tools/list", result(`{"prompts":[]}`)}, ClassInvalidListing, StepListTools, nil},
+		{"cursor that loops", faultServer{"tools/list", result(`{"tools":[{"name":"a"}],"nextCursor":"same"}`)}, ClassInvalidListing, StepListTools, nil},
+		{"endless cursor", faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			writeResult(w, id, fmt.Sprintf(`{"tools":[],"nextCursor":"c%d"}`, time.Now().UnixNano()))
+		}}, ClassTooLarge, StepListTools, nil},
+		{"response over the cap", faultServer{"tools/list", result(`{"tools":[{"name":"a","description":"` + big + `"}]}`)}, ClassTooLarge, StepListTools, nil},
+		{"SSE event over the cap", faultServer{"tools/list", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":\"%s\"}]}}\n\n", id, big)
+		}}, ClassTooLarge, StepListTools, nil},
+		{"endless SSE stream", faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for r.Context().Err() == nil {
+				fmt.Fprint(w, ": keep-alive\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"tick\"}}\n\n")
+				w.(http.Flusher).Flush()
+				time.Sleep(5 * time.Millisecond)
+			}
+		}}, ClassTimeout, StepListTools, nil},
+		{"slow drip", faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, id)
+			for i := 0; i < len(body) && r.Context().Err() == nil; i++ {
+				w.Write([]byte{body[i]})
+				w.(http.Flusher).Flush()
+				time.Sleep(20 * time.Millisecond)
+			}
+		}}, ClassTimeout, StepListTools, nil},
+		{"unknown resultType", faultServer{"tools/list", result(`{"resultType":"input_required","tools":[]}`)}, ClassProtocolError, StepListTools, nil},
+		{"JSON-RPC error on tools/list", faultServer{"tools/list", jsonBody(200, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"internal"}}`)}, ClassProtocolError, StepListTools,
+			func(t *testing.T, pe *Error) {
+				if pe.RPCCode != -32603 {
+					t.Errorf("RPC code %d", pe.RPCCode)
+				}
+			}},
+		{"response to another request", faultServer{"tools/list", jsonBody(200, `{"jsonrpc":"2.0","id":999,"result":{"tools":[]},"x":%s}`)}, ClassProtocolError, StepListTools, nil},
+		{"no mutually supported version", faultServer{"server/discover", jsonBody(400, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2099-01-01"]}}}`)}, ClassProtocolError, StepDiscover, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pe := expectFailure(t, Target{URL: serveFault(t, c.f)}, faultOptions(), c.class, c.step)
+			if pe.Transport != "streamable-http" {
+				t.Errorf("transport %q", pe.Transport)
+			}
+			if c.check != nil {
+				c.check(t, pe)
+			}
+		})
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	url := ts.URL + "/mcp"
+	ts.Close()
+	expectFailure(t, Target{URL: url}, faultOptions(), ClassUnreachable, StepDiscover)
+	expectFailure(t, Target{URL: url, Transport: TransportSSE}, faultOptions(), ClassUnreachable, StepConnect)
+}
+
+func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
+	other := httptest.NewServer(faultServer{})
+	defer other.Close()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer ts.Close()
+	pe := expectFailure(t, Target{URL: ts.URL + "/mcp", Transport: TransportStreamableHTTP}, faultOptions(), ClassHTTPStatus, StepDiscover)
+	if pe.StatusCode != http.StatusTemporaryRedirect {
+		t.Errorf("status %d", pe.StatusCode)
+	}
+}
+
+func TestLegacySSEEndpointOnAnotherOrigin(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: endpoint\ndata: http://evil.example.com/messages\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer ts.Close()
+	expectFailure(t, Target{URL: ts.URL + "/sse", Transport: TransportSSE}, faultOptions(), ClassProtocolError, StepConnect)
+}
+
+// Configured secrets (headers, URL query and credentials, stdio env) never
+// appear in errors or logs, even when the server echoes them back.
+func TestSecretsNeverLeak(t *testing.T) {
+	const token, key, pass = "tok-0123456789-secret", "key-987654321-secret", "pw-13579-secret"
+	echo := faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"bad credentials %s for %s"}}`, id, r.Header.Get("Authorization"), r.URL.String())
+	}}
+	url := strings.Replace(serveFault(t, echo), "http://", "http://user:"+pass+"@", 1) + "?api_key=" + key
+	var logs bytes.Buffer
+	o := faultOptions()
+	o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	_, err := Probe(context.Background(), Target{URL: url, Headers: http.Header{"Authorization": {"Bearer " + token}}}, o)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, secret := range []string{token, key, pass} {
+		if strings.Contains(err.Error(), secret) || strings.Contains(logs.String(), secret) {
+			t.Errorf("secret %q leaked:\nerror: %v\nlogs: %s", secret, err, logs.String())
+		}
+	}
+	if !strings.Contains(err.Error(), redacted) {
+		t.Errorf("the echoed secret should read %s: %v", redacted, err)
+	}
+
+	// A stdio child that prints its secret environment to stderr.
+	const envSecret = "env-24682468-secret"
+	pe := expectFailure(t, stdioTarget(t, "exit", "API_TOKEN="+envSecret), faultOptions(), ClassUnreachable, StepDiscover)
+	if strings.Contains(pe.Stderr, envSecret) || strings.Contains(pe.Error(), envSecret) {
+		t.Errorf("stdio env secret leaked: %q / %v", pe.Stderr, pe)
+	}
+	if !strings.Contains(pe.Stderr, "fatal: missing configuration") {
+		t.Errorf("stderr tail %q lacks the child's message", pe.Stderr)
+	}
+}
+
+func TestStdioFaults(t *testing.T) {
+	verifyNoLeaks(t)
+	t.Run("never answers", func(t *testing.T) {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		expectFailure(t, stdioTarget(t, "silent", "PROBE_TEST_PIDFILE="+pidFile), faultOptions(), ClassTimeout, StepInitialize)
+		if pid := waitPID(t, pidFile); !reaped(pid) {
+			t.Errorf("the silent child %d (which ignores SIGTERM) was not killed and reaped", pid)
+		}
+	})
+	t.Run("garbage on stdout", func(t *testing.T) {
+		expectFailure(t, stdioTarget(t, "garbage"), faultOptions(), ClassProtocolError, StepDiscover)
+	})
+	t.Run("line over the cap", func(t *testing.T) {
+		expectFailure(t, stdioTarget(t, "huge"), faultOptions(), ClassTooLarge, StepDiscover)
+	})
+	t.Run("exits at once", func(t *testing.T) {
+		pe := expectFailure(t, stdioTarget(t, "exit"), faultOptions(), ClassUnreachable, StepDiscover)
+		if !strings.Contains(pe.Error(), "exit status 3") {
+			t.Errorf("error %v does not give the exit status", pe)
+		}
+	})
+	t.Run("command not found", func(t *testing.T) {
+		expectFailure(t, Target{Command: filepath.Join(t.TempDir(), "no-such-server")}, faultOptions(), ClassUnreachable, StepConnect)
+	})
+}

@@ -1,0 +1,140 @@
+package probe
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultTimeout         = 30 * time.Second
+	DefaultRequestTimeout  = 10 * time.Second
+	DefaultDiscoverTimeout = 3 * time.Second
+	DefaultSettle          = 500 * time.Millisecond
+	DefaultMaxSettleRounds = 5
+	DefaultMaxPages        = 1000
+	DefaultMaxStderrBytes  = 64 << 10
+	// messageSlack is what a JSON-RPC envelope adds around a result.
+	messageSlack = 64 << 10
+)
+
+// Options tune a probe. The zero value is usable: every zero field takes
+// its default.
+type Options struct {
+	// Timeout bounds the whole probe (connect, listings, settling, close).
+	Timeout time.Duration
+	// RequestTimeout bounds each request, including reading its response
+	// (a slow-drip or endless SSE stream ends here).
+	RequestTimeout time.Duration
+	// DiscoverTimeout is how long a stdio server may stay silent on
+	// server/discover before the probe falls back to initialize (the spec
+	// lets a legacy server ignore unknown methods).
+	DiscoverTimeout time.Duration
+
+	// Settle is the quiet period after the last list_changed notification
+	// (or after a listing) before the probe lists again; listings repeat
+	// until two consecutive ones agree. Negative: list once, do not settle.
+	Settle time.Duration
+	// MaxSettleRounds bounds the listings made while settling. A server
+	// still changing after that is snapshotted as last listed, with
+	// Result.Settled false.
+	MaxSettleRounds int
+
+	// Limits bound each document (a list result page) and each listing.
+	Limits contract.Limits
+	// MaxMessageBytes bounds one JSON-RPC message (an HTTP body, a stdio
+	// line). Default: Limits.MaxDocumentBytes plus 64 KiB for the envelope.
+	MaxMessageBytes int
+	// MaxEventBytes bounds one server-sent event. Default: MaxMessageBytes.
+	MaxEventBytes int
+	// MaxTotalBytes bounds everything received in one probe. Default: four
+	// times MaxMessageBytes.
+	MaxTotalBytes int64
+	// MaxPages bounds the pages of one listing (a cursor that never ends).
+	MaxPages int
+	// MaxStderrBytes bounds the stderr tail kept from a stdio server.
+	MaxStderrBytes int
+
+	// Logger receives debug records of each step; nil discards them.
+	// Records never hold a configured secret.
+	Logger *slog.Logger
+	// Progress, when set, is called as the probe enters each step (for a
+	// CLI progress line). It must not block.
+	Progress func(Step)
+	// Now returns the observation time (default time.Now).
+	Now func() time.Time
+	// ClientName and ClientVersion are sent as clientInfo.
+	ClientName, ClientVersion string
+}
+
+// Validate reports options that cannot be meant.
+func (o *Options) Validate() error {
+	if o.Timeout < 0 || o.RequestTimeout < 0 || o.DiscoverTimeout < 0 || o.MaxSettleRounds < 0 ||
+		o.MaxMessageBytes < 0 || o.MaxEventBytes < 0 || o.MaxTotalBytes < 0 || o.MaxPages < 0 || o.MaxStderrBytes < 0 {
+		return errors.New("probe options must not be negative (except settle)")
+	}
+	return o.Limits.Validate()
+}
+
+// withDefaults returns a copy with every zero field set.
+func (o Options) withDefaults() Options {
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.DiscoverTimeout == 0 {
+		o.DiscoverTimeout = DefaultDiscoverTimeout
+	}
+	if o.Settle == 0 {
+		o.Settle = DefaultSettle
+	}
+	if o.MaxSettleRounds == 0 {
+		o.MaxSettleRounds = DefaultMaxSettleRounds
+	}
+	d := contract.DefaultLimits()
+	if o.Limits.MaxDocumentBytes <= 0 {
+		o.Limits.MaxDocumentBytes = d.MaxDocumentBytes
+	}
+	if o.Limits.MaxDepth <= 0 {
+		o.Limits.MaxDepth = d.MaxDepth
+	}
+	if o.Limits.MaxDefinitions <= 0 {
+		o.Limits.MaxDefinitions = d.MaxDefinitions
+	}
+	if o.Limits.MaxStringBytes <= 0 {
+		o.Limits.MaxStringBytes = d.MaxStringBytes
+	}
+	if o.MaxMessageBytes == 0 {
+		o.MaxMessageBytes = o.Limits.MaxDocumentBytes + messageSlack
+	}
+	if o.MaxEventBytes == 0 {
+		o.MaxEventBytes = o.MaxMessageBytes
+	}
+	if o.MaxTotalBytes == 0 {
+		o.MaxTotalBytes = 4 * int64(o.MaxMessageBytes)
+	}
+	if o.MaxPages == 0 {
+		o.MaxPages = DefaultMaxPages
+	}
+	if o.MaxStderrBytes == 0 {
+		o.MaxStderrBytes = DefaultMaxStderrBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ClientName == "" {
+		o.ClientName = "mcpdrift-probe"
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = "1"
+	}
+	return o
+}

@@ -1,0 +1,292 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+)
+
+// Grace periods of the stdio shutdown sequence the MCP spec describes:
+// close stdin, wait, SIGTERM, wait, SIGKILL.
+const (
+	stdioGrace          = 500 * time.Millisecond
+	stdioGraceCancelled = 50 * time.Millisecond
+)
+
+// stdioConn runs a server as a child process and speaks newline-delimited
+// JSON-RPC over its stdin and stdout. The child runs in its own process
+// group so that everything it starts (npx, shells) is signalled with it,
+// and it is always reaped: on success, on error and on cancellation.
+//
+// Hand-written rather than the go-sdk's CommandTransport because a probe
+// must kill the process group on timeout, keep a bounded stderr tail, and
+// get a typed error when a line exceeds the message limit; the framing is
+// the spec's (one message per line, no embedded newlines).
+type stdioConn struct {
+	rt     *probeRuntime
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *os.File
+	stderr *tailBuffer
+	messageStream
+
+	stderrPipe *os.File
+	stderrDone chan struct{}
+
+	writeMu   sync.Mutex
+	exited    chan struct{} // closed when Wait returned
+	waitErr   error
+	readDone  chan struct{}
+	closeOnce sync.Once
+}
+
+// startStdio spawns the command. A command that cannot start makes the
+// server unreachable.
+//
+// The pipes are the probe's own (os.Pipe) rather than exec's, so that Wait
+// returns when the child exits even while something it started still holds
+// stdout or stderr: the probe then kills the rest of the process group at
+// once instead of waiting for the pipes.
+func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
+	cmd := exec.Command(t.Command, t.Args...)
+	cmd.Dir = t.Dir
+	cmd.Env = append(os.Environ(), t.Env...)
+	setProcessGroup(cmd)
+	c := &stdioConn{rt: rt, cmd: cmd, stderr: newTailBuffer(rt.opts.MaxStderrBytes),
+		exited: make(chan struct{}), readDone: make(chan struct{}), stderrDone: make(chan struct{})}
+	c.messageStream = messageStream{dm: newDemux(in), write: c.write}
+	p, err := newPipes()
+	if err != nil {
+		return nil, failure(ClassUnreachable, "pipes: %v", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.childIn, p.childOut, p.childErr
+	err = cmd.Start()
+	p.closeChildEnds()
+	if err != nil {
+		p.closeOurEnds()
+		return nil, &Error{Class: ClassUnreachable, Err: rt.red.err(fmt.Errorf("starting %s: %w", contract.QuoteForDisplay(rt.red.text(t.Command)), err))}
+	}
+	c.stdin, c.stdout, c.stderrPipe = p.in, p.out, p.err
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+		sweepGroup(cmd) // the server is gone: so is whatever it started
+	}()
+	go func() {
+		defer close(c.stderrDone)
+		_, _ = io.Copy(c.stderr, p.err) // drained to the end, so the child never blocks on stderr
+	}()
+	go c.readLoop(&meteredReader{r: p.out, b: rt.budget})
+	return c, nil
+}
+
+// pipes are the three pipes of a child: its ends and the probe's.
+type pipes struct {
+	childIn, childOut, childErr *os.File
+	in                          *os.File // the probe writes the child's stdin
+	out, err                    *os.File // the probe reads the child's stdout, stderr
+}
+
+func newPipes() (*pipes, error) {
+	var p pipes
+	var err error
+	if p.childIn, p.in, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.out, p.childOut, err = os.Pipe(); err != nil {
+		p.childIn.Close()
+		p.in.Close()
+		return nil, err
+	}
+	if p.err, p.childErr, err = os.Pipe(); err != nil {
+		p.closeChildEnds()
+		p.in.Close()
+		p.out.Close()
+		return nil, err
+	}
+	return &p, nil
+}
+
+func (p *pipes) closeChildEnds() {
+	for _, f := range []*os.File{p.childIn, p.childOut, p.childErr} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (p *pipes) closeOurEnds() {
+	p.in.Close()
+	p.out.Close()
+	p.err.Close()
+}
+
+// readLoop reads one message per line until stdout ends.
+func (c *stdioConn) readLoop(r io.Reader) {
+	defer close(c.readDone)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLimitedLine(br, c.rt.opts.MaxMessageBytes)
+		if len(bytes.TrimSpace(line)) > 0 {
+			msg, derr := decodeMessage(line)
+			if derr != nil {
+				c.dm.fail(derr)
+				return
+			}
+			c.dm.deliver(msg)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+				err = c.exitError()
+			}
+			c.dm.fail(err)
+			return
+		}
+	}
+}
+
+// exitError says why stdout ended: the child exited (with what status), or
+// closed stdout.
+func (c *stdioConn) exitError() error {
+	select {
+	case <-c.exited:
+		if c.waitErr != nil {
+			return failure(ClassUnreachable, "the server exited: %v", c.waitErr)
+		}
+		return failure(ClassUnreachable, "the server exited")
+	case <-time.After(100 * time.Millisecond):
+		return failure(ClassUnreachable, "the server closed stdout")
+	}
+}
+
+// readLimitedLine reads one line (without its end), refusing lines over max.
+func readLimitedLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max+1 { // +1: the newline itself
+			return nil, failure(ClassTooLarge, "a message from the server exceeded the limit of %d bytes", max)
+		}
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return bytes.TrimRight(line, "\r\n"), err
+	}
+}
+
+func (c *stdioConn) transport() string { return contract.TransportStdio }
+
+func (c *stdioConn) negotiated(string, bool) {}
+
+func (c *stdioConn) write(ctx context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return failure(ClassProtocolError, "encoding message: %v", err)
+	}
+	data = append(data, '\n')
+	// A child that stops reading stdin blocks the write; the write runs
+	// aside so the request's deadline still applies (close unblocks it).
+	done := make(chan error, 1)
+	go func() {
+		c.writeMu.Lock()
+		defer c.writeMu.Unlock()
+		_, err := c.stdin.Write(data)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return c.exitError()
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close shuts the child down as the spec asks (close stdin, wait, SIGTERM,
+// wait, SIGKILL) and reaps it.
+func (c *stdioConn) close(hurry bool) {
+	c.closeOnce.Do(func() {
+		grace := stdioGrace
+		if hurry {
+			grace = stdioGraceCancelled
+		}
+		_ = c.stdin.Close()
+		if !c.waitExit(grace) {
+			signalGroup(c.cmd, false)
+			if !c.waitExit(grace) {
+				signalGroup(c.cmd, true)
+				<-c.exited // SIGKILL cannot be ignored
+			}
+		}
+		// The child is reaped (the Wait goroutine swept its group). Anything
+		// that escaped the group may still hold the pipes: stop reading.
+		c.stdout.Close()
+		c.stderrPipe.Close()
+		<-c.readDone
+		<-c.stderrDone
+		c.dm.fail(&Error{Class: ClassUnreachable, Err: errClosed})
+	})
+}
+
+func (c *stdioConn) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// stderrTail returns the redacted stderr tail.
+func (c *stdioConn) stderrTail() string { return c.rt.red.text(c.stderr.String()) }
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu      sync.Mutex
+	max     int
+	buf     []byte
+	dropped bool
+}
+
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if len(p) >= t.max {
+		p = p[len(p)-t.max:]
+		t.buf = t.buf[:0]
+		t.dropped = true
+	} else if over := len(t.buf) + len(p) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+		t.dropped = true
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dropped {
+		return "…" + string(t.buf)
+	}
+	return string(t.buf)
+}
