@@ -1,10 +1,12 @@
 package mcpdriftreceiver
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,16 +25,19 @@ type target struct {
 	url      string // redacted endpoint, or stdio:<command>
 	interval time.Duration
 
-	httpClient *http.Client // built at Start for endpoint targets
-	tracker    *tracker
+	httpClient         *http.Client // built at Start for endpoint targets
+	clientCapabilities json.RawMessage
+	tracker            *tracker
 
-	running atomic.Bool // a probe of this target is in flight
-	skipped atomic.Int64
+	running atomic.Bool  // a probe of this target is in flight
+	skipped atomic.Int64 // ticks skipped because the previous probe still ran
+	probes  atomic.Int64 // probes completed
 
-	// Probe and drift state for metrics; written by the probing goroutine,
-	// read while recording metrics under the receiver's builder lock, which
-	// the same goroutine holds: no further locking needed.
+	// Probe and drift state for metrics: written and read by the goroutine
+	// that probes the target (one at a time). up and errorClass are also read
+	// by tests, under statusMu.
 	start       pcommon.Timestamp
+	statusMu    sync.Mutex
 	up          bool
 	errorClass  string
 	down        bool // the last probe failed (for log-on-change)
@@ -58,6 +63,11 @@ func newTarget(tc TargetConfig, cfg *Config, classify func(old, new *contract.Sn
 	if tc.CollectionInterval > 0 {
 		t.interval = tc.CollectionInterval
 	}
+	caps := cfg.ClientCapabilities
+	if tc.ClientCapabilities != nil {
+		caps = tc.ClientCapabilities
+	}
+	t.clientCapabilities = clientCapabilitiesJSON(caps)
 	if len(tc.Command) > 0 {
 		t.url = stdioURL(tc.Command)
 	} else {
@@ -91,7 +101,10 @@ func (t *target) hostPort() (string, int) {
 }
 
 func (t *target) recordProbe(started, finished time.Time, err error) {
+	t.probes.Add(1)
 	t.duration = finished.Sub(started)
+	t.statusMu.Lock()
+	defer t.statusMu.Unlock()
 	t.up = err == nil
 	t.errorClass = "none"
 	if err != nil {
@@ -99,6 +112,13 @@ func (t *target) recordProbe(started, finished time.Time, err error) {
 	} else {
 		t.lastSuccess = finished
 	}
+}
+
+// lastErrorClass is the error class of the last probe ("none" on success).
+func (t *target) lastErrorClass() string {
+	t.statusMu.Lock()
+	defer t.statusMu.Unlock()
+	return t.errorClass
 }
 
 // noteFailure records a failure and reports whether it is news (the
@@ -142,11 +162,10 @@ func (t *target) countEvents(events []event) {
 // as one resource.
 func (t *target) recordMetrics(mb *metadata.MetricsBuilder, now time.Time) pmetric.Metrics {
 	ts := pcommon.NewTimestampFromTime(now)
-	up := int64(0)
-	if t.up {
-		up = 1
-	}
-	mb.RecordMcpdriftProbeUpDataPoint(ts, up, errorClassAttr(t.errorClass))
+	t.statusMu.Lock()
+	up, class := boolInt(t.up), t.errorClass
+	t.statusMu.Unlock()
+	mb.RecordMcpdriftProbeUpDataPoint(ts, up, errorClassAttr(class))
 	mb.RecordMcpdriftProbeDurationDataPoint(ts, t.duration.Seconds())
 	if !t.lastSuccess.IsZero() {
 		mb.RecordMcpdriftProbeLastSuccessDataPoint(ts, t.lastSuccess.Unix())
