@@ -58,7 +58,8 @@ type Config struct {
 	Policy contract.PolicyConfig `mapstructure:"policy"`
 	// Limits bound what a server may send (document size, depth, ...).
 	Limits contract.Limits `mapstructure:"limits"`
-	// ClientCapabilities are declared to every target that sets none.
+	// ClientCapabilities are declared to every target that sets none;
+	// empty: what a typical agent declares (roots, sampling, elicitation).
 	ClientCapabilities map[string]any `mapstructure:"client_capabilities"`
 	// Targets are the MCP servers to probe.
 	Targets []TargetConfig `mapstructure:"targets"`
@@ -102,8 +103,6 @@ type TargetConfig struct {
 }
 
 func createDefaultConfig() component.Config {
-	http := confighttp.NewDefaultClientConfig()
-	_ = http
 	return &Config{
 		CollectionInterval:   60 * time.Second,
 		Timeout:              30 * time.Second,
@@ -113,26 +112,52 @@ func createDefaultConfig() component.Config {
 		Baseline:             BaselineAdvance,
 		Volatile:             VolatileConfig{Ignore: true, After: 3},
 		Limits:               contract.DefaultLimits(),
-		ClientCapabilities:   defaultClientCapabilities(),
 		Targets:              []TargetConfig{},
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 	}
 }
 
-// defaultClientCapabilities is what a typical agent declares. Servers list
-// different tools to different clients, so this is fixed by configuration.
-func defaultClientCapabilities() map[string]any {
-	return map[string]any{"roots": map[string]any{"listChanged": true}, "sampling": map[string]any{}, "elicitation": map[string]any{}}
+// Unmarshal accepts `policy: NAME` as shorthand for `policy: {base: NAME}`,
+// and starts every target from the collector's HTTP client defaults
+// (keep-alive on), as a single-endpoint component would: mapstructure would
+// otherwise build list elements from zero values, and a zero confighttp
+// client disables keep-alive, opening a connection per request.
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	raw := conf.ToStringMap()
+	if name, ok := raw["policy"].(string); ok {
+		raw["policy"] = map[string]any{"base": name}
+	}
+	targets, hasTargets := raw["targets"]
+	delete(raw, "targets")
+	type plain Config // without this Unmarshal method, so decoding does not recurse
+	if err := confmap.NewFromStringMap(raw).Unmarshal((*plain)(cfg)); err != nil {
+		return err
+	}
+	if !hasTargets || targets == nil {
+		return nil
+	}
+	list, ok := targets.([]any)
+	if !ok {
+		return errors.New("targets must be a list")
+	}
+	cfg.Targets = make([]TargetConfig, 0, len(list))
+	for i, t := range list {
+		m, ok := t.(map[string]any)
+		if !ok {
+			return fmt.Errorf("targets[%d] must be a map", i)
+		}
+		tc := NewTargetConfig("")
+		if err := confmap.NewFromStringMap(m).Unmarshal(&tc); err != nil {
+			return fmt.Errorf("targets[%d]: %w", i, err)
+		}
+		cfg.Targets = append(cfg.Targets, tc)
+	}
+	return nil
 }
 
-// Unmarshal accepts `policy: NAME` as shorthand for `policy: {base: NAME}`.
-func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
-	if name, ok := conf.Get("policy").(string); ok {
-		raw := conf.ToStringMap()
-		raw["policy"] = map[string]any{"base": name}
-		conf = confmap.NewFromStringMap(raw)
-	}
-	return conf.Unmarshal(cfg)
+// NewTargetConfig returns a target with the collector's HTTP client defaults.
+func NewTargetConfig(name string) TargetConfig {
+	return TargetConfig{Name: name, ClientConfig: confighttp.NewDefaultClientConfig()}
 }
 
 // Validate checks the configuration.

@@ -1,12 +1,19 @@
 package mcpdriftreceiver
 
 import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
@@ -54,6 +61,12 @@ func TestConfigAsUsersWriteIt(t *testing.T) {
 	if v, ok := search.Headers.Get("Authorization"); !ok || string(v) != "Bearer s3cr3t" {
 		t.Errorf("headers: %v", search.Headers)
 	}
+	if !search.Keepalive.HasValue() || !files.Keepalive.HasValue() {
+		t.Error("targets must start from the HTTP client defaults (keep-alive on)")
+	}
+	if n := connectionsForTwoRequests(t, search); n != 1 {
+		t.Errorf("the target's HTTP client opened %d connections for two requests: keep-alive is off", n)
+	}
 	if files.Command[0] != "npx" || string(files.Env["NODE_ENV"]) != "production" {
 		t.Errorf("stdio target: %+v", files)
 	}
@@ -100,4 +113,31 @@ func TestRedactURL(t *testing.T) {
 	if got := redactURL("https://user:pass@h.example:8443/mcp?token=abc#frag"); got != "https://h.example:8443/mcp" {
 		t.Errorf("got %s", got)
 	}
+}
+
+// connectionsForTwoRequests sends two requests with the target's HTTP client
+// and counts the connections the server accepted.
+func connectionsForTwoRequests(t *testing.T, tc TargetConfig) int64 {
+	var accepted atomic.Int64
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	client, err := tc.ToClient(context.Background(), nil, componenttest.NewNopTelemetrySettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		resp, err := client.Get(ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return accepted.Load()
 }

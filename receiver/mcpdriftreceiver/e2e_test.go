@@ -57,7 +57,7 @@ func serveSDK(t *testing.T, pick func() *mcp.Server) string {
 }
 
 func httpTarget(name, endpoint string) TargetConfig {
-	tc := TargetConfig{Name: name}
+	tc := NewTargetConfig(name)
 	tc.Endpoint = endpoint
 	return tc
 }

@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/mcpdrift/mcpdrift/contract"
@@ -93,12 +97,60 @@ func testConfig(targets ...string) *Config {
 	return cfg
 }
 
+// receiverSettings are nop settings with a pinned ID: storage keys depend on it.
+func receiverSettings() receiver.Settings {
+	set := receivertest.NewNopSettings(NewFactory().Type())
+	set.ID = component.MustNewIDWithName("mcpdrift", "test")
+	return set
+}
+
+// countingLogs and countingMetrics are consumers that keep counts, not data
+// (a long benchmark would otherwise hold every batch).
+type countingLogs struct {
+	mu     sync.Mutex
+	events map[string]int
+}
+
+func (c *countingLogs) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (c *countingLogs) ConsumeLogs(_ context.Context, l plog.Logs) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.events == nil {
+		c.events = map[string]int{}
+	}
+	rls := l.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		sls := rls.At(i).ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				c.events[lrs.At(k).EventName()]++
+			}
+		}
+	}
+	return nil
+}
+
+func (c *countingLogs) drifts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.events[semconv.EventDrift]
+}
+
+type countingMetrics struct{ points atomic.Int64 }
+
+func (c *countingMetrics) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (c *countingMetrics) ConsumeMetrics(_ context.Context, m pmetric.Metrics) error {
+	c.points.Add(int64(m.DataPointCount()))
+	return nil
+}
+
 // runReceiver starts a receiver in both pipelines and returns its sinks.
 func runReceiver(t *testing.T, cfg *Config, p prober, host component.Host) (*driftReceiver, *consumertest.LogsSink, *consumertest.MetricsSink) {
 	t.Helper()
-	set := receivertest.NewNopSettings(NewFactory().Type())
-	set.ID = component.MustNewIDWithName("mcpdrift", "test") // pinned: storage keys depend on it
-	r, err := newDriftReceiver(set, cfg, p)
+	r, err := newDriftReceiver(receiverSettings(), cfg, p)
 	if err != nil {
 		t.Fatal(err)
 	}
