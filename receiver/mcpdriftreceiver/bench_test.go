@@ -2,10 +2,14 @@ package mcpdriftreceiver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"runtime"
@@ -31,7 +35,8 @@ func init() {
 	}
 	srv := newSDKServer("fleet", sdkTool("search", "Search the web"), sdkTool("fetch", "Fetch a page"),
 		sdkTool("summarize", "Summarize a page"), sdkTool("translate", "Translate text"), sdkTool("extract", "Extract entities"))
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	h := &replayHandler{next: sdk, results: map[string][]byte{}}
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -43,6 +48,51 @@ func init() {
 	}
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // until the parent closes stdin
 	os.Exit(0)
+}
+
+// replayHandler answers each method with the result the Go SDK server gave
+// the first time, so a thousand targets cost the server process little and
+// the benchmark measures the receiver, not the server.
+type replayHandler struct {
+	next    http.Handler
+	mu      sync.Mutex
+	results map[string][]byte // method -> raw result
+}
+
+func (h *replayHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	_ = json.Unmarshal(body, &req)
+	h.mu.Lock()
+	result, ok := h.results[req.Method]
+	h.mu.Unlock()
+	if !ok || len(req.ID) == 0 {
+		rec := httptest.NewRecorder()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.next.ServeHTTP(rec, r)
+		var resp struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if rec.Code == http.StatusOK && json.Unmarshal(rec.Body.Bytes(), &resp) == nil && resp.Result != nil {
+			h.mu.Lock()
+			h.results[req.Method] = resp.Result
+			h.mu.Unlock()
+		}
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
 }
 
 func startFleetServers(b *testing.B, n int) []string {
@@ -71,7 +121,8 @@ func startFleetServers(b *testing.B, n int) []string {
 }
 
 // BenchmarkReceiverFleet runs the receiver against 1,000 loopback targets
-// (5-tool Go SDK servers in a child process, Streamable HTTP) at a 1 s
+// (5-tool Go SDK servers in a child process, Streamable HTTP; each method
+// answered by the SDK once and replayed after that, see replayHandler) at a 1 s
 // interval for 30 s and reports: probes completed vs scheduled, p99 and max
 // lateness of a probe's start against its schedule, receiver CPU time per
 // probe, and Go heap per target at the end (baselines included; a 5-tool
