@@ -11,16 +11,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpdrift/mcpdrift/internal/benchutil"
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
 )
 
 // fleetServersEnv makes the test binary serve MCP servers instead of testing
@@ -95,31 +96,6 @@ func (h *replayHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
 }
 
-func startFleetServers(b *testing.B, n int) []string {
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", fleetServersEnv, n))
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	var urls []string
-	sc := bufio.NewScanner(stdout)
-	for len(urls) < n && sc.Scan() {
-		urls = append(urls, sc.Text())
-	}
-	if len(urls) < n {
-		b.Fatalf("server process printed %d URLs", len(urls))
-	}
-	return urls
-}
-
 // BenchmarkReceiverFleet runs the receiver against 1,000 loopback targets
 // (5-tool Go SDK servers in a child process, Streamable HTTP; each method
 // answered by the SDK once and replayed after that, see replayHandler) at a 1 s
@@ -133,7 +109,7 @@ func BenchmarkReceiverFleet(b *testing.B) {
 		interval = time.Second
 		window   = 30 * time.Second // overridden by MCPDRIFT_FLEET_WINDOW for profiling
 	)
-	urls := startFleetServers(b, 8)
+	urls := testservers.SpawnSelf(b, fleetServersEnv, 8)
 	for range b.N {
 		var cfgTargets []TargetConfig
 		for i := range targets {
@@ -175,7 +151,7 @@ func BenchmarkReceiverFleet(b *testing.B) {
 		// Warm-up: one interval for the jittered first probes to set baselines.
 		time.Sleep(interval + 500*time.Millisecond)
 		probes0 := totalProbes(r)
-		cpu0 := cpuTime()
+		cpu0 := benchutil.CPUTime()
 		mu.Lock()
 		measuring = true
 		mu.Unlock()
@@ -185,7 +161,7 @@ func BenchmarkReceiverFleet(b *testing.B) {
 		late := slices.Clone(lateness)
 		mu.Unlock()
 		probes := totalProbes(r) - probes0
-		cpu := cpuTime() - cpu0
+		cpu := benchutil.CPUTime() - cpu0
 
 		runtime.GC()
 		var after runtime.MemStats
@@ -225,10 +201,4 @@ func totalProbes(r *driftReceiver) int64 {
 		n += t.probes.Load()
 	}
 	return n
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

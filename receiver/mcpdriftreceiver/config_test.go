@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/probe"
 )
 
 func loadConfig(t *testing.T, name string) *Config {
@@ -109,8 +110,8 @@ func TestConfigRejects(t *testing.T) {
 	}
 }
 
-func TestRedactURL(t *testing.T) {
-	if got := redactURL("https://user:pass@h.example:8443/mcp?token=abc#frag"); got != "https://h.example:8443/mcp" {
+func TestEndpointsAreSanitized(t *testing.T) {
+	if got := probe.SanitizeURL("https://user:pass@h.example:8443/mcp?token=abc#frag"); got != "https://h.example:8443/mcp" {
 		t.Errorf("got %s", got)
 	}
 }

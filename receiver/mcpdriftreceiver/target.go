@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
 )
 
@@ -71,7 +72,7 @@ func newTarget(tc TargetConfig, cfg *Config, classify func(old, new *contract.Sn
 	if len(tc.Command) > 0 {
 		t.url = stdioURL(tc.Command)
 	} else {
-		t.url = redactURL(tc.Endpoint)
+		t.url = probe.SanitizeURL(tc.Endpoint)
 	}
 	t.tracker = newTracker(trackerConfig{
 		limits:         cfg.Limits,
@@ -215,19 +216,6 @@ func severityAttr(s string) metadata.AttributeSeverity {
 		return v
 	}
 	return metadata.AttributeSeverityInfo
-}
-
-// redactURL returns an endpoint without user info, query or fragment: the
-// form that may appear in logs, events and resource attributes.
-func redactURL(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.Fragment = ""
-	return u.String()
 }
 
 // stdioURL is the mcpdrift.server.url of a stdio target: the program and
