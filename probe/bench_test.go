@@ -1,20 +1,19 @@
 package probe
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/benchutil"
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
 )
 
 // BenchmarkProbe measures probe throughput against loopback Go SDK servers
@@ -32,7 +31,7 @@ import (
 // client can do); cpu-vs-raw is the probe's CPU time over the baseline's.
 func BenchmarkProbe(b *testing.B) {
 	const tools = 100
-	urls := startHTTPServers(b, 4)
+	urls := testservers.SpawnSelf(b, httpServersEnv, 4)
 	o := Options{Timeout: time.Minute, Settle: time.Nanosecond}
 	for _, conc := range []int{1, 16, 128} {
 		b.Run(fmt.Sprintf("stateless/concurrency=%d", conc), func(b *testing.B) {
@@ -62,41 +61,6 @@ func BenchmarkProbe(b *testing.B) {
 	}
 }
 
-// startHTTPServers runs n loopback servers in a child process.
-func startHTTPServers(b *testing.B, n int) []string {
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", httpServersEnv, n))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-	})
-	var urls []string
-	sc := bufio.NewScanner(stdout)
-	for len(urls) < n && sc.Scan() {
-		urls = append(urls, sc.Text())
-	}
-	if len(urls) < n {
-		b.Fatalf("the server process printed %d URLs", len(urls))
-	}
-	return urls
-}
-
 type cost struct {
 	wall, cpu time.Duration
 	mallocs   uint64
@@ -106,7 +70,7 @@ type cost struct {
 func measure(b *testing.B, n, conc int, f func() error) cost {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	m0, cpu0, start := ms.Mallocs, cpuTime(), time.Now()
+	m0, cpu0, start := ms.Mallocs, benchutil.CPUTime(), time.Now()
 	var wg sync.WaitGroup
 	var left atomic.Int64
 	left.Store(int64(n))
@@ -122,7 +86,7 @@ func measure(b *testing.B, n, conc int, f func() error) cost {
 		})
 	}
 	wg.Wait()
-	c := cost{wall: time.Since(start), cpu: cpuTime() - cpu0}
+	c := cost{wall: time.Since(start), cpu: benchutil.CPUTime() - cpu0}
 	runtime.ReadMemStats(&ms)
 	c.mallocs = ms.Mallocs - m0
 	close(errs)
@@ -130,12 +94,6 @@ func measure(b *testing.B, n, conc int, f func() error) cost {
 		b.Fatal(err)
 	}
 	return c
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rawClient makes the requests of one snapshot with no protocol logic.

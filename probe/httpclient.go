@@ -30,7 +30,7 @@ type httpBase struct {
 func newHTTPBase(t *Target, rt *probeRuntime) (*httpBase, error) {
 	u, err := url.Parse(t.URL)
 	if err != nil {
-		return nil, failure(ClassUnreachable, "invalid URL %s", sanitizeURL(t.URL))
+		return nil, failure(ClassUnreachable, "invalid URL %s", SanitizeURL(t.URL))
 	}
 	b := &httpBase{rt: rt, endpoint: u, headers: t.Headers, client: t.HTTPClient}
 	if b.client == nil {
@@ -181,7 +181,7 @@ func (b *httpBase) statusErr(ctx context.Context, resp *http.Response) *statusEr
 	defer resp.Body.Close()
 	se := &statusError{code: resp.StatusCode, challenge: resp.Header.Values("WWW-Authenticate"), endpoint: b.endpoint}
 	if loc := resp.Header.Get("Location"); loc != "" {
-		se.location = sanitizeURL(loc)
+		se.location = SanitizeURL(loc)
 	}
 	body, err := b.readBody(ctx, resp, 64<<10)
 	if err == nil && mediaType(resp.Header) == "application/json" {
@@ -222,7 +222,7 @@ func resourceMetadataURL(challenges []string, endpoint *url.URL) string {
 	if parsed, err := oauthex.ParseWWWAuthenticate(challenges); err == nil {
 		for _, c := range parsed {
 			if v := c.Params["resource_metadata"]; v != "" {
-				return sanitizeURL(v)
+				return SanitizeURL(v)
 			}
 		}
 	}

@@ -96,7 +96,7 @@ func (c *sseConn) readEndpoint(sr *sseReader) error {
 	}
 	u := c.endpoint.ResolveReference(ref)
 	if u.Scheme != c.endpoint.Scheme || u.Host != c.endpoint.Host {
-		return failure(ClassProtocolError, "the endpoint event points to another origin (%s); the probe will not send its headers there", sanitizeURL(u.String()))
+		return failure(ClassProtocolError, "the endpoint event points to another origin (%s); the probe will not send its headers there", SanitizeURL(u.String()))
 	}
 	c.postURL = u
 	return nil

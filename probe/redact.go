@@ -116,9 +116,9 @@ type redactedError struct {
 func (e *redactedError) Error() string   { return e.msg }
 func (e *redactedError) Unwrap() []error { return e.kept }
 
-// sanitizeURL returns u without user info, query or fragment: the form that
+// SanitizeURL returns u without user info, query or fragment: the form that
 // may appear in snapshots, errors and logs.
-func sanitizeURL(raw string) string {
+func SanitizeURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(invalid URL)"

@@ -106,7 +106,7 @@ func (t *Target) Validate() error {
 		case t.URL == "":
 			errs = append(errs, errors.New("an HTTP target needs a URL"))
 		case err != nil:
-			errs = append(errs, fmt.Errorf("invalid URL %s", sanitizeURL(t.URL)))
+			errs = append(errs, fmt.Errorf("invalid URL %s", SanitizeURL(t.URL)))
 		case u.Scheme != "http" && u.Scheme != "https":
 			errs = append(errs, fmt.Errorf("URL scheme must be http or https, not %q", u.Scheme))
 		case u.Host == "":
@@ -147,6 +147,6 @@ func (t *Target) server(r *redactor, transport string) contract.Server {
 		}
 		return s
 	}
-	s.URL = sanitizeURL(t.URL)
+	s.URL = SanitizeURL(t.URL)
 	return s
 }

@@ -4,6 +4,7 @@
 package benchutil
 
 import (
+	"syscall"
 	"testing"
 	"time"
 )
@@ -22,4 +23,11 @@ func NsPerOp(n int, f func()) float64 {
 // Call it after the loop, before starting any untimed work.
 func Elapsed(b *testing.B) float64 {
 	return float64(b.Elapsed().Nanoseconds()) / float64(max(b.N, 1))
+}
+
+// CPUTime returns the user plus system CPU time this process has used.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,0 +1,144 @@
+package mcpdriftreceiver
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/probe"
+)
+
+func loadConfig(t *testing.T, name string) *Config {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := cm.Sub(component.MustNewIDWithName("mcpdrift", name).String())
+	if name == "" {
+		sub, err = cm.Sub("mcpdrift")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := createDefaultConfig().(*Config)
+	if err := sub.Unmarshal(cfg); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return cfg
+}
+
+func TestConfigAsUsersWriteIt(t *testing.T) {
+	cfg := loadConfig(t, "full")
+	if err := confmap.Validate(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CollectionInterval != time.Minute || cfg.Storage == nil || cfg.Storage.String() != "file_storage" || cfg.ConfirmAfter != 2 {
+		t.Errorf("top level: %+v", cfg)
+	}
+	if cfg.Policy.Base != "default" {
+		t.Errorf("policy shorthand: %+v", cfg.Policy)
+	}
+	if len(cfg.Targets) != 2 {
+		t.Fatalf("targets: %+v", cfg.Targets)
+	}
+	search, files := cfg.Targets[0], cfg.Targets[1]
+	if search.Endpoint != "https://search.example.com/mcp" || search.Timeout != 10*time.Second {
+		t.Errorf("search: %+v", search)
+	}
+	if v, ok := search.Headers.Get("Authorization"); !ok || string(v) != "Bearer s3cr3t" {
+		t.Errorf("headers: %v", search.Headers)
+	}
+	if !search.Keepalive.HasValue() || !files.Keepalive.HasValue() {
+		t.Error("targets must start from the HTTP client defaults (keep-alive on)")
+	}
+	if n := connectionsForTwoRequests(t, search); n != 1 {
+		t.Errorf("the target's HTTP client opened %d connections for two requests: keep-alive is off", n)
+	}
+	if files.Command[0] != "npx" || string(files.Env["NODE_ENV"]) != "production" {
+		t.Errorf("stdio target: %+v", files)
+	}
+	pinned := loadConfig(t, "pinned")
+	if err := confmap.Validate(pinned); err != nil || pinned.Baseline != BaselinePinned || pinned.Volatile.Ignore || pinned.Volatile.After != 5 {
+		t.Errorf("pinned: %+v %v", pinned, err)
+	}
+	if err := confmap.Validate(loadConfig(t, "")); err != nil {
+		t.Errorf("default config must validate: %v", err)
+	}
+}
+
+func TestConfigPolicyBlock(t *testing.T) {
+	cfg := loadConfig(t, "policy_block")
+	if err := confmap.Validate(cfg); err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Policy
+	if p.Base != "strict" || p.Severities["tool.description.changed"] != contract.Info || p.Severities["input.description.*"] != contract.None {
+		t.Errorf("severities: %+v", p)
+	}
+	if len(p.Ignore) != 1 || p.Ignore[0].Path != "/inputSchema/**/description" || p.Ignore[0].Name != "search*" {
+		t.Errorf("ignore: %+v", p.Ignore)
+	}
+}
+
+func TestConfigRejects(t *testing.T) {
+	for name, want := range map[string]string{
+		"bad_transport": "transport must be",
+		"both":          "exclusive",
+		"neither":       "one of endpoint or command",
+		"dup":           "duplicate name",
+		"bad_numbers":   "confirm_after",
+		"policy_bad":    "policy",
+	} {
+		err := confmap.Validate(loadConfig(t, name))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
+	}
+}
+
+func TestEndpointsAreSanitized(t *testing.T) {
+	if got := probe.SanitizeURL("https://user:pass@h.example:8443/mcp?token=abc#frag"); got != "https://h.example:8443/mcp" {
+		t.Errorf("got %s", got)
+	}
+}
+
+// connectionsForTwoRequests sends two requests with the target's HTTP client
+// and counts the connections the server accepted.
+func connectionsForTwoRequests(t *testing.T, tc TargetConfig) int64 {
+	var accepted atomic.Int64
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	client, err := tc.ToClient(context.Background(), nil, componenttest.NewNopTelemetrySettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		resp, err := client.Get(ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return accepted.Load()
+}

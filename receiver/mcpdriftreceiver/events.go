@@ -1,0 +1,205 @@
+package mcpdriftreceiver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// buildLogs turns tracker events into log records (docs/events.md), under
+// one resource that names the target.
+func buildLogs(t *target, events []event, now time.Time) plog.Logs {
+	logs := plog.NewLogs()
+	rl := logs.ResourceLogs().AppendEmpty()
+	setServerAttrs(t, rl.Resource().Attributes(), true)
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.Scope().SetName(metadata.ScopeName)
+	for _, e := range events {
+		lr := sl.LogRecords().AppendEmpty()
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(e.at))
+		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(now))
+		attrs := lr.Attributes()
+		setServerAttrs(t, attrs, false)
+		switch e.kind {
+		case eventSnapshot:
+			setEventName(lr, semconv.EventSnapshot)
+			fillSnapshot(lr, t, e.current)
+		case eventDrift:
+			setEventName(lr, semconv.EventDrift)
+			fillDrift(lr, t, e)
+		case eventMixedOpen, eventMixedResolved:
+			setEventName(lr, semconv.EventMixedContract)
+			fillMixed(lr, t, e)
+		case eventVolatile:
+			setEventName(lr, semconv.EventVolatileField)
+			lr.SetSeverityNumber(plog.SeverityNumberWarn)
+			lr.SetSeverityText("warning")
+			attrs.PutStr(semconv.VolatileSubject, e.field.Subject)
+			attrs.PutStr(semconv.VolatileName, e.field.Name)
+			attrs.PutStr(semconv.VolatilePath, e.field.Path)
+			lr.Body().SetStr(fmt.Sprintf("%s: %s %s field %s changes on every probe; it is ignored from now on",
+				t.name, e.field.Subject, contract.SanitizeText(e.field.Name), contract.SanitizeText(e.field.Path)))
+		}
+	}
+	return logs
+}
+
+// setEventName sets the record's event name field and, for consumers that
+// only read attributes, the event.name attribute.
+func setEventName(lr plog.LogRecord, name string) {
+	lr.SetEventName(name)
+	lr.Attributes().PutStr(semconv.EventName, name)
+}
+
+// setServerAttrs writes the keys that name the target. On the resource they
+// include server.address, server.port and url.full for HTTP targets.
+func setServerAttrs(t *target, attrs pcommon.Map, resource bool) {
+	attrs.PutStr(semconv.ServerName, t.name)
+	attrs.PutStr(semconv.ServerURL, t.url)
+	if !resource {
+		return
+	}
+	if host, port := t.hostPort(); host != "" {
+		attrs.PutStr(semconv.ServerAddress, host)
+		attrs.PutInt(semconv.ServerPort, int64(port))
+		attrs.PutStr(semconv.URLFull, t.url)
+	}
+}
+
+func fillSnapshot(lr plog.LogRecord, t *target, s *contract.Snapshot) {
+	lr.SetSeverityNumber(plog.SeverityNumberInfo)
+	lr.SetSeverityText("info")
+	attrs := lr.Attributes()
+	attrs.PutStr(semconv.ContractDigest, s.Digests.Contract)
+	attrs.PutStr(semconv.ProtocolVersion, s.ProtocolVersion)
+	attrs.PutStr(semconv.SpecGeneration, string(s.SpecGeneration))
+	attrs.PutStr(semconv.Transport, s.Server.Transport)
+	if name, version := serverInfo(s); name != "" || version != "" {
+		attrs.PutStr(semconv.ServerInfoName, name)
+		attrs.PutStr(semconv.ServerInfoVersion, version)
+	}
+	putDigests(attrs.PutEmptyMap(semconv.ToolDigests), s.Tools)
+	attrs.PutStr(semconv.ToolsSetDigest, s.Digests.Tools)
+	attrs.PutStr(semconv.PromptsSetDigest, s.Digests.Prompts)
+	attrs.PutStr(semconv.ResourcesSetDigest, s.Digests.Resources)
+	attrs.PutStr(semconv.TemplatesSetDigest, s.Digests.ResourceTemplates)
+	if s.Digests.Instructions != nil {
+		attrs.PutStr(semconv.InstructionsDigest, *s.Digests.Instructions)
+	}
+	attrs.PutInt(semconv.ToolsCount, int64(len(s.Tools)))
+	lr.Body().SetStr(fmt.Sprintf("snapshot of %s: %d tools, %d prompts, %d resources, contract %s",
+		t.name, len(s.Tools), len(s.Prompts), len(s.Resources), short(s.Digests.Contract)))
+}
+
+func fillDrift(lr plog.LogRecord, t *target, e event) {
+	r := e.report
+	worst := r.Worst()
+	lr.SetSeverityNumber(logSeverity(worst))
+	lr.SetSeverityText(worst.String())
+	lr.Body().SetStr(contract.SanitizeText(r.OneLine()))
+	attrs := lr.Attributes()
+	attrs.PutStr(semconv.DriftID, driftID(t.name, e.previous.Digests.Contract, e.current.Digests.Contract))
+	attrs.PutStr(semconv.DriftSeverity, worst.String())
+	attrs.PutStr(semconv.PreviousContract, e.previous.Digests.Contract)
+	attrs.PutStr(semconv.ContractDigest, e.current.Digests.Contract)
+	counts := r.Summary()
+	attrs.PutInt(semconv.DriftBreaking, int64(counts.Count(contract.Breaking)))
+	attrs.PutInt(semconv.DriftWarning, int64(counts.Count(contract.Warning)))
+	attrs.PutInt(semconv.DriftCompatible, int64(counts.Count(contract.Compatible)))
+	attrs.PutInt(semconv.DriftInfo, int64(counts.Count(contract.Info)))
+	changes := attrs.PutEmptySlice(semconv.DriftChanges)
+	for _, c := range r.Changes {
+		m := changes.AppendEmpty().SetEmptyMap()
+		m.PutStr(semconv.ChangeRule, c.Rule)
+		m.PutStr(semconv.ChangeSeverity, c.Severity.String())
+		m.PutStr(semconv.ChangeSubject, c.Subject)
+		m.PutStr(semconv.ChangeName, c.Name)
+		m.PutStr(semconv.ChangePath, c.Path)
+		m.PutStr(semconv.ChangeBefore, string(c.Before))
+		m.PutStr(semconv.ChangeAfter, string(c.After))
+		m.PutStr(semconv.ChangeMessage, c.Message)
+	}
+	putDigests(attrs.PutEmptyMap(semconv.PreviousToolDigests), e.previous.Tools)
+	putDigests(attrs.PutEmptyMap(semconv.ToolDigests), e.current.Tools)
+}
+
+func fillMixed(lr plog.LogRecord, t *target, e event) {
+	attrs := lr.Attributes()
+	state := "open"
+	lr.SetSeverityNumber(plog.SeverityNumberWarn)
+	if e.kind == eventMixedResolved {
+		state = "resolved"
+		lr.SetSeverityNumber(plog.SeverityNumberInfo)
+		attrs.PutStr(semconv.ContractDigest, e.current.Digests.Contract)
+	}
+	lr.SetSeverityText(state)
+	attrs.PutStr(semconv.MixedState, state)
+	vs := attrs.PutEmptySlice(semconv.MixedVariants)
+	for _, v := range e.variants {
+		m := vs.AppendEmpty().SetEmptyMap()
+		m.PutStr("contract_digest", v.key)
+		m.PutInt("count", int64(v.count))
+		m.PutStr("first_seen", v.first.UTC().Format(time.RFC3339))
+		m.PutStr("last_seen", v.last.UTC().Format(time.RFC3339))
+	}
+	if state == "open" {
+		lr.Body().SetStr(fmt.Sprintf("%s serves %d contracts alternately (mixed fleet); drift is held until one holds", t.name, len(e.variants)))
+	} else {
+		lr.Body().SetStr(fmt.Sprintf("%s mixed fleet resolved: contract %s holds", t.name, short(e.current.Digests.Contract)))
+	}
+}
+
+// logSeverity maps a drift severity to an OpenTelemetry log severity.
+func logSeverity(s contract.Severity) plog.SeverityNumber {
+	switch s {
+	case contract.Breaking:
+		return plog.SeverityNumberError
+	case contract.Warning:
+		return plog.SeverityNumberWarn
+	case contract.Compatible:
+		return plog.SeverityNumberInfo2
+	}
+	return plog.SeverityNumberInfo
+}
+
+// driftID is stable for the same change of the same server, so the same
+// drift observed again (after a restart) carries the same ID.
+func driftID(server, previous, current string) string {
+	sum := sha256.Sum256([]byte(server + "\n" + previous + "\n" + current))
+	return hex.EncodeToString(sum[:8])
+}
+
+func putDigests(m pcommon.Map, l contract.Listing) {
+	m.EnsureCapacity(len(l))
+	for _, d := range l {
+		m.PutStr(d.Key, d.Digest)
+	}
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
+
+// serverInfo reads name and version from the snapshot's serverInfo.
+func serverInfo(s *contract.Snapshot) (name, version string) {
+	var info struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	if len(s.ServerInfo) > 0 {
+		_ = json.Unmarshal(s.ServerInfo, &info)
+	}
+	return info.Name, info.Version
+}

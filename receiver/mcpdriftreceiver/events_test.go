@@ -1,0 +1,120 @@
+package mcpdriftreceiver
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+func TestDriftEventShape(t *testing.T) {
+	a := snap(t, map[string]string{"search": "Search", "gone": "bye"})
+	b := snap(t, map[string]string{"search": "Search the web", "fresh": "hi"})
+	cfg := testConfig()
+	cfg.Targets = []TargetConfig{{Name: "web", Transport: "auto"}}
+	cfg.Targets[0].Endpoint = "https://user:pw@search.example.com:8443/mcp?key=secret"
+	tgt := newTarget(cfg.Targets[0], cfg, func(o, n *contract.Snapshot) *contract.Report { return contract.Diff(o, n, nil) })
+	tgt.tracker.observe(a, time.Unix(100, 0))
+	tgt.tracker.observe(b, time.Unix(200, 0))
+	st := tgt.tracker.observe(b, time.Unix(300, 0))
+	logs := buildLogs(tgt, st.events, time.Unix(301, 0))
+
+	res := logs.ResourceLogs().At(0).Resource().Attributes()
+	for k, want := range map[string]any{
+		semconv.ServerName: "web", semconv.ServerURL: "https://search.example.com:8443/mcp",
+		semconv.ServerAddress: "search.example.com", semconv.ServerPort: int64(8443), semconv.URLFull: "https://search.example.com:8443/mcp",
+	} {
+		v, ok := res.Get(k)
+		if !ok || v.AsRaw() != want {
+			t.Errorf("resource %s = %v, want %v", k, v.AsRaw(), want)
+		}
+	}
+	lrs := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	if lrs.Len() != 2 || lrs.At(0).EventName() != semconv.EventDrift || lrs.At(1).EventName() != semconv.EventSnapshot {
+		t.Fatalf("want drift then snapshot, got %d records", lrs.Len())
+	}
+	d := lrs.At(0)
+	if d.SeverityNumber() != plog.SeverityNumberError || d.SeverityText() != "breaking" || d.Body().Str() == "" {
+		t.Errorf("severity %v %q body %q", d.SeverityNumber(), d.SeverityText(), d.Body().Str())
+	}
+	if !d.Timestamp().AsTime().Equal(time.Unix(300, 0)) {
+		t.Errorf("timestamp %v", d.Timestamp().AsTime())
+	}
+	attrs := d.Attributes()
+	for _, k := range []string{semconv.DriftID, semconv.DriftSeverity, semconv.PreviousContract, semconv.ContractDigest, semconv.EventName} {
+		if v, ok := attrs.Get(k); !ok || v.Str() == "" {
+			t.Errorf("missing %s", k)
+		}
+	}
+	changes, _ := attrs.Get(semconv.DriftChanges)
+	if changes.Slice().Len() != 3 {
+		t.Fatalf("changes: %v", changes.AsRaw())
+	}
+	first := changes.Slice().At(0).Map().AsRaw()
+	for _, k := range []string{semconv.ChangeRule, semconv.ChangeSeverity, semconv.ChangeSubject, semconv.ChangeName, semconv.ChangePath, semconv.ChangeBefore, semconv.ChangeAfter, semconv.ChangeMessage} {
+		if _, ok := first[k]; !ok {
+			t.Errorf("change map lacks %s: %v", k, first)
+		}
+	}
+	prevDigests, _ := attrs.Get(semconv.PreviousToolDigests)
+	curDigests, _ := attrs.Get(semconv.ToolDigests)
+	if _, ok := prevDigests.Map().Get("gone"); !ok {
+		t.Error("previous digests lack the removed tool")
+	}
+	if _, ok := curDigests.Map().Get("fresh"); !ok {
+		t.Error("current digests lack the added tool")
+	}
+	// The same drift observed again has the same ID.
+	id, _ := attrs.Get(semconv.DriftID)
+	if id.Str() != driftID("web", a.Digests.Contract, b.Digests.Contract) || len(id.Str()) != 16 {
+		t.Errorf("drift id %s", id.Str())
+	}
+}
+
+func TestMetricsAfterDrift(t *testing.T) {
+	a := snap(t, map[string]string{"search": "v1"})
+	b := snap(t, map[string]string{"search": "v1", "x": "new"})
+	p := newFakeProber()
+	p.set("srv", a, nil)
+	r, logs, metrics := runReceiver(t, testConfig("srv"), p, &storageHost{})
+	defer func() { _ = r.Shutdown(context.Background()) }()
+	waitFor(t, "baseline", func() bool { return len(eventsNamed(logs, semconv.EventSnapshot)) == 1 })
+	p.set("srv", b, nil)
+	waitFor(t, "drift", func() bool { return len(eventsNamed(logs, semconv.EventDrift)) == 1 })
+	n := p.count("srv")
+	waitFor(t, "metrics after the drift", func() bool { return p.count("srv") > n+1 })
+	all := metrics.AllMetrics()
+	last := all[len(all)-1]
+	got := map[string]bool{}
+	rm := last.ResourceMetrics().At(0)
+	if v, _ := rm.Resource().Attributes().Get(semconv.ServerName); v.Str() != "srv" {
+		t.Errorf("resource %v", rm.Resource().Attributes().AsRaw())
+	}
+	ms := rm.ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		m := ms.At(i)
+		got[m.Name()] = true
+		if m.Name() == "mcpdrift.drift.changes" {
+			dp := m.Sum().DataPoints().At(0)
+			sev, _ := dp.Attributes().Get("mcpdrift.drift.severity")
+			if dp.IntValue() != 1 || sev.Str() != "compatible" || m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
+				t.Errorf("drift changes: %v %v", dp.IntValue(), dp.Attributes().AsRaw())
+			}
+		}
+		if m.Name() == "mcpdrift.probe.up" {
+			if v := m.Gauge().DataPoints().At(0).IntValue(); v != 1 {
+				t.Errorf("probe up %d", v)
+			}
+		}
+	}
+	for _, name := range []string{"mcpdrift.probe.up", "mcpdrift.probe.duration", "mcpdrift.definitions", "mcpdrift.drift.changes", "mcpdrift.drift.count", "mcpdrift.contract.mixed", "mcpdrift.probe.last_success"} {
+		if !got[name] {
+			t.Errorf("missing metric %s", name)
+		}
+	}
+}

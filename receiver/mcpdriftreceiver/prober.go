@@ -1,0 +1,80 @@
+package mcpdriftreceiver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/probe"
+)
+
+// prober takes one snapshot of one target. The receiver's is probeClient;
+// tests substitute their own.
+type prober interface {
+	probe(ctx context.Context, t *target) (*contract.Snapshot, error)
+}
+
+// probeClient probes with the probe package.
+type probeClient struct {
+	opts probe.Options
+}
+
+func newProber(cfg *Config) prober {
+	return &probeClient{opts: probe.Options{
+		Timeout: cfg.Timeout,
+		Settle:  cfg.Settle,
+		Limits:  cfg.Limits,
+	}}
+}
+
+func (p *probeClient) probe(ctx context.Context, t *target) (*contract.Snapshot, error) {
+	return probe.Probe(ctx, t.probeTarget(), p.opts)
+}
+
+// probeTarget describes the target to the probe. The HTTP client comes from
+// confighttp (headers, TLS, auth extensions are applied by it).
+func (t *target) probeTarget() probe.Target {
+	pt := probe.Target{Name: t.name, ClientCapabilities: t.clientCapabilities}
+	if len(t.cfg.Command) > 0 {
+		pt.Transport = probe.TransportStdio
+		pt.Command, pt.Args, pt.Dir = t.cfg.Command[0], t.cfg.Command[1:], t.cfg.WorkingDir
+		for _, k := range slices.Sorted(maps.Keys(t.cfg.Env)) {
+			pt.Env = append(pt.Env, k+"="+string(t.cfg.Env[k]))
+		}
+		return pt
+	}
+	pt.URL, pt.HTTPClient = t.cfg.Endpoint, t.httpClient
+	pt.Transport = probe.TransportAuto
+	if t.cfg.Transport != "" {
+		pt.Transport = probe.Transport(t.cfg.Transport)
+	}
+	return pt
+}
+
+// clientCapabilitiesJSON encodes the declared client capabilities.
+func clientCapabilitiesJSON(caps map[string]any) json.RawMessage {
+	if len(caps) == 0 {
+		return json.RawMessage(probe.DefaultClientCapabilities)
+	}
+	b, err := json.Marshal(caps)
+	if err != nil {
+		return json.RawMessage(probe.DefaultClientCapabilities)
+	}
+	return b
+}
+
+// errorClass returns the probe error class and failing step ("internal" for
+// errors that are not the probe's).
+func errorClass(err error) (class, step string) {
+	var pe *probe.Error
+	if errors.As(err, &pe) {
+		return string(pe.Class), string(pe.Step)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return string(probe.ClassTimeout), ""
+	}
+	return "internal", ""
+}

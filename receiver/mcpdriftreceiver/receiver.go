@@ -1,0 +1,232 @@
+package mcpdriftreceiver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
+)
+
+// driftReceiver is the one instance behind a component ID: it owns the
+// targets, the scheduler, the storage client and both consumers.
+type driftReceiver struct {
+	set    receiver.Settings
+	cfg    *Config
+	prober prober
+	policy *contract.Policy
+	now    func() time.Time
+	obs    *receiverhelper.ObsReport
+
+	mu      sync.Mutex // guards logs, metrics
+	logs    consumer.Logs
+	metrics consumer.Metrics
+
+	targets []*target
+	store   *baselineStore
+
+	mbMu sync.Mutex // the metrics builder is not safe for concurrent use
+	mb   *metadata.MetricsBuilder
+
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	// onProbeStart, when set (benchmarks), is told when each probe starts.
+	onProbeStart func(t *target, due, started time.Time)
+}
+
+func newDriftReceiver(set receiver.Settings, cfg *Config, p prober) (*driftReceiver, error) {
+	policy, err := contract.NewPolicy(cfg.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("mcpdrift: policy: %w", err)
+	}
+	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{ReceiverID: set.ID, Transport: "mcp", ReceiverCreateSettings: set})
+	if err != nil {
+		return nil, err
+	}
+	r := &driftReceiver{
+		set:    set,
+		cfg:    cfg,
+		prober: p,
+		policy: policy,
+		now:    time.Now,
+		obs:    obs,
+		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+	}
+	for _, tc := range cfg.Targets {
+		r.targets = append(r.targets, newTarget(tc, cfg, r.classify))
+	}
+	return r, nil
+}
+
+func (r *driftReceiver) setLogs(c consumer.Logs) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logs = c
+}
+
+func (r *driftReceiver) setMetrics(c consumer.Metrics) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.metrics = c
+}
+
+// classify diffs two snapshots under the configured policy.
+func (r *driftReceiver) classify(old, new *contract.Snapshot) *contract.Report {
+	return contract.Diff(old, new, r.policy)
+}
+
+// Start connects storage, restores baselines (emitting one snapshot event per
+// restored target), builds the HTTP clients and starts probing.
+func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
+	store, err := openBaselineStore(ctx, host, r.cfg.Storage, r.set)
+	if err != nil {
+		return err
+	}
+	r.store = store
+	for _, t := range r.targets {
+		if t.cfg.Endpoint != "" {
+			client, err := t.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), r.set.TelemetrySettings)
+			if err != nil {
+				return fmt.Errorf("mcpdrift: target %q: %w", t.name, err)
+			}
+			t.httpClient = client
+		}
+	}
+	var restored []event
+	for _, t := range r.targets {
+		state, err := r.store.load(ctx, t.name)
+		if err != nil {
+			r.set.Logger.Warn("Discarding stored baseline that cannot be read; the next probe sets a new one",
+				zap.String("target", t.name), zap.Error(err))
+			continue
+		}
+		if state == nil {
+			continue
+		}
+		t.tracker.restore(state.baseline, state.volatile)
+		restored = append(restored, event{kind: eventSnapshot, at: state.baseline.ObservedAt, current: state.baseline})
+		r.emitEvents(ctx, t, restored[len(restored)-1:])
+	}
+	r.set.Logger.Info("mcpdrift receiver started", zap.Int("targets", len(r.targets)), zap.Int("baselines_restored", len(restored)))
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.done = make(chan struct{})
+	s := &scheduler{
+		now:          r.now,
+		maxInFlight:  r.cfg.MaxConcurrentProbes,
+		initialDelay: r.cfg.InitialDelay,
+		run:          r.runProbe,
+		onStart:      r.onProbeStart,
+	}
+	go func() {
+		defer close(r.done)
+		s.loop(runCtx, r.targets)
+	}()
+	return nil
+}
+
+// Shutdown stops the scheduler and in-flight probes (stdio children are
+// reaped by the probe), then closes storage, which flushes it.
+func (r *driftReceiver) Shutdown(ctx context.Context) error {
+	if r.cancel != nil {
+		r.cancel()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for _, t := range r.targets {
+		if t.httpClient != nil {
+			t.httpClient.CloseIdleConnections()
+		}
+	}
+	if r.store != nil {
+		return r.store.close(ctx)
+	}
+	return nil
+}
+
+// runProbe probes one target once and acts on the result.
+func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
+	pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	started := r.now()
+	snap, err := r.prober.probe(pctx, t)
+	finished := r.now()
+	if ctx.Err() != nil {
+		return // shutting down: the result is neither success nor failure
+	}
+	t.recordProbe(started, finished, err)
+	if err != nil {
+		class, step := errorClass(err)
+		if t.noteFailure(class) {
+			r.set.Logger.Warn("MCP server probe failed", zap.String("target", t.name), zap.String("url", t.url),
+				zap.String("error_class", class), zap.String("step", step), zap.Error(err))
+		}
+		r.emitMetrics(ctx, t, finished)
+		return
+	}
+	if t.noteSuccess() {
+		r.set.Logger.Info("MCP server probe succeeds again", zap.String("target", t.name))
+	}
+	snap.Server.Name = t.name
+	st := t.tracker.observe(snap, finished)
+	t.countEvents(st.events)
+	if st.persist {
+		if err := r.store.save(ctx, t.name, t.tracker); err != nil {
+			r.set.Logger.Warn("Could not store baseline", zap.String("target", t.name), zap.Error(err))
+		}
+	}
+	r.emitEvents(ctx, t, st.events)
+	r.emitMetrics(ctx, t, finished)
+}
+
+func (r *driftReceiver) emitEvents(ctx context.Context, t *target, events []event) {
+	if len(events) == 0 {
+		return
+	}
+	r.mu.Lock()
+	next := r.logs
+	r.mu.Unlock()
+	if next == nil {
+		return
+	}
+	logs := buildLogs(t, events, r.now())
+	n := logs.LogRecordCount()
+	obsCtx := r.obs.StartLogsOp(ctx)
+	err := next.ConsumeLogs(ctx, logs)
+	r.obs.EndLogsOp(obsCtx, metadata.Type.String(), n, err)
+	if err != nil {
+		r.set.Logger.Warn("Dropping mcpdrift events: the next consumer refused them", zap.String("target", t.name), zap.Error(err))
+	}
+}
+
+func (r *driftReceiver) emitMetrics(ctx context.Context, t *target, now time.Time) {
+	r.mu.Lock()
+	next := r.metrics
+	r.mu.Unlock()
+	if next == nil {
+		return
+	}
+	r.mbMu.Lock()
+	md := t.recordMetrics(r.mb, now)
+	r.mbMu.Unlock()
+	n := md.DataPointCount()
+	obsCtx := r.obs.StartMetricsOp(ctx)
+	err := next.ConsumeMetrics(ctx, md)
+	r.obs.EndMetricsOp(obsCtx, metadata.Type.String(), n, err)
+	if err != nil {
+		r.set.Logger.Warn("Dropping mcpdrift metrics: the next consumer refused them", zap.String("target", t.name), zap.Error(err))
+	}
+}

@@ -1,0 +1,225 @@
+package mcpdriftreceiver
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/probe"
+	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
+)
+
+// target is one configured MCP server and everything the receiver keeps
+// about it between probes.
+type target struct {
+	cfg      TargetConfig
+	name     string
+	url      string // redacted endpoint, or stdio:<command>
+	interval time.Duration
+
+	httpClient         *http.Client // built at Start for endpoint targets
+	clientCapabilities json.RawMessage
+	tracker            *tracker
+
+	running atomic.Bool  // a probe of this target is in flight
+	skipped atomic.Int64 // ticks skipped because the previous probe still ran
+	probes  atomic.Int64 // probes completed
+
+	// Probe and drift state for metrics: written and read by the goroutine
+	// that probes the target (one at a time). up and errorClass are also read
+	// by tests, under statusMu.
+	start       pcommon.Timestamp
+	statusMu    sync.Mutex
+	up          bool
+	errorClass  string
+	down        bool // the last probe failed (for log-on-change)
+	duration    time.Duration
+	lastSuccess time.Time
+	changes     map[changeKey]int64
+	drifts      map[string]int64 // worst severity -> confirmed drifts
+	mixed       bool
+	driftOpen   bool
+}
+
+type changeKey struct{ severity, rule string }
+
+func newTarget(tc TargetConfig, cfg *Config, classify func(old, new *contract.Snapshot) *contract.Report) *target {
+	t := &target{
+		cfg:      tc,
+		name:     tc.Name,
+		interval: cfg.CollectionInterval,
+		start:    pcommon.NewTimestampFromTime(time.Now()),
+		changes:  map[changeKey]int64{},
+		drifts:   map[string]int64{},
+	}
+	if tc.CollectionInterval > 0 {
+		t.interval = tc.CollectionInterval
+	}
+	caps := cfg.ClientCapabilities
+	if tc.ClientCapabilities != nil {
+		caps = tc.ClientCapabilities
+	}
+	t.clientCapabilities = clientCapabilitiesJSON(caps)
+	if len(tc.Command) > 0 {
+		t.url = stdioURL(tc.Command)
+	} else {
+		t.url = probe.SanitizeURL(tc.Endpoint)
+	}
+	t.tracker = newTracker(trackerConfig{
+		limits:         cfg.Limits,
+		confirmAfter:   cfg.ConfirmAfter,
+		pinned:         cfg.Baseline == BaselinePinned,
+		volatileAfter:  cfg.Volatile.After,
+		ignoreVolatile: cfg.Volatile.Ignore,
+	}, classify)
+	return t
+}
+
+// hostPort returns server.address and server.port of an endpoint target.
+func (t *target) hostPort() (string, int) {
+	if t.cfg.Endpoint == "" {
+		return "", 0
+	}
+	u, err := url.Parse(t.cfg.Endpoint)
+	if err != nil {
+		return "", 0
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	p, _ := strconv.Atoi(port)
+	return host, p
+}
+
+func (t *target) recordProbe(started, finished time.Time, err error) {
+	t.probes.Add(1)
+	t.duration = finished.Sub(started)
+	t.statusMu.Lock()
+	defer t.statusMu.Unlock()
+	t.up = err == nil
+	t.errorClass = "none"
+	if err != nil {
+		t.errorClass, _ = errorClass(err)
+	} else {
+		t.lastSuccess = finished
+	}
+}
+
+// lastErrorClass is the error class of the last probe ("none" on success).
+func (t *target) lastErrorClass() string {
+	t.statusMu.Lock()
+	defer t.statusMu.Unlock()
+	return t.errorClass
+}
+
+// noteFailure records a failure and reports whether it is news (the
+// previous probe succeeded), so a target that stays down logs once.
+func (t *target) noteFailure(class string) bool {
+	news := !t.down
+	t.down = true
+	return news
+}
+
+// noteSuccess reports whether the target just came back.
+func (t *target) noteSuccess() bool {
+	back := t.down
+	t.down = false
+	return back
+}
+
+func (t *target) countEvents(events []event) {
+	for _, e := range events {
+		switch e.kind {
+		case eventDrift:
+			t.drifts[e.report.Worst().String()]++
+			for _, c := range e.report.Changes {
+				t.changes[changeKey{c.Severity.String(), c.Rule}]++
+			}
+			t.driftOpen = t.tracker.cfg.pinned
+		case eventSnapshot:
+			t.driftOpen = false
+		case eventMixedOpen:
+			t.mixed = true
+		case eventMixedResolved:
+			t.mixed = false
+		}
+	}
+	if t.tracker.openDrift == nil {
+		t.driftOpen = false
+	}
+}
+
+// recordMetrics writes the target's current metrics into mb and emits them
+// as one resource.
+func (t *target) recordMetrics(mb *metadata.MetricsBuilder, now time.Time) pmetric.Metrics {
+	ts := pcommon.NewTimestampFromTime(now)
+	t.statusMu.Lock()
+	up, class := boolInt(t.up), t.errorClass
+	t.statusMu.Unlock()
+	mb.RecordMcpdriftProbeUpDataPoint(ts, up, errorClassAttr(class))
+	mb.RecordMcpdriftProbeDurationDataPoint(ts, t.duration.Seconds())
+	if !t.lastSuccess.IsZero() {
+		mb.RecordMcpdriftProbeLastSuccessDataPoint(ts, t.lastSuccess.Unix())
+	}
+	if b := t.tracker.baseline; b != nil {
+		mb.RecordMcpdriftDefinitionsDataPoint(ts, int64(len(b.Tools)), metadata.AttributeDefinitionKindTool)
+		mb.RecordMcpdriftDefinitionsDataPoint(ts, int64(len(b.Prompts)), metadata.AttributeDefinitionKindPrompt)
+		mb.RecordMcpdriftDefinitionsDataPoint(ts, int64(len(b.Resources)), metadata.AttributeDefinitionKindResource)
+		mb.RecordMcpdriftDefinitionsDataPoint(ts, int64(len(b.ResourceTemplates)), metadata.AttributeDefinitionKindResourceTemplate)
+	}
+	for k, n := range t.changes {
+		mb.RecordMcpdriftDriftChangesDataPoint(ts, n, severityAttr(k.severity), k.rule)
+	}
+	for sev, n := range t.drifts {
+		mb.RecordMcpdriftDriftCountDataPoint(ts, n, severityAttr(sev))
+	}
+	mb.RecordMcpdriftContractMixedDataPoint(ts, boolInt(t.mixed))
+	mb.RecordMcpdriftDriftOpenDataPoint(ts, boolInt(t.driftOpen))
+
+	rb := mb.NewResourceBuilder()
+	rb.SetMcpdriftServerName(t.name)
+	rb.SetMcpdriftServerURL(t.url)
+	if host, port := t.hostPort(); host != "" {
+		rb.SetServerAddress(host)
+		rb.SetServerPort(int64(port))
+		rb.SetURLFull(t.url)
+	}
+	return mb.Emit(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(t.start))
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func errorClassAttr(class string) metadata.AttributeErrorClass {
+	if v, ok := metadata.MapAttributeErrorClass[class]; ok {
+		return v
+	}
+	return metadata.AttributeErrorClassInternal
+}
+
+func severityAttr(s string) metadata.AttributeSeverity {
+	if v, ok := metadata.MapAttributeSeverity[s]; ok {
+		return v
+	}
+	return metadata.AttributeSeverityInfo
+}
+
+// stdioURL is the mcpdrift.server.url of a stdio target: the program and
+// arguments, never the environment.
+func stdioURL(command []string) string {
+	return "stdio:" + strings.Join(command, " ")
+}
