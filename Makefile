@@ -6,7 +6,7 @@ FUZZTIME ?= 20s
 BENCHTIME ?= 1s
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test lint bench fuzz clean
+.PHONY: all build test lint bench fuzz distro clean
 
 all: build
 
@@ -37,5 +37,12 @@ fuzz:
 	  done; \
 	done
 
+## distro: the otelcol-mcpdrift collector distribution, with ocb (pinned in tools/)
+DISTRO := _build/otelcol-mcpdrift/otelcol-mcpdrift
+distro: $(DISTRO)
+$(DISTRO): builder-config.yaml go.mod $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
+	mkdir -p _build
+	$(GO) tool -modfile=tools/go.mod builder --config builder-config.yaml
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) _build
