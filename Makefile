@@ -6,7 +6,7 @@ FUZZTIME ?= 20s
 BENCHTIME ?= 1s
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test lint bench fuzz distro clean
+.PHONY: all build test lint bench fuzz distro demo demo-bins e2e clean
 
 all: build
 
@@ -43,6 +43,19 @@ distro: $(DISTRO)
 $(DISTRO): builder-config.yaml go.mod $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 	mkdir -p _build
 	$(GO) tool -modfile=tools/go.mod builder --config builder-config.yaml
+
+## demo: the quickstart: a drifting MCP server, the collector and the demo agent (within 60 s)
+demo: distro demo-bins
+	$(BIN)/quickstart-demo
+
+demo-bins:
+	$(GO) build -trimpath -o $(BIN)/quickstart-server ./examples/quickstart/server
+	$(GO) build -trimpath -o $(BIN)/quickstart-demo ./examples/quickstart/demo
+	$(GO) build -trimpath -o $(BIN)/demo-agent ./examples/agent
+
+## e2e: end-to-end tests against the built distribution, real npm servers and backends
+e2e: distro demo-bins
+	$(GO) test -count=1 -tags e2e -timeout 15m ./e2e/...
 
 clean:
 	rm -rf $(BIN) _build

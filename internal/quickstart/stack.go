@@ -1,0 +1,276 @@
+// Package quickstart runs the quickstart stack — the drifting demo server,
+// the otelcol-mcpdrift collector and the demo agent — as child processes,
+// reads what the collector's file exporters wrote, and summarises it. `make
+// demo` (examples/quickstart/demo) and the end-to-end tests (e2e/) both use it.
+package quickstart
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options describe one run of the stack.
+type Options struct {
+	Dir          string // working directory: config outputs, storage, process logs
+	Collector    string // otelcol-mcpdrift binary
+	Config       string // collector config (examples/quickstart/collector.yaml)
+	Server       string // demo server binary
+	Agent        string // demo agent binary; empty: no agent
+	ServerStart  string // v1 (default) or v2
+	SwitchAfter  time.Duration
+	Agents       []string // agent names
+	Sessions     int      // sessions per agent name
+	Rate         float64  // calls per second per session
+	ReplanAfter  int      // calls with the old plan after list_changed
+	ExtraEnv     []string // added to the collector's environment
+	ServerPort   int      // 0: pick a free port (fixed across restarts when set)
+	StartTimeout time.Duration
+}
+
+// Stack is a running quickstart.
+type Stack struct {
+	opts  Options
+	Ports Ports
+	procs []*proc
+}
+
+// Ports are the loopback ports the stack uses.
+type Ports struct {
+	Server, OTLPHTTP, Health, Prometheus, Telemetry int
+}
+
+// ServerURL is the demo server's MCP endpoint.
+func (s *Stack) ServerURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", s.Ports.Server)
+}
+
+// PrometheusURL is the collector's Prometheus exporter endpoint.
+func (s *Stack) PrometheusURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", s.Ports.Prometheus)
+}
+
+// Start starts the server, then the collector (waiting for its health
+// check), then the agent. On error everything started is stopped.
+func Start(ctx context.Context, o Options) (*Stack, error) {
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 30 * time.Second
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(5)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{opts: o, Ports: Ports{Server: ports[0], OTLPHTTP: ports[1], Health: ports[2], Prometheus: ports[3], Telemetry: ports[4]}}
+	if o.ServerPort != 0 {
+		s.Ports.Server = o.ServerPort
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Stop()
+		}
+	}()
+
+	start := o.ServerStart
+	if start == "" {
+		start = "v1"
+	}
+	serverArgs := []string{"-listen", fmt.Sprintf("127.0.0.1:%d", s.Ports.Server), "-start", start}
+	if o.SwitchAfter > 0 {
+		serverArgs = append(serverArgs, "-switch-after", o.SwitchAfter.String())
+	}
+	if err := s.spawn("server", o.Server, serverArgs, nil); err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/mcp", s.Ports.Server), o.StartTimeout, func(int) bool { return true }); err != nil {
+		return nil, fmt.Errorf("demo server: %w", err)
+	}
+
+	env := append([]string{
+		"DEMO_DIR=" + o.Dir,
+		"DEMO_SERVER_PORT=" + strconv.Itoa(s.Ports.Server),
+		"DEMO_OTLP_HTTP_PORT=" + strconv.Itoa(s.Ports.OTLPHTTP),
+		"DEMO_HEALTH_PORT=" + strconv.Itoa(s.Ports.Health),
+		"DEMO_PROMETHEUS_PORT=" + strconv.Itoa(s.Ports.Prometheus),
+		"DEMO_TELEMETRY_PORT=" + strconv.Itoa(s.Ports.Telemetry),
+	}, o.ExtraEnv...)
+	if err := s.spawn("collector", o.Collector, []string{"--config", o.Config}, env); err != nil {
+		return nil, err
+	}
+	health := fmt.Sprintf("http://127.0.0.1:%d/", s.Ports.Health)
+	if err := waitHTTP(ctx, health, o.StartTimeout, func(code int) bool { return code == http.StatusOK }); err != nil {
+		return nil, fmt.Errorf("collector did not become healthy (see %s): %w", filepath.Join(o.Dir, "collector.log"), err)
+	}
+
+	if o.Agent != "" {
+		args := []string{
+			"-server", s.ServerURL(), "-server-name", "demo-tools",
+			"-otlp-endpoint", fmt.Sprintf("http://127.0.0.1:%d", s.Ports.OTLPHTTP),
+			"-duration", "0",
+		}
+		if len(o.Agents) > 0 {
+			args = append(args, "-agents", join(o.Agents))
+		}
+		if o.Sessions > 0 {
+			args = append(args, "-sessions", strconv.Itoa(o.Sessions))
+		}
+		if o.Rate > 0 {
+			args = append(args, "-rate", strconv.FormatFloat(o.Rate, 'f', -1, 64))
+		}
+		if o.ReplanAfter != 0 {
+			args = append(args, "-replan-after", strconv.Itoa(o.ReplanAfter))
+		}
+		if err := s.spawn("agent", o.Agent, args, nil); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return s, nil
+}
+
+// SwitchServer sends SIGUSR1 to the demo server: switch to v2 now.
+func (s *Stack) SwitchServer() error {
+	for _, p := range s.procs {
+		if p.name == "server" {
+			return p.cmd.Process.Signal(syscall.SIGUSR1)
+		}
+	}
+	return errors.New("no server")
+}
+
+// StopAgent stops the agent (flushing its telemetry) and waits for it.
+func (s *Stack) StopAgent() { s.stop("agent") }
+
+// Stop stops every process, agent first and server last, each with SIGTERM
+// and, after a grace period, SIGKILL; it waits for all of them.
+func (s *Stack) Stop() {
+	for _, name := range []string{"agent", "collector", "server"} {
+		s.stop(name)
+	}
+}
+
+func (s *Stack) stop(name string) {
+	for _, p := range s.procs {
+		if p.name == name {
+			p.stop(10 * time.Second)
+		}
+	}
+}
+
+// LogFile returns the path of a process's combined output.
+func (s *Stack) LogFile(name string) string { return filepath.Join(s.opts.Dir, name+".log") }
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	once sync.Once
+}
+
+func (s *Stack) spawn(name, bin string, args, env []string) error {
+	if bin == "" {
+		return fmt.Errorf("no binary for %s", name)
+	}
+	out, err := os.OpenFile(s.LogFile(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its children go with it
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		out.Close()
+		close(p.done)
+	}()
+	s.procs = append(s.procs, p)
+	return nil
+}
+
+func (p *proc) stop(grace time.Duration) {
+	p.once.Do(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	})
+}
+
+// freePorts asks the kernel for n free loopback ports.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// waitHTTP polls url until ok(status) or the timeout.
+func waitHTTP(ctx context.Context, url string, timeout time.Duration, ok func(int) bool) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if ok(resp.StatusCode) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return err
+			}
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func join(xs []string) string {
+	out := ""
+	for i, x := range xs {
+		if i > 0 {
+			out += ","
+		}
+		out += x
+	}
+	return out
+}
