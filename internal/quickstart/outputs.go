@@ -225,7 +225,9 @@ func (s Summary) Render(w io.Writer) {
 		fmt.Fprintf(w, "\n== WHO IS AFFECTED (mcpdrift.impact)\n")
 		fmt.Fprintf(w, "   %-6s %-15s %-12s %8s %6s %7s  %s\n", "risk", "tool", "agent", "sessions", "calls", "errors", "digests used")
 		impacts := slices.Clone(s.Impacts)
-		slices.SortStableFunc(impacts, func(a, b Event) int { return strings.Compare(riskOrder(a.Attr(semconv.ImpactRisk)), riskOrder(b.Attr(semconv.ImpactRisk))) })
+		slices.SortStableFunc(impacts, func(a, b Event) int {
+			return strings.Compare(riskOrder(a.Attr(semconv.ImpactRisk)), riskOrder(b.Attr(semconv.ImpactRisk)))
+		})
 		for _, e := range impacts {
 			agent := e.Attr(semconv.GenAIAgentName)
 			if e.Attr(semconv.ImpactNoRecentCaller) == "true" {
