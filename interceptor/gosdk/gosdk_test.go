@@ -37,7 +37,6 @@ func TestInMemoryDrift(t *testing.T) {
 			itest.RunDrift(t, itest.Scenario{
 				Tel: tel, Client: gc, Change: srv.Change, Raw: srv.RawToolsList,
 				ServerName: "demo", ProtocolVersion: g.want, Net: semconv.NetworkTransportPipe,
-				Traceparent: srv.Traceparent,
 			})
 		})
 	}

@@ -2,6 +2,7 @@ package itest
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -11,6 +12,7 @@ import (
 type GoClient struct {
 	Session *mcp.ClientSession
 	changed chan struct{}
+	texts   sync.Map
 }
 
 // NewGoSDKClient returns a go-sdk client that reports list_changed
@@ -34,7 +36,18 @@ func (g *GoClient) ListTools(ctx context.Context) error {
 }
 
 func (g *GoClient) CallTool(ctx context.Context, name string, args map[string]any) {
-	_, _ = g.Session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := g.Session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err == nil && !res.IsError && len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			g.texts.Store(name, tc.Text)
+		}
+	}
+}
+
+func (g *GoClient) LastText(tool string) string {
+	v, _ := g.texts.Load(tool)
+	s, _ := v.(string)
+	return s
 }
 
 func (g *GoClient) ListChanged() <-chan struct{} { return g.changed }

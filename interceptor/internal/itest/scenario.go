@@ -22,6 +22,8 @@ type Client interface {
 	CallTool(ctx context.Context, name string, args map[string]any)
 	// ListChanged delivers the client's tools list_changed notifications.
 	ListChanged() <-chan struct{}
+	// LastText is the text of the last successful result of a tool.
+	LastText(tool string) string
 }
 
 // Scenario is a session against a demo server whose search tool changes.
@@ -38,9 +40,9 @@ type Scenario struct {
 	ProtocolVersion string
 	// Net is the expected network.transport.
 	Net string
-	// Traceparent, if set, returns the traceparent the server received on
-	// the last call of a tool.
-	Traceparent func(tool string) string
+	// NoPropagation says the server cannot see the trace context (injection
+	// is off); otherwise search's result must echo the call's traceparent.
+	NoPropagation bool
 	// MCPSessionID says whether spans must carry mcp.session.id.
 	MCPSessionID bool
 }
@@ -89,12 +91,12 @@ func RunDrift(t *testing.T, sc Scenario) {
 	if sc.MCPSessionID && Str(call, semconv.MCPSessionID) == "" {
 		t.Errorf("tools/call span lacks mcp.session.id")
 	}
-	if sc.Traceparent != nil {
-		tp := sc.Traceparent("search")
-		wantTP := "00-" + call.SpanContext.TraceID().String() + "-" + call.SpanContext.SpanID().String() + "-01"
-		if tp != wantTP {
-			t.Errorf("server received traceparent %q, want the call span's %q", tp, wantTP)
-		}
+	wantTP := "tp=00-" + call.SpanContext.TraceID().String() + "-" + call.SpanContext.SpanID().String() + "-01"
+	if sc.NoPropagation {
+		wantTP = "tp="
+	}
+	if got := sc.Client.LastText("search"); !strings.HasSuffix(got, " "+wantTP) {
+		t.Errorf("search result %q: the server did not receive the call span's trace context (want %q)", got, wantTP)
 	}
 
 	sc.Client.CallTool(ctx, "fail", map[string]any{})

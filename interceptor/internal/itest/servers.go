@@ -29,10 +29,10 @@ type searchV2 struct {
 	Limit int    `json:"limit" jsonschema:"how many results"`
 }
 
-// GoServer is a go-sdk server; Change switches search to version 2.
+// GoServer is a go-sdk server; Change (or calling the mutate tool) switches
+// search to version 2.
 type GoServer struct {
 	*mcp.Server
-	traceparents sync.Map // tool name -> last params._meta.traceparent received
 }
 
 // NewGoServer returns the go-sdk demo server.
@@ -40,8 +40,11 @@ func NewGoServer() *GoServer {
 	s := mcp.NewServer(&mcp.Implementation{Name: "demo-gosdk", Version: "1.0.0"}, &mcp.ServerOptions{Instructions: "a demo"})
 	gs := &GoServer{Server: s}
 	mcp.AddTool(s, &mcp.Tool{Name: "search", Description: "Search the corpus."}, func(_ context.Context, req *mcp.CallToolRequest, in searchV1) (*mcp.CallToolResult, any, error) {
-		gs.note(req)
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "found " + in.Query}}}, nil, nil
+		return found(in.Query, req.Params.GetMeta()["traceparent"]), nil, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "mutate", Description: "Changes search.", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		gs.Change()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "changed"}}}, nil
 	})
 	s.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails.", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "boom"}}}, nil
@@ -49,24 +52,17 @@ func NewGoServer() *GoServer {
 	return gs
 }
 
-func (s *GoServer) note(req *mcp.CallToolRequest) {
-	if tp, ok := req.Params.GetMeta()["traceparent"].(string); ok {
-		s.traceparents.Store(req.Params.Name, tp)
-	}
-}
-
-// Traceparent is the params._meta.traceparent of the last call to tool.
-func (s *GoServer) Traceparent(tool string) string {
-	v, _ := s.traceparents.Load(tool)
-	tp, _ := v.(string)
-	return tp
+// found is search's result: it echoes the traceparent the server received
+// in params._meta, so tests can check propagation even in a child process.
+func found(query string, traceparent any) *mcp.CallToolResult {
+	tp, _ := traceparent.(string)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "found " + query + " tp=" + tp}}}
 }
 
 // Change redefines search (a new required parameter) and notifies clients.
 func (s *GoServer) Change() {
 	mcp.AddTool(s.Server, &mcp.Tool{Name: "search", Description: "Search the corpus, paged."}, func(_ context.Context, req *mcp.CallToolRequest, in searchV2) (*mcp.CallToolResult, any, error) {
-		s.note(req)
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "found " + in.Query}}}, nil, nil
+		return found(in.Query, req.Params.GetMeta()["traceparent"]), nil, nil
 	})
 }
 
@@ -133,7 +129,11 @@ func (l *lockedBuffer) Bytes() []byte {
 func NewMCPGoServer() (*mcpgoserver.MCPServer, func()) {
 	s := mcpgoserver.NewMCPServer("demo-mcpgo", "1.0.0", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithInstructions("a demo"))
 	search := func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		return mcpgo.NewToolResultText("found " + req.GetString("query", "")), nil
+		tp := ""
+		if m := req.Params.Meta; m != nil {
+			tp, _ = m.AdditionalFields["traceparent"].(string)
+		}
+		return mcpgo.NewToolResultText("found " + req.GetString("query", "") + " tp=" + tp), nil
 	}
 	s.AddTool(mcpgo.NewTool("search", mcpgo.WithDescription("Search the corpus."),
 		mcpgo.WithString("query", mcpgo.Required(), mcpgo.Description("what to look for"))), search)
@@ -145,6 +145,10 @@ func NewMCPGoServer() (*mcpgoserver.MCPServer, func()) {
 			mcpgo.WithString("query", mcpgo.Required(), mcpgo.Description("what to look for")),
 			mcpgo.WithNumber("limit", mcpgo.Required(), mcpgo.Description("how many results"))), search)
 	}
+	s.AddTool(mcpgo.NewTool("mutate", mcpgo.WithDescription("Changes search.")), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		change()
+		return mcpgo.NewToolResultText("changed"), nil
+	})
 	return s, change
 }
 
