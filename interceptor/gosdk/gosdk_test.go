@@ -1,10 +1,7 @@
 package gosdk_test
 
 import (
-	"context"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/gosdk"
@@ -25,15 +22,9 @@ func TestInMemoryDrift(t *testing.T) {
 			tel := itest.NewTelemetry(t)
 			inst := gosdk.New(tel.Options(interceptor.WithServerName("demo"))...)
 			srv := itest.NewGoServer()
-			st, ct := mcp.NewInMemoryTransports()
-			ss, err := srv.Connect(context.Background(), st, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = ss.Close() })
 			client, gc := itest.NewGoSDKClient()
 			inst.Instrument(client)
-			itest.Connect(t, client, gc, inst.Transport(ct), g.ask)
+			itest.Connect(t, client, gc, inst.Transport(srv.InMemory(t)), g.ask)
 			itest.RunDrift(t, itest.Scenario{
 				Tel: tel, Client: gc, Change: srv.Change, Raw: srv.RawToolsList,
 				ServerName: "demo", ProtocolVersion: g.want, Net: semconv.NetworkTransportPipe,

@@ -1,13 +1,11 @@
 package gosdk_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/gosdk"
 	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -27,17 +25,13 @@ func TestStdioDrift(t *testing.T) {
 			mirror := itest.NewGoServer()
 			itest.RunDrift(t, itest.Scenario{
 				Tel: tel, Client: gc, Raw: mirror.RawToolsList,
-				Change: func() {
-					gc.CallTool(context.Background(), "mutate", nil)
-					mirror.Change()
-				},
+				Change:     itest.MutateVia(gc, mirror.Change),
 				ServerName: "demo-gosdk", ProtocolVersion: g.want, Net: semconv.NetworkTransportPipe,
 			})
 			url := itest.Str(tel.Named("tools/call search")[0], semconv.ServerURL)
 			if !strings.HasPrefix(url, "stdio:") || !strings.Contains(url, "-test.run=^$") {
 				t.Errorf("%s = %q, want stdio:<command line>", semconv.ServerURL, url)
 			}
-			_ = interceptor.Agent{}
 		})
 	}
 }

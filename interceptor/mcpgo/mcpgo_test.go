@@ -1,7 +1,6 @@
 package mcpgo_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"os"
 	"testing"
@@ -61,10 +60,7 @@ func TestStdioDrift(t *testing.T) {
 			scenario(t, inner, interceptor.Endpoint{Command: cmd.Args}, g.legacy, itest.Scenario{
 				Raw:             func(t testing.TB) []byte { return itest.MCPGoRawToolsList(t, mirror) },
 				ProtocolVersion: g.want, Net: semconv.NetworkTransportPipe,
-			}, func(mc *itest.MCPGoClient) {
-				mc.CallTool(context.Background(), "mutate", nil)
-				mirrorChange()
-			})
+			}, func(mc *itest.MCPGoClient) { itest.MutateVia(mc, mirrorChange)() })
 		})
 	}
 }

@@ -42,3 +42,19 @@ func ChildCommand(kind string) *exec.Cmd {
 	cmd.Stderr = os.Stderr
 	return cmd
 }
+
+// Main is TestMain for packages whose tests start demo server children.
+func Main(m interface{ Run() int }) {
+	ServeChild()
+	os.Exit(m.Run())
+}
+
+// MutateVia is a Scenario.Change for a server in a child process: it calls
+// the server's mutate tool through the client under test and applies the
+// same change to the local mirror the expected digests come from.
+func MutateVia(c Client, mirrorChange func()) func() {
+	return func() {
+		c.CallTool(context.Background(), "mutate", nil)
+		mirrorChange()
+	}
+}

@@ -47,13 +47,19 @@ type Scenario struct {
 	MCPSessionID bool
 }
 
+// AgentContext is the context the scenario calls with: agent "planner"
+// (id "agent-7") in conversation "conv-42".
+func AgentContext() context.Context {
+	ctx := interceptor.ContextWithAgent(context.Background(), interceptor.Agent{Name: "planner", ID: "agent-7"})
+	return interceptor.ContextWithConversationID(ctx, "conv-42")
+}
+
 // RunDrift runs the scenario: list, call (ok, tool error, JSON-RPC error),
 // the server changes search and notifies, a call before the refresh carries
 // the old digest and listing_stale, a call after it the new digest.
 func RunDrift(t *testing.T, sc Scenario) {
 	t.Helper()
-	ctx := interceptor.ContextWithAgent(context.Background(), interceptor.Agent{Name: "planner", ID: "agent-7"})
-	ctx = interceptor.ContextWithConversationID(ctx, "conv-42")
+	ctx := AgentContext()
 	v1, set1 := Digests(t, sc.Raw(t))
 
 	if err := sc.Client.ListTools(ctx); err != nil {

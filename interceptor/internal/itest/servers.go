@@ -184,3 +184,16 @@ func Digests(t testing.TB, raw []byte) (map[string]string, string) {
 	}
 	return out, doc.Snapshot.Digests.Tools
 }
+
+// InMemory connects s to one end of an in-memory pipe and returns the other
+// end for a client; the server session closes when the test ends.
+func (s *GoServer) InMemory(t testing.TB) mcp.Transport {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	return ct
+}

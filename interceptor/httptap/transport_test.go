@@ -1,0 +1,114 @@
+package httptap_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
+	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// recorder is an HTTP server that records request bodies and answers with
+// a fixed status, content type and body.
+type recorder struct {
+	mu     sync.Mutex
+	bodies []string
+	status int
+	ctype  string
+	body   string
+}
+
+func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	b, _ := io.ReadAll(req.Body)
+	if req.ContentLength != int64(len(b)) {
+		http.Error(w, "content length mismatch", http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	r.bodies = append(r.bodies, string(b))
+	r.mu.Unlock()
+	if r.ctype != "" {
+		w.Header().Set("Content-Type", r.ctype)
+	}
+	w.WriteHeader(r.status)
+	io.WriteString(w, r.body)
+}
+
+func post(t *testing.T, c *http.Client, url, ctype, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", ctype)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+func TestRequestBytesUnchangedButMeta(t *testing.T) {
+	rec := &recorder{status: 200, ctype: "application/json", body: `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	tel := itest.NewTelemetry(t)
+	on := httptap.Client(nil, tel.Options()...)
+	off := httptap.Client(nil, tel.Options(interceptor.WithTraceContextInjection(false))...)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"n":1.50, "s":"<&>"}}}`
+
+	_, got := post(t, off, hs.URL, "application/json", body)
+	if got != rec.body {
+		t.Fatalf("response body changed: %s", got)
+	}
+	post(t, on, hs.URL, "application/json; charset=utf-8", body)
+	post(t, on, hs.URL, "text/plain", body) // not JSON: not MCP, untouched
+	if rec.bodies[0] != body {
+		t.Errorf("injection off: server got\n%s\nwant\n%s", rec.bodies[0], body)
+	}
+	injected := rec.bodies[1]
+	if !strings.HasPrefix(injected, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"00-`) ||
+		!strings.HasSuffix(injected, `},"name":"a","arguments":{"n":1.50, "s":"<&>"}}}`) {
+		t.Errorf("injection on: server got %s", injected)
+	}
+	if rec.bodies[2] != body {
+		t.Errorf("non-JSON body changed: %s", rec.bodies[2])
+	}
+	spans := tel.Named("tools/call a")
+	if len(spans) != 2 {
+		t.Fatalf("%d spans:\n%s", len(spans), tel.Dump())
+	}
+	itest.Want(t, spans[0], map[string]any{semconv.ServerAddress: "127.0.0.1", semconv.NetworkTransport: "tcp", semconv.ErrorType: nil})
+	if itest.Str(spans[0], semconv.ServerURL) != hs.URL {
+		t.Errorf("%s = %q", semconv.ServerURL, itest.Str(spans[0], semconv.ServerURL))
+	}
+}
+
+func TestHTTPErrorsEndCalls(t *testing.T) {
+	rec := &recorder{status: 503, ctype: "text/plain", body: "overloaded"}
+	hs := httptest.NewServer(rec)
+	tel := itest.NewTelemetry(t)
+	c := httptap.Client(nil, tel.Options()...)
+	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`)
+	itest.Want(t, tel.WaitNamed(t, "tools/call a", 1)[0], map[string]any{semconv.ErrorType: "503"})
+
+	// A JSON-RPC error in an HTTP error response is the better answer.
+	rec.status, rec.ctype, rec.body = 400, "application/json", `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no such method"}}`
+	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}`)
+	itest.Want(t, tel.WaitNamed(t, "tools/call b", 1)[0], map[string]any{semconv.ErrorType: "-32601"})
+
+	hs.Close() // now the exchange itself fails
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, bytes.NewBufferString(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"c"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	if _, err := c.Do(req); err == nil {
+		t.Fatal("expected a transport error")
+	}
+	itest.Want(t, tel.WaitNamed(t, "tools/call c", 1)[0], map[string]any{semconv.ErrorType: "transport_error"})
+}
