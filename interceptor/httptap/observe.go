@@ -1,6 +1,7 @@
 package httptap
 
 import (
+	"bytes"
 	"io"
 	"mime"
 	"net/http"
@@ -37,7 +38,9 @@ func (t *Transport) observe(resp *http.Response, sess *interceptor.Session, stat
 					}
 				}
 			case "", "message":
-				sess.ReceiveFrame(data)
+				if len(bytes.TrimSpace(data)) > 0 { // empty data: a priming event
+					sess.ReceiveFrame(data)
+				}
 			}
 		}
 		resp.Body = &observedBody{rc: resp.Body, ic: t.ic, onData: p.feed, onEnd: func(bool) {

@@ -2,6 +2,7 @@ package itest
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +166,55 @@ func wantError(t testing.TB, s tracetest.SpanStub) {
 	t.Helper()
 	if s.Status.Code != codes.Error {
 		t.Errorf("span %q status %v, want Error", s.Name, s.Status)
+	}
+}
+
+// CheckEverything runs a short session against the real server-everything
+// and checks the spans against what the server sent, as results (the
+// recorded responses whose result has a given member) shows it.
+func CheckEverything(t *testing.T, tel *Telemetry, c Client, results func(member string) []json.RawMessage) {
+	t.Helper()
+	ctx := AgentContext()
+	if err := c.ListTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lists := results("tools")
+	if len(lists) == 0 {
+		t.Fatal("no tools/list result recorded")
+	}
+	digests, set := Digests(t, lists[len(lists)-1])
+	if digests["echo"] == "" {
+		t.Fatalf("server-everything lists no echo tool: %v", digests)
+	}
+	list := tel.WaitNamed(t, "tools/list", 1)
+	Want(t, list[len(list)-1], map[string]any{semconv.ToolsSetDigest: set, semconv.ToolsCount: len(digests)})
+
+	var init struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ServerInfo      struct {
+			Name string `json:"name"`
+		} `json:"serverInfo"`
+	}
+	inits := results("serverInfo")
+	if len(inits) == 0 || json.Unmarshal(inits[0], &init) != nil || init.ServerInfo.Name == "" {
+		t.Fatalf("no initialize result recorded: %s", inits)
+	}
+	c.CallTool(ctx, "echo", map[string]any{"message": "drift"})
+	call := tel.WaitNamed(t, "tools/call echo", 1)[0]
+	IsClient(t, call)
+	Want(t, call, map[string]any{
+		semconv.ToolDigest:         digests["echo"],
+		semconv.ToolsSetDigest:     set,
+		semconv.ToolKnown:          true,
+		semconv.ErrorType:          nil,
+		semconv.ServerName:         init.ServerInfo.Name,
+		semconv.MCPProtocolVersion: init.ProtocolVersion,
+		semconv.GenAIAgentName:     "planner",
+	})
+	if !strings.Contains(c.LastText("echo"), "drift") {
+		t.Errorf("echo answered %q", c.LastText("echo"))
+	}
+	if errs := tel.Errors(); len(errs) > 0 {
+		t.Errorf("interceptor reported errors: %v", errs)
 	}
 }

@@ -1,11 +1,9 @@
 package itest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 	"testing"
 
@@ -77,7 +75,7 @@ func (s *GoServer) RawToolsList(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	defer ss.Close()
-	var log lockedBuffer
+	var log LockedBuffer
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, nil).Connect(ctx, &mcp.LoggingTransport{Transport: ct, Writer: &log}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -86,39 +84,26 @@ func (s *GoServer) RawToolsList(t testing.TB) []byte {
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(log.Bytes()))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "read: ")
-		if !ok {
-			continue
-		}
-		var msg struct {
-			Result json.RawMessage `json:"result"`
-		}
-		var list struct {
-			Tools []json.RawMessage `json:"tools"`
-		}
-		if json.Unmarshal([]byte(line), &msg) == nil && json.Unmarshal(msg.Result, &list) == nil && list.Tools != nil {
-			return msg.Result
-		}
+	if results := LoggedResults(log.Bytes(), "tools"); len(results) > 0 {
+		return results[len(results)-1]
 	}
 	t.Fatal("no tools/list result in the log")
 	return nil
 }
 
-type lockedBuffer struct {
+// LockedBuffer is a bytes.Buffer safe for concurrent writers.
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) Bytes() []byte {
+func (l *LockedBuffer) Bytes() []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return bytes.Clone(l.b.Bytes())
