@@ -113,6 +113,7 @@ func splice(b []byte, edits []span) []byte {
 
 // message is the envelope of one JSON-RPC message.
 type message struct {
+	jsonrpc                         bool
 	id, method, params, result, err []byte
 	paramsAt                        *jsonwire.Member
 	end                             int // offset of the closing brace
@@ -130,6 +131,8 @@ func readMessage(msg []byte) (message, bool) {
 			break
 		}
 		switch {
+		case jsonwire.KeyIs(mem.Key, "jsonrpc"):
+			m.jsonrpc = true
 		case jsonwire.KeyIs(mem.Key, "id"):
 			m.id = mem.Value
 		case jsonwire.KeyIs(mem.Key, "method"):
@@ -229,42 +232,30 @@ func (s *Session) BeforeSendFrame(ctx context.Context, frame []byte) (context.Co
 	return ctx, err
 }
 
-// RequestIDs returns the ids of the requests (messages with a method and an
-// id) in a raw frame.
-func RequestIDs(frame []byte) []ID {
-	var ids []ID
-	_, _ = eachMessage(frame, func(msg []byte) []byte {
-		if m, ok := readMessage(msg); ok && m.method != nil && !jsonwire.IsNull(m.id) {
-			ids = append(ids, rawID(m.id))
-		}
-		return nil
-	})
-	return ids
+// FrameInfo is what Inspect learns about a raw frame.
+type FrameInfo struct {
+	JSONRPC   bool // it holds at least one JSON-RPC message
+	Handshake bool // it opens a connection (initialize or server/discover)
+	Requests  []ID // ids of the requests in it (messages with a method and an id)
 }
 
-// IsJSONRPC reports whether frame looks like a JSON-RPC message or batch (a
-// quick check for taps that see other traffic too: OAuth, health checks).
-func IsJSONRPC(frame []byte) bool {
-	ok := false
+// Inspect reads a raw frame's envelopes, for taps that must route it (to a
+// session) before recording it.
+func Inspect(frame []byte) FrameInfo {
+	var fi FrameInfo
 	_, _ = eachMessage(frame, func(msg []byte) []byte {
+		m, ok := readMessage(msg)
 		if !ok {
-			ok = jsonwire.Lookup(msg, "jsonrpc") != nil
+			return nil
+		}
+		fi.JSONRPC = fi.JSONRPC || m.jsonrpc
+		if method, ok := jsonwire.String(m.method); ok {
+			fi.Handshake = fi.Handshake || method == methodInitialize || method == methodDiscover
+			if !jsonwire.IsNull(m.id) {
+				fi.Requests = append(fi.Requests, rawID(m.id))
+			}
 		}
 		return nil
 	})
-	return ok
-}
-
-// IsHandshake reports whether a raw frame opens a connection (initialize or
-// server/discover).
-func IsHandshake(frame []byte) bool {
-	found := false
-	_, _ = eachMessage(frame, func(msg []byte) []byte {
-		if m, ok := readMessage(msg); ok {
-			method, _ := jsonwire.String(m.method)
-			found = found || method == methodInitialize || method == methodDiscover
-		}
-		return nil
-	})
-	return found
+	return fi
 }

@@ -51,6 +51,9 @@ func (t *Transport) observe(resp *http.Response, sess *interceptor.Session, stat
 		}}
 	case "application/json":
 		var buf []byte
+		if n := resp.ContentLength; n > 0 && n <= int64(limit) {
+			buf = make([]byte, 0, n)
+		}
 		over := false
 		resp.Body = &observedBody{rc: resp.Body, ic: t.ic,
 			onData: func(b []byte) {

@@ -12,7 +12,7 @@ import (
 // or the endpoint's current sessionless connection. A handshake
 // (initialize, server/discover) without a session id on an endpoint whose
 // current connection already completed one starts a new connection.
-func (t *Transport) sessionFor(req *http.Request, body []byte) *interceptor.Session {
+func (t *Transport) sessionFor(req *http.Request, handshake bool) *interceptor.Session {
 	t.mu.Lock()
 	s := t.byEndpoint[req.URL.String()]
 	t.mu.Unlock()
@@ -26,7 +26,7 @@ func (t *Transport) sessionFor(req *http.Request, body []byte) *interceptor.Sess
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s = t.current[key]
-	if s == nil || (s.Established() && interceptor.IsHandshake(body)) {
+	if s == nil || (s.Established() && handshake) {
 		if s != nil {
 			// Replaced, not closed: its calls in flight still get their
 			// responses, which are observed on their own HTTP exchanges.

@@ -13,7 +13,6 @@ package httptap
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -124,20 +123,22 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !ok || !interceptor.IsJSONRPC(body) {
-		if ok {
-			return t.base.RoundTrip(withBody(req, req.Context(), body))
-		}
+	if !ok {
 		return t.base.RoundTrip(req)
 	}
-	sess := t.sessionFor(req, body)
+	info := interceptor.Inspect(body)
+	if !info.JSONRPC {
+		return t.base.RoundTrip(withBody(req, body))
+	}
+	sess := t.sessionFor(req, info.Handshake)
 	ctx, err := sess.BeforeSendFrame(req.Context(), body)
 	if err != nil {
 		return nil, err
 	}
-	ids := interceptor.RequestIDs(body)
-	out := sess.SendFrame(ctx, body)
-	resp, err := t.base.RoundTrip(withBody(req, req.Context(), out))
+	ids := info.Requests
+	out := body
+	t.ic.Protect(func() { out = sess.SendFrame(ctx, body) })
+	resp, err := t.base.RoundTrip(withBody(req, out))
 	if err != nil {
 		for _, id := range ids {
 			sess.Fail(id, err)
@@ -188,6 +189,15 @@ func (t *Transport) readBody(req *http.Request) (body []byte, ok bool, err error
 		return nil, false, nil
 	}
 	limit := int64(t.ic.Limits().MaxDocumentBytes)
+	if n := req.ContentLength; n > 0 && n <= limit {
+		body = make([]byte, n)
+		if _, err = io.ReadFull(req.Body, body); err != nil {
+			req.Body.Close()
+			return nil, false, err
+		}
+		req.Body.Close()
+		return body, true, nil
+	}
 	body, err = io.ReadAll(io.LimitReader(req.Body, limit+1))
 	if err != nil {
 		req.Body.Close()
@@ -205,13 +215,11 @@ func (t *Transport) readBody(req *http.Request) (body []byte, ok bool, err error
 	return body, true, nil
 }
 
-// withBody returns a copy of req (for ctx) carrying body, or req's own body
-// when body is nil.
-func withBody(req *http.Request, ctx context.Context, body []byte) *http.Request {
-	r := req.Clone(ctx)
-	if body == nil {
-		return r
-	}
+// withBody returns a shallow copy of req carrying body (a RoundTripper must
+// not modify the request it was given; nothing else of it changes).
+func withBody(req *http.Request, body []byte) *http.Request {
+	r := new(http.Request)
+	*r = *req
 	r.ContentLength = int64(len(body))
 	if len(body) == 0 {
 		r.Body = http.NoBody
