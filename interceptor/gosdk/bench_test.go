@@ -27,19 +27,7 @@ func benchClient(b *testing.B, s *mcp.Server, inst *gosdk.Instrumentation) func(
 		inst.Instrument(c)
 		t = inst.Transport(ct)
 	}
-	cs, err := c.Connect(ctx, t, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cs.Close() })
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		b.Fatal(err)
-	}
-	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}}
-	return func() error {
-		_, err := cs.CallTool(ctx, params)
-		return err
-	}
+	return itest.BenchCaller(b, c, t)
 }
 
 // BenchmarkToolCall measures a tools/call round trip over the in-memory

@@ -1,7 +1,6 @@
 package httptap_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -16,21 +15,8 @@ import (
 // httpClient connects a go-sdk Streamable HTTP client to url, its HTTP
 // client's transport being rt, and returns a function making one tools/call.
 func httpClient(b *testing.B, url string, rt http.RoundTripper) func() error {
-	ctx := context.Background()
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cs.Close() })
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		b.Fatal(err)
-	}
-	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}}
-	return func() error {
-		_, err := cs.CallTool(ctx, params)
-		return err
-	}
+	return itest.BenchCaller(b, c, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}})
 }
 
 // BenchmarkRoundTripper measures a tools/call over loopback Streamable HTTP

@@ -107,3 +107,23 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// BenchCaller connects c over t, lists the tools once (so an instrumented
+// client has its listing cached) and returns a function making one
+// tools/call of the bench server's echo tool.
+func BenchCaller(b *testing.B, c *mcp.Client, t mcp.Transport) func() error {
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, t, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		b.Fatal(err)
+	}
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}}
+	return func() error {
+		_, err := cs.CallTool(ctx, params)
+		return err
+	}
+}
