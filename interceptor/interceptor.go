@@ -53,8 +53,13 @@ type Interceptor struct {
 	cfg      config
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
-	errOnce  sync.Map // error text -> struct{}: repeated identical errors are reported once
+	errMu    sync.Mutex
+	errSeen  map[string]bool // error texts already reported (bounded)
 }
+
+// maxErrSeen bounds the remembered error texts; past it errors are
+// reported every time rather than remembered.
+const maxErrSeen = 1024
 
 // New returns an Interceptor configured by opts.
 func New(opts ...Option) *Interceptor {
@@ -88,7 +93,17 @@ func (ic *Interceptor) report(err error) {
 	if err == nil {
 		return
 	}
-	if _, seen := ic.errOnce.LoadOrStore(err.Error(), struct{}{}); seen {
+	msg := err.Error()
+	ic.errMu.Lock()
+	seen := ic.errSeen[msg]
+	if !seen && len(ic.errSeen) < maxErrSeen {
+		if ic.errSeen == nil {
+			ic.errSeen = map[string]bool{}
+		}
+		ic.errSeen[msg] = true
+	}
+	ic.errMu.Unlock()
+	if seen {
 		return
 	}
 	ic.cfg.errorHandler(fmt.Errorf("mcpdrift interceptor: %w", err))

@@ -3,6 +3,7 @@ package httptap_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -111,4 +112,32 @@ func TestHTTPErrorsEndCalls(t *testing.T) {
 		t.Fatal("expected a transport error")
 	}
 	itest.Want(t, tel.WaitNamed(t, "tools/call c", 1)[0], map[string]any{semconv.ErrorType: "transport_error"})
+}
+
+// TestStaleToolHookOverHTTP: the tap runs the stale-tool hook before it
+// forwards a tools/call; a refusal fails the request without sending it.
+func TestStaleToolHookOverHTTP(t *testing.T) {
+	rec := &recorder{status: 200, ctype: "text/event-stream", body: "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}}]}}\n\n"}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	tel := itest.NewTelemetry(t)
+	var hooked []interceptor.StaleToolCall
+	c := httptap.Client(nil, tel.Options(interceptor.WithStaleToolHook(func(_ context.Context, call interceptor.StaleToolCall) error {
+		hooked = append(hooked, call)
+		return errors.New("re-plan first")
+	}))...)
+	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	_, err := c.Do(req)
+	if !errors.Is(err, interceptor.ErrRefused) {
+		t.Fatalf("error %v, want ErrRefused", err)
+	}
+	if len(hooked) != 1 || hooked[0].Tool != "a" || hooked[0].Digest == "" {
+		t.Errorf("hook calls %+v", hooked)
+	}
+	if len(rec.bodies) != 1 {
+		t.Errorf("the refused call reached the server: %q", rec.bodies)
+	}
 }

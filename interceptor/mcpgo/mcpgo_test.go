@@ -1,11 +1,15 @@
 package mcpgo_test
 
 import (
+	"context"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgoapi "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
@@ -101,4 +105,36 @@ func TestLegacySSEDrift(t *testing.T) {
 		Change: change, Raw: func(t testing.TB) []byte { return itest.MCPGoRawToolsList(t, srv) },
 		ProtocolVersion: "2025-11-25", Net: semconv.NetworkTransportTCP,
 	}, nil)
+}
+
+// TestStaleToolHook: the decorator runs the hook before sending; a refusal
+// is returned to the caller and nothing is sent.
+func TestStaleToolHook(t *testing.T) {
+	srv, change := itest.NewMCPGoServer()
+	tel := itest.NewTelemetry(t)
+	refusals := 0
+	wrapped := mcpgo.NewTransport(transport.NewInProcessTransport(srv), interceptor.Endpoint{}, tel.Options(
+		interceptor.WithStaleToolHook(func(context.Context, interceptor.StaleToolCall) error {
+			refusals++
+			return errors.New("re-plan first")
+		}))...)
+	mc := itest.ConnectMCPGo(t, wrapped, true)
+	ctx := context.Background()
+	if err := mc.ListTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	change()
+	select {
+	case <-mc.ListChanged():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed")
+	}
+	req := mcpgoapi.CallToolRequest{}
+	req.Params.Name = "search"
+	if _, err := mc.C.CallTool(ctx, req); !errors.Is(err, interceptor.ErrRefused) {
+		t.Fatalf("error %v, want ErrRefused", err)
+	}
+	if refusals != 1 || len(tel.Named("tools/call search")) != 0 {
+		t.Errorf("%d refusals, %d spans", refusals, len(tel.Named("tools/call search")))
+	}
 }
