@@ -28,12 +28,10 @@ func (s *Session) SendFrame(ctx context.Context, frame []byte) []byte {
 
 // ReceiveFrame records one raw JSON-RPC frame received from the server. The
 // session may keep references into frame (cached definitions): the caller
-// must not modify it afterwards.
+// must not modify it afterwards. A frame over the document limit is still
+// paired with its requests (a walk over the envelope), but its result is not
+// read: a listing in it is cached as unknown.
 func (s *Session) ReceiveFrame(frame []byte) {
-	if len(frame) > s.ic.cfg.limits.MaxDocumentBytes {
-		s.ic.report(fmt.Errorf("incoming frame of %d bytes not observed (limit %d)", len(frame), s.ic.cfg.limits.MaxDocumentBytes))
-		return
-	}
 	if _, err := eachMessage(frame, func(msg []byte) []byte { s.receiveMessage(msg); return nil }); err != nil {
 		s.ic.report(fmt.Errorf("incoming frame from %s: %w", s.describe(), err))
 	}

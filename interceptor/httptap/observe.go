@@ -10,19 +10,33 @@ import (
 	"github.com/mcpdrift/mcpdrift/interceptor"
 )
 
+// exchange is what the tap knows about one HTTP exchange when its response
+// arrives.
+type exchange struct {
+	sess *interceptor.Session
+	// requests are the JSON-RPC requests the POST carried (none for a GET).
+	requests []interceptor.ID
+	// failed is set when the HTTP status says the exchange failed: the
+	// requests end with it once the body is read, unless it answered them.
+	failed *statusError
+	// legacyBase is the URL of a legacy SSE connection's GET (its endpoint
+	// event is relative to it), or "".
+	legacyBase string
+}
+
 // observe wraps resp.Body so the session sees the messages in it as the
-// client reads them. failIDs are requests to fail with status once the body
-// ends (an HTTP error: they will get no response). legacyBase is the URL of a
-// legacy SSE connection's GET (its endpoint event is relative to it), or "".
-func (t *Transport) observe(resp *http.Response, sess *interceptor.Session, status error, failIDs []interceptor.ID, legacyBase string) {
+// client reads them.
+func (t *Transport) observe(resp *http.Response, x exchange) {
 	limit := t.ic.Limits().MaxDocumentBytes
-	failRest := func() {
-		for _, id := range failIDs {
-			sess.Fail(id, status)
+	end := func() {
+		if x.failed != nil {
+			for _, id := range x.requests {
+				x.sess.Fail(id, x.failed) // no-op for requests the body answered
+			}
 		}
 	}
 	if resp.Body == nil || resp.Body == http.NoBody {
-		failRest()
+		end()
 		return
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -32,21 +46,21 @@ func (t *Transport) observe(resp *http.Response, sess *interceptor.Session, stat
 		p.dispatch = func(event string, data []byte) {
 			switch event {
 			case "endpoint":
-				if legacyBase != "" {
+				if x.legacyBase != "" {
 					if ep, err := resp.Request.URL.Parse(string(data)); err == nil {
-						t.bindEndpoint(ep.String(), sess)
+						t.bindEndpoint(ep.String(), x.sess)
 					}
 				}
 			case "", "message":
 				if len(bytes.TrimSpace(data)) > 0 { // empty data: a priming event
-					sess.ReceiveFrame(data)
+					x.sess.ReceiveFrame(data)
 				}
 			}
 		}
 		resp.Body = &observedBody{rc: resp.Body, ic: t.ic, onData: p.feed, onEnd: func(bool) {
-			failRest()
-			if legacyBase != "" {
-				t.forget(sess) // the legacy connection is its stream
+			end()
+			if x.legacyBase != "" {
+				t.forget(x.sess) // the legacy connection is its stream
 			}
 		}}
 	case "application/json":
@@ -64,13 +78,20 @@ func (t *Transport) observe(resp *http.Response, sess *interceptor.Session, stat
 				buf = append(buf, b...)
 			},
 			onEnd: func(eof bool) {
-				if eof && !over && len(buf) > 0 {
-					sess.ReceiveFrame(buf)
+				switch {
+				case eof && over && x.failed == nil:
+					// Answered, but too large to read: the requests end as
+					// answered with results unknown (a listing is uncached).
+					for _, id := range x.requests {
+						x.sess.Response(id, nil, nil)
+					}
+				case eof && len(buf) > 0:
+					x.sess.ReceiveFrame(buf)
 				}
-				failRest()
+				end()
 			}}
 	default:
-		failRest()
+		end()
 	}
 }
 

@@ -148,11 +148,11 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	if sid := resp.Header.Get(headerSessionID); sid != "" {
 		t.bindID(sid, sess)
 	}
-	var failIDs []interceptor.ID
+	x := exchange{sess: sess, requests: ids}
 	if resp.StatusCode >= 400 {
-		failIDs = ids // whatever the body says, these requests are over
+		x.failed = &statusError{resp.StatusCode} // whatever the body says, these requests are over
 	}
-	t.observe(resp, sess, &statusError{resp.StatusCode}, failIDs, "")
+	t.observe(resp, x)
 	return resp, nil
 }
 
@@ -173,11 +173,11 @@ func (t *Transport) get(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := ""
+	x := exchange{sess: sess}
 	if legacy {
-		base = req.URL.String()
+		x.legacyBase = req.URL.String()
 	}
-	t.observe(resp, sess, nil, nil, base)
+	t.observe(resp, x)
 	return resp, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
 	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
@@ -140,4 +141,22 @@ func TestStaleToolHookOverHTTP(t *testing.T) {
 	if len(rec.bodies) != 1 {
 		t.Errorf("the refused call reached the server: %q", rec.bodies)
 	}
+}
+
+// TestOversizedResponse: a response over the document limit still ends its
+// request, and the listing it carried is cached as unknown.
+func TestOversizedResponse(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","description":"` + strings.Repeat("x", 4000) + `","inputSchema":{"type":"object"}}]}}`
+	rec := &recorder{status: 200, ctype: "application/json", body: big}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	tel := itest.NewTelemetry(t)
+	c := httptap.Client(nil, tel.Options(interceptor.WithLimits(contract.Limits{MaxDocumentBytes: 1000}))...)
+	if _, got := post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != big {
+		t.Fatal("the client did not get the whole response")
+	}
+	itest.Want(t, tel.WaitNamed(t, "tools/list", 1)[0], map[string]any{semconv.ErrorType: nil, semconv.ToolsCount: nil, semconv.ToolsSetDigest: nil})
+	rec.body = `{"jsonrpc":"2.0","id":2,"result":{}}`
+	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`)
+	itest.Want(t, tel.WaitNamed(t, "tools/call a", 1)[0], map[string]any{semconv.ToolKnown: nil, semconv.ToolDigest: nil})
 }
