@@ -160,3 +160,37 @@ func TestOversizedResponse(t *testing.T) {
 	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`)
 	itest.Want(t, tel.WaitNamed(t, "tools/call a", 1)[0], map[string]any{semconv.ToolKnown: nil, semconv.ToolDigest: nil})
 }
+
+// TestLongLivedStream: a response event is observed as soon as the client
+// reads it, while the stream stays open; the tap reads nothing ahead.
+func TestLongLivedStream(t *testing.T) {
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "id: 1\ndata:\n\n") // a priming event
+		io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\r\ndata: \"result\":{}}\r\n\r\n")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer hs.Close()
+	defer close(release)
+	tel := itest.NewTelemetry(t)
+	c := httptap.Client(nil, tel.Options()...)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got []byte
+	buf := make([]byte, 16)
+	for !bytes.Contains(got, []byte("\r\n\r\n")) {
+		n, err := resp.Body.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	itest.Want(t, tel.WaitNamed(t, "tools/call a", 1)[0], map[string]any{semconv.ErrorType: nil})
+}
