@@ -65,7 +65,8 @@ func (in *Instrumentation) Session(cs *mcp.ClientSession) *interceptor.Session {
 // Transport wraps t so its traffic is recorded. Command, IO and in-memory
 // transports (and any other transport) are wrapped at the message level;
 // *mcp.StreamableClientTransport and *mcp.SSEClientTransport are copied
-// with their HTTP client wrapped by httptap instead.
+// with their HTTP client wrapped by httptap instead; an *mcp.LoggingTransport
+// keeps logging what it wraps, which is instrumented.
 func (in *Instrumentation) Transport(t mcp.Transport) mcp.Transport {
 	switch tt := t.(type) {
 	case *mcp.StreamableClientTransport:
@@ -76,6 +77,9 @@ func (in *Instrumentation) Transport(t mcp.Transport) mcp.Transport {
 		c := *tt
 		c.HTTPClient = in.httpClient(tt.HTTPClient)
 		return &c
+	case *mcp.LoggingTransport:
+		// Instrument what it logs, so HTTP transports inside get the tap.
+		return &mcp.LoggingTransport{Transport: in.Transport(tt.Transport), Writer: tt.Writer}
 	}
 	return &transport{inner: t, in: in, endpoint: endpointOf(t)}
 }
@@ -93,8 +97,6 @@ func endpointOf(t mcp.Transport) interceptor.Endpoint {
 		}
 	case *mcp.InMemoryTransport, *mcp.IOTransport:
 		return interceptor.Endpoint{Pipe: true}
-	case *mcp.LoggingTransport:
-		return endpointOf(tt.Transport)
 	}
 	return interceptor.Endpoint{}
 }
