@@ -44,7 +44,7 @@ func BenchmarkSessionToolCall(b *testing.B) {
 	large := &itest.Variant{Name: "501 tools", Call: benchSession(b, ic, 500)}
 	b.ReportAllocs()
 	b.ResetTimer()
-	itest.Interleave(b, 20, small, large)
+	itest.Interleave(b, 100, small, large)
 	b.ReportMetric(large.NsPerCall()/small.NsPerCall(), "listing501-ratio")
 }
 

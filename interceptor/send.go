@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -48,8 +49,9 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 		ident = s.ident.Load()
 	}
 	c := &call{id: id, method: method, start: time.Now()}
-	attrs := make([]attribute.KeyValue, 0, len(ident.spanAttrs)+16)
-	attrs = append(attrs,
+	buf := s.ic.attrs.get()
+	defer s.ic.attrs.put(buf)
+	attrs := append((*buf)[:0],
 		attribute.String(semconv.MCPMethodName, method),
 		attribute.String(semconv.JSONRPCRequestID, id.String()))
 	attrs = s.appendAgent(ctx, attrs)
@@ -73,9 +75,30 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 		attrs = append(attrs, attribute.String(semconv.MCPResourceURI, p.uri))
 	}
 	ctx, c.span = s.ic.tracer.Start(ctx, spanName(method, c.target), clientKind, trace.WithAttributes(attrs...))
+	*buf = attrs
 	params = s.inject(ctx, params)
 	s.register(ctx, c)
 	return params
+}
+
+// attrPool recycles the attribute slices spans start with: the API copies
+// them into the span's start configuration, so they are free once Start
+// returns.
+type attrPool struct{ p sync.Pool }
+
+func (a *attrPool) get() *[]attribute.KeyValue {
+	if s, ok := a.p.Get().(*[]attribute.KeyValue); ok {
+		return s
+	}
+	s := make([]attribute.KeyValue, 0, 32)
+	return &s
+}
+
+func (a *attrPool) put(s *[]attribute.KeyValue) {
+	if cap(*s) <= 64 {
+		clear((*s)[:cap(*s)]) // drop references to attribute values
+		a.p.Put(s)
+	}
 }
 
 // Notification records an outgoing notification sent with ctx (a span that

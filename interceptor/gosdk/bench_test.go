@@ -49,7 +49,7 @@ func BenchmarkToolCall(b *testing.B) {
 	instLarge := &itest.Variant{Name: "instrumented-501", Call: benchClient(b, large, gosdk.New(opts...))}
 	b.ReportAllocs()
 	b.ResetTimer()
-	itest.Interleave(b, 20, base, inst, baseLarge, instLarge)
+	itest.Interleave(b, 100, base, inst, baseLarge, instLarge)
 	b.ReportMetric(inst.NsPerCall()/base.NsPerCall(), "overhead-ratio")
 	b.ReportMetric(instLarge.NsPerCall()/baseLarge.NsPerCall(), "overhead-ratio-501")
 	b.ReportMetric(instLarge.NsPerCall()/inst.NsPerCall(), "listing501-ratio")

@@ -35,7 +35,7 @@ func BenchmarkRoundTripper(b *testing.B) {
 	tapped := &itest.Variant{Name: "tapped", Call: httpClient(b, hs.URL, tap), Timed: true}
 	b.ReportAllocs()
 	b.ResetTimer()
-	itest.Interleave(b, 20, plain, tapped)
+	itest.Interleave(b, 100, plain, tapped)
 	b.ReportMetric(tapped.NsPerCall()/plain.NsPerCall(), "overhead-ratio")
 	b.ReportMetric(plain.NsPerCall(), "baseline-ns/op")
 	b.ReportMetric(tapped.AllocsPerCall()-plain.AllocsPerCall(), "extra-allocs/op")
