@@ -57,6 +57,10 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// Complete returns l with its zero fields set to the defaults, as every
+// method of Limits reads it.
+func (l Limits) Complete() Limits { return l.withDefaults() }
+
 // Validate reports limits that cannot be meant (negative values).
 func (l Limits) Validate() error {
 	if l.MaxDocumentBytes < 0 || l.MaxDepth < 0 || l.MaxDefinitions < 0 || l.MaxStringBytes < 0 {

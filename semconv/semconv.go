@@ -81,6 +81,36 @@ const (
 	ProbeErrorStep       = "mcpdrift.probe.error_step"
 )
 
+// Attributes the interceptor adds (appended; see docs/interceptor.md).
+const (
+	NetworkProtocolName    = "network.protocol.name"
+	GenAIPromptName        = "gen_ai.prompt.name"
+	MCPResourceURI         = "mcp.resource.uri"
+	GenAIToolCallArguments = "gen_ai.tool.call.arguments" // opt-in content capture
+	GenAIToolCallResult    = "gen_ai.tool.call.result"    // opt-in content capture
+	// GuardArgumentsValid is false when a tools/call's arguments failed the
+	// cached inputSchema (set only when argument validation is on).
+	GuardArgumentsValid = "mcpdrift.guard.arguments_valid"
+	// GuardViolation names where and which keyword the arguments failed
+	// ("/query: required"); never argument values.
+	GuardViolation = "mcpdrift.guard.violation"
+	// GuardStaleDefinition is true on a tools/call planned against a tool
+	// definition the client's own refresh has since shown to be changed.
+	GuardStaleDefinition = "mcpdrift.guard.stale_definition"
+	// GuardPlannedDigest is the digest the call was planned with, when it
+	// differs from mcpdrift.tool.digest.
+	GuardPlannedDigest = "mcpdrift.guard.planned_digest"
+)
+
+// Values of error.type the interceptor sets besides JSON-RPC codes and
+// tool_error.
+const (
+	ErrorTypeCancelled        = "cancelled"         // the caller gave up (context done, notifications/cancelled)
+	ErrorTypeConnectionClosed = "connection_closed" // the connection ended before the response
+	ErrorTypeTransport        = "transport_error"   // the request could not be sent
+	ErrorTypeOther            = "_OTHER"
+)
+
 // Keys inside each map of mcpdrift.drift.changes.
 const (
 	ChangeRule     = "rule"

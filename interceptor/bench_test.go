@@ -1,0 +1,66 @@
+package interceptor_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
+)
+
+// A tools/call as the go-sdk sends it on 2026-07-28, and a typical result.
+var (
+	benchParams = json.RawMessage(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"agent","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo","arguments":{"message":"hello"}}`)
+	benchResult = json.RawMessage(`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bench","version":"1"}},"content":[{"type":"text","text":"hello"}],"resultType":"complete"}`)
+)
+
+// benchSession returns a session whose cached listing is the bench
+// server's (echo plus extra tools), and a function recording one
+// tools/call request and its response.
+func benchSession(b *testing.B, ic *interceptor.Interceptor, extra int) func() error {
+	raw := (&itest.GoServer{Server: itest.BenchServer(extra)}).RawToolsList(b)
+	sess := ic.NewSession(interceptor.Endpoint{Pipe: true})
+	ctx := context.Background()
+	sess.Request(ctx, interceptor.IntID(1), "tools/list", nil)
+	sess.Response(interceptor.IntID(1), raw, nil)
+	id := int64(1)
+	return func() error {
+		id++
+		sess.Request(ctx, interceptor.IntID(id), "tools/call", benchParams)
+		sess.Response(interceptor.IntID(id), benchResult, nil)
+		return nil
+	}
+}
+
+// BenchmarkSessionToolCall is the interceptor's own cost per tools/call
+// (span with its attributes, trace context injection, pairing, histogram),
+// without any SDK: b's ns/op and allocs/op are with a 1-tool listing;
+// listing501-ratio compares the same call with a 501-tool listing cached
+// (≈ 1: the call path looks the digest up, it never computes one).
+func BenchmarkSessionToolCall(b *testing.B) {
+	ic := interceptor.New(itest.BenchProviders(b)...)
+	small := &itest.Variant{Name: "1 tool", Call: benchSession(b, ic, 0), Timed: true}
+	large := &itest.Variant{Name: "501 tools", Call: benchSession(b, ic, 500)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	itest.Interleave(b, 100, small, large)
+	b.ReportMetric(large.NsPerCall()/small.NsPerCall(), "listing501-ratio")
+}
+
+// BenchmarkToolsListPage is the once-per-listing cost: caching a 501-tool
+// tools/list page, digests and set digest included.
+func BenchmarkToolsListPage(b *testing.B) {
+	ic := interceptor.New(itest.BenchProviders(b)...)
+	raw := (&itest.GoServer{Server: itest.BenchServer(500)}).RawToolsList(b)
+	sess := ic.NewSession(interceptor.Endpoint{Pipe: true})
+	ctx := context.Background()
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	id := int64(0)
+	for b.Loop() {
+		id++
+		sess.Request(ctx, interceptor.IntID(id), "tools/list", nil)
+		sess.Response(interceptor.IntID(id), raw, nil)
+	}
+}

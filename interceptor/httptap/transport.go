@@ -1,0 +1,261 @@
+// Package httptap is the interceptor's front-end for MCP over HTTP: an
+// http.RoundTripper that sees Streamable HTTP and legacy SSE traffic and
+// feeds it to interceptor sessions. It works with any HTTP-based MCP client
+// (it is the way to instrument the Go SDK's Streamable HTTP transport, whose
+// Connection cannot be wrapped).
+//
+// Requests are forwarded unchanged except for the trace context written into
+// params._meta (see interceptor.WithTraceContextInjection). Responses are
+// observed as the client reads them: JSON bodies when read to the end, event
+// streams event by event, so long-lived streams keep working and nothing is
+// read ahead of the client.
+package httptap
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpdrift/mcpdrift/interceptor"
+)
+
+const headerSessionID = "Mcp-Session-Id"
+
+// Transport is an http.RoundTripper that records MCP traffic. Use one per
+// MCP client connection where you can: servers on protocol 2026-07-28 issue
+// no session id, so calls through a shared Transport are attributed to the
+// connection that most recently completed a handshake. Where the server
+// issues a session id (Mcp-Session-Id) or a legacy SSE endpoint, sessions
+// are told apart exactly.
+type Transport struct {
+	base http.RoundTripper
+	ic   *interceptor.Interceptor
+
+	mu         sync.Mutex
+	current    map[string]*interceptor.Session // endpoint URL -> connection without a session id
+	byID       map[string]*interceptor.Session // Mcp-Session-Id -> session
+	byEndpoint map[string]*interceptor.Session // legacy SSE message endpoint -> session
+}
+
+// NewTransport wraps base (http.DefaultTransport if nil).
+func NewTransport(base http.RoundTripper, opts ...interceptor.Option) *Transport {
+	return NewTransportWith(base, interceptor.New(opts...))
+}
+
+// NewTransportWith wraps base with an existing Interceptor.
+func NewTransportWith(base http.RoundTripper, ic *interceptor.Interceptor) *Transport {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &Transport{
+		base:       base,
+		ic:         ic,
+		current:    map[string]*interceptor.Session{},
+		byID:       map[string]*interceptor.Session{},
+		byEndpoint: map[string]*interceptor.Session{},
+	}
+}
+
+// Client returns an *http.Client like c (http.DefaultClient if nil) whose
+// transport is wrapped by a new Transport.
+func Client(c *http.Client, opts ...interceptor.Option) *http.Client {
+	return ClientWith(c, interceptor.New(opts...))
+}
+
+// ClientWith is Client with an existing Interceptor.
+func ClientWith(c *http.Client, ic *interceptor.Interceptor) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	wrapped := *c
+	wrapped.Transport = NewTransportWith(c.Transport, ic)
+	return &wrapped
+}
+
+// CloseIdleConnections forwards to the base transport.
+func (t *Transport) CloseIdleConnections() {
+	if ci, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// Close ends every session the transport tracks (pending requests end as
+// connection_closed).
+func (t *Transport) Close() {
+	t.mu.Lock()
+	all := map[*interceptor.Session]bool{}
+	for _, m := range []map[string]*interceptor.Session{t.current, t.byID, t.byEndpoint} {
+		for k, s := range m {
+			all[s] = true
+			delete(m, k)
+		}
+	}
+	t.mu.Unlock()
+	for s := range all {
+		s.Close()
+	}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch {
+	case req.Method == http.MethodPost && isJSON(req.Header.Get("Content-Type")):
+		return t.post(req)
+	case req.Method == http.MethodGet && accepts(req.Header, "text/event-stream"):
+		return t.get(req)
+	case req.Method == http.MethodDelete && req.Header.Get(headerSessionID) != "":
+		resp, err := t.base.RoundTrip(req)
+		t.end(req.Header.Get(headerSessionID))
+		return resp, err
+	}
+	return t.base.RoundTrip(req)
+}
+
+// post forwards a POST of JSON-RPC messages and observes its response.
+func (t *Transport) post(req *http.Request) (*http.Response, error) {
+	body, ok, err := t.readBody(req)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return t.base.RoundTrip(req)
+	}
+	info := interceptor.Inspect(body)
+	if !info.JSONRPC {
+		return t.base.RoundTrip(withBody(req, body))
+	}
+	sess := t.sessionFor(req, info.Handshake)
+	ctx, err := sess.BeforeSendFrame(req.Context(), body)
+	if err != nil {
+		return nil, err
+	}
+	ids := info.Requests
+	out := body
+	t.ic.Protect(func() { out = sess.SendFrame(ctx, body) })
+	resp, err := t.base.RoundTrip(withBody(req, out))
+	if err != nil {
+		for _, id := range ids {
+			sess.Fail(id, err)
+		}
+		return nil, err
+	}
+	if sid := resp.Header.Get(headerSessionID); sid != "" {
+		t.bindID(sid, sess)
+	}
+	x := exchange{sess: sess, requests: ids}
+	if resp.StatusCode >= 400 {
+		x.failed = &statusError{resp.StatusCode} // whatever the body says, these requests are over
+	}
+	t.observe(resp, x)
+	return resp, nil
+}
+
+// get forwards a GET for an event stream: Streamable HTTP's standalone
+// stream, or the legacy SSE transport's connection.
+func (t *Transport) get(req *http.Request) (*http.Response, error) {
+	var sess *interceptor.Session
+	legacy := false
+	if sid := req.Header.Get(headerSessionID); sid != "" {
+		sess = t.sessionByID(req, sid)
+	} else if s := t.currentFor(req.URL); s != nil && s.Established() {
+		sess = s // a sessionless Streamable HTTP server's standalone stream
+	} else {
+		sess = t.newSession(req.URL) // a legacy SSE connection starts here
+		legacy = true
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	x := exchange{sess: sess}
+	if legacy {
+		x.legacyBase = req.URL.String()
+	}
+	t.observe(resp, x)
+	return resp, nil
+}
+
+// readBody reads a request body up to the document limit. ok is false when
+// the body is larger (then body is what was read and the request passes
+// through unobserved).
+func (t *Transport) readBody(req *http.Request) (body []byte, ok bool, err error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, false, nil
+	}
+	limit := int64(t.ic.Limits().MaxDocumentBytes)
+	if n := req.ContentLength; n > 0 && n <= limit {
+		body = make([]byte, n)
+		if _, err = io.ReadFull(req.Body, body); err != nil {
+			req.Body.Close()
+			return nil, false, err
+		}
+		req.Body.Close()
+		return body, true, nil
+	}
+	body, err = io.ReadAll(io.LimitReader(req.Body, limit+1))
+	if err != nil {
+		req.Body.Close()
+		return nil, false, err
+	}
+	if int64(len(body)) > limit {
+		// Too large to observe: forward what was read, then the rest.
+		req.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), req.Body), req.Body}
+		return nil, false, nil
+	}
+	req.Body.Close()
+	return body, true, nil
+}
+
+// withBody returns a shallow copy of req carrying body (a RoundTripper must
+// not modify the request it was given; nothing else of it changes).
+func withBody(req *http.Request, body []byte) *http.Request {
+	r := new(http.Request)
+	*r = *req
+	r.ContentLength = int64(len(body))
+	if len(body) == 0 {
+		r.Body = http.NoBody
+	} else {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return r
+}
+
+// statusError fails requests whose HTTP exchange failed: error.type is the
+// status code, as the semantic conventions suggest for HTTP failures.
+type statusError struct{ code int }
+
+func (e *statusError) Error() string     { return fmt.Sprintf("HTTP status %d", e.code) }
+func (e *statusError) ErrorType() string { return strconv.Itoa(e.code) }
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+func accepts(h http.Header, mediaType string) bool {
+	for _, v := range h.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			if mt, _, err := mime.ParseMediaType(part); err == nil && mt == mediaType {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// endpointKey is a URL without query and fragment: one MCP endpoint.
+func endpointKey(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.Fragment, c.RawFragment, c.User = "", "", "", nil
+	return c.String()
+}

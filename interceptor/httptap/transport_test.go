@@ -1,0 +1,196 @@
+package httptap_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
+	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// recorder is an HTTP server that records request bodies and answers with
+// a fixed status, content type and body.
+type recorder struct {
+	mu     sync.Mutex
+	bodies []string
+	status int
+	ctype  string
+	body   string
+}
+
+func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	b, _ := io.ReadAll(req.Body)
+	if req.ContentLength != int64(len(b)) {
+		http.Error(w, "content length mismatch", http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	r.bodies = append(r.bodies, string(b))
+	r.mu.Unlock()
+	if r.ctype != "" {
+		w.Header().Set("Content-Type", r.ctype)
+	}
+	w.WriteHeader(r.status)
+	io.WriteString(w, r.body)
+}
+
+func post(t *testing.T, c *http.Client, url, ctype, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", ctype)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+func TestRequestBytesUnchangedButMeta(t *testing.T) {
+	rec := &recorder{status: 200, ctype: "application/json", body: `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	tel := itest.NewTelemetry(t)
+	on := httptap.Client(nil, tel.Options()...)
+	off := httptap.Client(nil, tel.Options(interceptor.WithTraceContextInjection(false))...)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"n":1.50, "s":"<&>"}}}`
+
+	_, got := post(t, off, hs.URL, "application/json", body)
+	if got != rec.body {
+		t.Fatalf("response body changed: %s", got)
+	}
+	post(t, on, hs.URL, "application/json; charset=utf-8", body)
+	post(t, on, hs.URL, "text/plain", body) // not JSON: not MCP, untouched
+	if rec.bodies[0] != body {
+		t.Errorf("injection off: server got\n%s\nwant\n%s", rec.bodies[0], body)
+	}
+	injected := rec.bodies[1]
+	if !strings.HasPrefix(injected, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"00-`) ||
+		!strings.HasSuffix(injected, `},"name":"a","arguments":{"n":1.50, "s":"<&>"}}}`) {
+		t.Errorf("injection on: server got %s", injected)
+	}
+	if rec.bodies[2] != body {
+		t.Errorf("non-JSON body changed: %s", rec.bodies[2])
+	}
+	spans := tel.Named("tools/call a")
+	if len(spans) != 2 {
+		t.Fatalf("%d spans:\n%s", len(spans), tel.Dump())
+	}
+	itest.Want(t, spans[0], map[string]any{semconv.ServerAddress: "127.0.0.1", semconv.NetworkTransport: "tcp", semconv.ErrorType: nil})
+	if itest.Str(spans[0], semconv.ServerURL) != hs.URL {
+		t.Errorf("%s = %q", semconv.ServerURL, itest.Str(spans[0], semconv.ServerURL))
+	}
+}
+
+func TestHTTPErrorsEndCalls(t *testing.T) {
+	rec := &recorder{status: 503, ctype: "text/plain", body: "overloaded"}
+	hs := httptest.NewServer(rec)
+	tel := itest.NewTelemetry(t)
+	c := httptap.Client(nil, tel.Options()...)
+	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`)
+	itest.Want(t, tel.WaitNamed(t, "tools/call a", 1)[0], map[string]any{semconv.ErrorType: "503"})
+
+	// A JSON-RPC error in an HTTP error response is the better answer.
+	rec.status, rec.ctype, rec.body = 400, "application/json", `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no such method"}}`
+	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}`)
+	itest.Want(t, tel.WaitNamed(t, "tools/call b", 1)[0], map[string]any{semconv.ErrorType: "-32601"})
+
+	hs.Close() // now the exchange itself fails
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, bytes.NewBufferString(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"c"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	if _, err := c.Do(req); err == nil {
+		t.Fatal("expected a transport error")
+	}
+	itest.Want(t, tel.WaitNamed(t, "tools/call c", 1)[0], map[string]any{semconv.ErrorType: "transport_error"})
+}
+
+// TestStaleToolHookOverHTTP: the tap runs the stale-tool hook before it
+// forwards a tools/call; a refusal fails the request without sending it.
+func TestStaleToolHookOverHTTP(t *testing.T) {
+	rec := &recorder{status: 200, ctype: "text/event-stream", body: "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}}]}}\n\n"}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	tel := itest.NewTelemetry(t)
+	var hooked []interceptor.StaleToolCall
+	c := httptap.Client(nil, tel.Options(interceptor.WithStaleToolHook(func(_ context.Context, call interceptor.StaleToolCall) error {
+		hooked = append(hooked, call)
+		return errors.New("re-plan first")
+	}))...)
+	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	_, err := c.Do(req)
+	if !errors.Is(err, interceptor.ErrRefused) {
+		t.Fatalf("error %v, want ErrRefused", err)
+	}
+	if len(hooked) != 1 || hooked[0].Tool != "a" || hooked[0].Digest == "" {
+		t.Errorf("hook calls %+v", hooked)
+	}
+	if len(rec.bodies) != 1 {
+		t.Errorf("the refused call reached the server: %q", rec.bodies)
+	}
+}
+
+// TestOversizedResponse: a response over the document limit still ends its
+// request, and the listing it carried is cached as unknown.
+func TestOversizedResponse(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","description":"` + strings.Repeat("x", 4000) + `","inputSchema":{"type":"object"}}]}}`
+	rec := &recorder{status: 200, ctype: "application/json", body: big}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	tel := itest.NewTelemetry(t)
+	c := httptap.Client(nil, tel.Options(interceptor.WithLimits(contract.Limits{MaxDocumentBytes: 1000}))...)
+	if _, got := post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != big {
+		t.Fatal("the client did not get the whole response")
+	}
+	itest.Want(t, tel.WaitNamed(t, "tools/list", 1)[0], map[string]any{semconv.ErrorType: nil, semconv.ToolsCount: nil, semconv.ToolsSetDigest: nil})
+	rec.body = `{"jsonrpc":"2.0","id":2,"result":{}}`
+	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`)
+	itest.Want(t, tel.WaitNamed(t, "tools/call a", 1)[0], map[string]any{semconv.ToolKnown: nil, semconv.ToolDigest: nil})
+}
+
+// TestLongLivedStream: a response event is observed as soon as the client
+// reads it, while the stream stays open; the tap reads nothing ahead.
+func TestLongLivedStream(t *testing.T) {
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "id: 1\ndata:\n\n") // a priming event
+		io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\r\ndata: \"result\":{}}\r\n\r\n")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer hs.Close()
+	defer close(release)
+	tel := itest.NewTelemetry(t)
+	c := httptap.Client(nil, tel.Options()...)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got []byte
+	buf := make([]byte, 16)
+	for !bytes.Contains(got, []byte("\r\n\r\n")) {
+		n, err := resp.Body.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	itest.Want(t, tel.WaitNamed(t, "tools/call a", 1)[0], map[string]any{semconv.ErrorType: nil})
+}

@@ -1,0 +1,345 @@
+// Package jsonwire reads the few members the interceptor needs out of raw
+// JSON-RPC frames (method, id, params.name, result.isError, _meta) and edits
+// one thing in them (params._meta), without decoding whole messages.
+//
+// It is hand-written because it runs on every call: encoding/json and
+// jsontext both allocate per value and validate the whole text, while the
+// interceptor only needs the boundaries of a few top-level members. The
+// input is untrusted and unvalidated: every function is bounds-checked,
+// never panics and reports malformed text with ok=false. Whole-document
+// validation stays where it matters (contract.Limits.ParsePage for
+// listings; the SDK for everything else).
+package jsonwire
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// MaxDepth bounds nesting while skipping values, so a hostile frame cannot
+// make the walker spin on brackets forever (it is linear anyway) or hide
+// members behind unbalanced ones.
+const MaxDepth = 512
+
+// SkipSpace returns the index of the first non-whitespace byte at or after i.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// SkipValue returns the index just past the JSON value starting at i
+// (after optional whitespace), or ok=false if there is no well-bracketed
+// value there.
+func SkipValue(b []byte, i int) (end int, ok bool) {
+	i = SkipSpace(b, i)
+	if i >= len(b) {
+		return i, false
+	}
+	switch b[i] {
+	case '"':
+		e, ok := endOfString(b, i+1)
+		return e + 1, ok
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '{', '[':
+				depth++
+				if depth > MaxDepth {
+					return i, false
+				}
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			case '"':
+				e, ok := endOfString(b, i+1)
+				if !ok {
+					return e, false
+				}
+				i = e
+			}
+		}
+		return len(b), false
+	default: // number or literal
+		start := i
+		for i < len(b) {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r', ':', '"', '{', '[':
+				return i, i > start
+			}
+			i++
+		}
+		return i, i > start
+	}
+}
+
+// endOfString returns the index of the quote closing the string whose
+// content starts at i.
+func endOfString(b []byte, i int) (int, bool) {
+	for i < len(b) {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b), false
+		}
+		q += i
+		if bytes.IndexByte(b[i:q], '\\') < 0 {
+			return q, true // the common case: no escapes before the quote
+		}
+		for i < q {
+			if b[i] == '\\' {
+				i += 2
+			} else {
+				i++
+			}
+		}
+		if i == q {
+			return q, true
+		}
+		i = q + 1 // the quote was escaped
+	}
+	return len(b), false
+}
+
+// Member is one member of an object: Key is the raw key text between the
+// quotes (escapes not decoded), Value the raw value, Start the offset of the
+// key's opening quote, End the offset just past the value.
+type Member struct {
+	Key        []byte
+	Value      []byte
+	Start, End int
+}
+
+// Object iterates over the top-level members of a JSON object.
+type Object struct {
+	b   []byte
+	pos int
+	bad bool
+}
+
+// NewObject starts iterating over the object b; ok is false if b (after
+// whitespace) does not start with '{'.
+func NewObject(b []byte) (Object, bool) {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return Object{bad: true}, false
+	}
+	return Object{b: b, pos: i + 1}, true
+}
+
+// Next returns the next member; ok is false at the end of the object or on
+// malformed text (then Err reports true).
+func (o *Object) Next() (m Member, ok bool) {
+	if o.bad || o.b == nil {
+		return m, false
+	}
+	i, more := next(o.b, o.pos, '}', &o.bad)
+	if !more {
+		o.b = nil
+		return m, false
+	}
+	if o.b[i] != '"' {
+		o.bad = true
+		return m, false
+	}
+	ke, kok := endOfString(o.b, i+1)
+	if !kok {
+		o.bad = true
+		return m, false
+	}
+	j := SkipSpace(o.b, ke+1)
+	if j >= len(o.b) || o.b[j] != ':' {
+		o.bad = true
+		return m, false
+	}
+	vs := SkipSpace(o.b, j+1)
+	ve, vok := SkipValue(o.b, vs)
+	if !vok {
+		o.bad = true
+		return m, false
+	}
+	o.pos = ve
+	return Member{Key: o.b[i+1 : ke], Value: o.b[vs:ve], Start: i, End: ve}, true
+}
+
+// Err reports whether iteration stopped on malformed text.
+func (o *Object) Err() bool { return o.bad }
+
+// next skips the separator before a container's next item at pos and
+// reports whether there is one (false at the closing bracket, or at the end
+// of the text, which also sets *bad).
+func next(b []byte, pos int, closing byte, bad *bool) (int, bool) {
+	i := SkipSpace(b, pos)
+	if i < len(b) && b[i] == ',' {
+		i = SkipSpace(b, i+1)
+	}
+	if i >= len(b) {
+		*bad = true
+		return i, false
+	}
+	return i, b[i] != closing
+}
+
+// Array iterates over the elements of a JSON array.
+type Array struct {
+	b   []byte
+	pos int
+	bad bool
+}
+
+// NewArray starts iterating over the array b; ok is false if b (after
+// whitespace) does not start with '['.
+func NewArray(b []byte) (Array, bool) {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return Array{bad: true}, false
+	}
+	return Array{b: b, pos: i + 1}, true
+}
+
+// Next returns the next element's raw text; ok is false at the end of the
+// array or on malformed text (then Err reports true).
+func (a *Array) Next() (elem []byte, ok bool) {
+	if a.bad || a.b == nil {
+		return nil, false
+	}
+	i, more := next(a.b, a.pos, ']', &a.bad)
+	if !more {
+		a.b = nil
+		return nil, false
+	}
+	e, ok := SkipValue(a.b, i)
+	if !ok {
+		a.bad = true
+		return nil, false
+	}
+	a.pos = e
+	return a.b[i:e], true
+}
+
+// Offset is the position just past the last element Next returned.
+func (a *Array) Offset() int { return a.pos }
+
+// Err reports whether iteration stopped on malformed text.
+func (a *Array) Err() bool { return a.bad }
+
+// KeyIs reports whether a raw key equals name, decoding escapes only when
+// the key has any.
+func KeyIs(key []byte, name string) bool {
+	if bytes.IndexByte(key, '\\') < 0 {
+		return string(key) == name
+	}
+	s, ok := decodeString(key)
+	return ok && s == name
+}
+
+// Lookup returns the raw value of the first member named name in the object
+// b, or nil.
+func Lookup(b []byte, name string) []byte {
+	o, ok := NewObject(b)
+	if !ok {
+		return nil
+	}
+	for {
+		m, ok := o.Next()
+		if !ok {
+			return nil
+		}
+		if KeyIs(m.Key, name) {
+			return m.Value
+		}
+	}
+}
+
+// String decodes a raw JSON string value; ok is false if raw is not one.
+func String(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	return decodeString(raw[1 : len(raw)-1])
+}
+
+func decodeString(content []byte) (string, bool) {
+	if bytes.IndexByte(content, '\\') < 0 {
+		return string(content), true
+	}
+	var s string
+	quoted := make([]byte, 0, len(content)+2)
+	quoted = append(append(append(quoted, '"'), content...), '"')
+	if err := json.Unmarshal(quoted, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// IsTrue reports whether raw is the literal true.
+func IsTrue(raw []byte) bool { return string(raw) == "true" }
+
+// IsNull reports whether raw is absent or the literal null.
+func IsNull(raw []byte) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// Int reads a raw JSON integer (as JSON-RPC ids and error codes are written);
+// ok is false for anything else, including integers written with a fraction
+// or exponent that are not whole.
+func Int(raw []byte) (int64, bool) {
+	if n, ok := plainInt(raw); ok {
+		return n, true
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != float64(int64(f)) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// AppendString appends s as a JSON string. It escapes what RFC 8259
+// requires (quote, backslash, control characters) and nothing else, so
+// ASCII header values such as traceparent come out unchanged.
+func AppendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}
+
+// plainInt parses an optionally negative run of at most 18 digits without
+// allocating (the common case: ids the SDKs generate).
+func plainInt(raw []byte) (int64, bool) {
+	neg := len(raw) > 0 && raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	if len(raw) == 0 || len(raw) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}

@@ -1,0 +1,138 @@
+package jsonwire
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestObjectMembers(t *testing.T) {
+	in := []byte(` { "a" : 1, "b\"c":"x}y", "d":{"e":[1,{"f":"]"}]} , "g":true} `)
+	o, ok := NewObject(in)
+	if !ok {
+		t.Fatal("not an object")
+	}
+	var keys, vals []string
+	for {
+		m, ok := o.Next()
+		if !ok {
+			break
+		}
+		keys = append(keys, string(m.Key))
+		vals = append(vals, string(m.Value))
+	}
+	if o.Err() {
+		t.Fatal("unexpected error")
+	}
+	wantKeys := []string{"a", `b\"c`, "d", "g"}
+	wantVals := []string{"1", `"x}y"`, `{"e":[1,{"f":"]"}]}`, "true"}
+	if !reflect.DeepEqual(keys, wantKeys) || !reflect.DeepEqual(vals, wantVals) {
+		t.Fatalf("got %q %q", keys, vals)
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	for _, in := range []string{`{"a"`, `{"a":}`, `{"a":1`, `{"a" 1}`, `{1:2}`, `{"a":"x`, `[1]`, ``, `{"a":[}`} {
+		o, ok := NewObject([]byte(in))
+		for ok {
+			_, ok = o.Next()
+		}
+		if !o.Err() {
+			t.Errorf("%q: no error", in)
+		}
+	}
+}
+
+func TestKeyIsDecodesEscapes(t *testing.T) {
+	if !KeyIs([]byte(`\u006eame`), "name") || KeyIs([]byte("nam"), "name") {
+		t.Fatal("KeyIs")
+	}
+	if v := Lookup([]byte(`{"x":1,"\u006eame":"s\u00e9"}`), "name"); string(v) != `"s\u00e9"` {
+		t.Fatalf("Lookup = %s", v)
+	}
+	if s, ok := String([]byte(`"s\u00e9"`)); !ok || s != "sé" {
+		t.Fatalf("String = %q %v", s, ok)
+	}
+}
+
+func TestInt(t *testing.T) {
+	for in, want := range map[string]int64{"7": 7, "-3": -3, "1.0": 1, "2e1": 20, "123456789012": 123456789012} {
+		if n, ok := Int([]byte(in)); !ok || n != want {
+			t.Errorf("Int(%s) = %d %v", in, n, ok)
+		}
+	}
+	for _, in := range []string{"1.5", `"1"`, "x", ""} {
+		if _, ok := Int([]byte(in)); ok {
+			t.Errorf("Int(%s) accepted", in)
+		}
+	}
+}
+
+var tp = []Field{{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, {"tracestate", `a="b"\`}}
+
+func TestInjectMeta(t *testing.T) {
+	const tpJSON = `"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"a=\"b\"\\"`
+	cases := []struct{ in, want string }{
+		{``, `{"_meta":{` + tpJSON + `}}`},
+		{`null`, `{"_meta":{` + tpJSON + `}}`},
+		{`{}`, `{"_meta":{` + tpJSON + `}}`},
+		{`{ }`, `{"_meta":{` + tpJSON + `} }`},
+		{`{"name":"x","arguments":{"_meta":1}}`, `{"_meta":{` + tpJSON + `},"name":"x","arguments":{"_meta":1}}`},
+		{`{"name":"x","_meta":{"k":1}}`, `{"name":"x","_meta":{` + tpJSON + `,"k":1}}`},
+		{`{"name":"x","_meta":{}}`, `{"name":"x","_meta":{` + tpJSON + `}}`},
+		{`{"_meta":{"traceparent":"mine"}}`, `{"_meta":{"tracestate":"a=\"b\"\\","traceparent":"mine"}}`},
+	}
+	for _, c := range cases {
+		got, changed := InjectMeta([]byte(c.in), tp)
+		if !changed || string(got) != c.want {
+			t.Errorf("InjectMeta(%s) =\n %s (%v)\nwant\n %s", c.in, got, changed, c.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("InjectMeta(%s) is not valid JSON", c.in)
+		}
+	}
+	for _, in := range []string{`[1]`, `{"_meta":5}`, `{"a":`, `{"_meta":{"traceparent":"a","tracestate":"b"}}`} {
+		if got, changed := InjectMeta([]byte(in), tp); changed || string(got) != in {
+			t.Errorf("InjectMeta(%s) changed it to %s", in, got)
+		}
+	}
+}
+
+// FuzzInjectMeta checks that injection never panics, keeps valid input
+// valid, and changes nothing but params._meta.
+func FuzzInjectMeta(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"_meta":{"x":"y"},"b":[1,2]}`, `null`, `{"_meta":null}`, `{"a":"\"}"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, changed := InjectMeta(in, tp)
+		if !changed {
+			if string(out) != string(in) {
+				t.Fatal("unchanged result differs from input")
+			}
+			return
+		}
+		if !json.Valid(in) && len(in) > 0 && string(in) != "null" {
+			return // lenient walker: malformed input may still be spliced; nothing to compare
+		}
+		if !json.Valid(out) {
+			t.Fatalf("invalid output %s from %s", out, in)
+		}
+		var before, after map[string]any
+		if json.Unmarshal(in, &before) != nil || before == nil {
+			before = map[string]any{}
+		}
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatal(err)
+		}
+		meta, _ := after["_meta"].(map[string]any)
+		if meta["traceparent"] == nil {
+			t.Fatalf("no traceparent in %s", out)
+		}
+		delete(after, "_meta")
+		delete(before, "_meta")
+		if !reflect.DeepEqual(before, after) {
+			t.Fatalf("members other than _meta changed: %s -> %s", in, out)
+		}
+	})
+}

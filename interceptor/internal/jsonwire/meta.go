@@ -1,0 +1,100 @@
+package jsonwire
+
+// Field is one key/value pair to write into params._meta.
+type Field struct{ Key, Value string }
+
+// InjectMeta returns params with fields added to its "_meta" object, and
+// whether it changed anything. Everything else in params is kept byte for
+// byte: the new members are spliced in right after the opening brace of
+// "_meta" (or a new "_meta" member right after the opening brace of
+// params), so no existing member moves or is re-encoded. Fields already
+// present in "_meta" are left alone (the application's own value wins).
+// Params that are absent or null become {"_meta":{...}}; params that are
+// not an object, or whose "_meta" is not an object, are returned unchanged.
+func InjectMeta(params []byte, fields []Field) ([]byte, bool) {
+	if len(fields) == 0 {
+		return params, false
+	}
+	start := SkipSpace(params, 0)
+	if start >= len(params) || IsNull(params[start:]) {
+		out := make([]byte, 0, 16+metaSize(fields))
+		out = append(out, `{"_meta":{`...)
+		out = appendFields(out, fields)
+		return append(out, "}}"...), true
+	}
+	o, ok := NewObject(params)
+	if !ok {
+		return params, false
+	}
+	var meta []byte
+	metaAt := -1
+	for {
+		m, ok := o.Next()
+		if !ok {
+			break
+		}
+		if KeyIs(m.Key, "_meta") {
+			meta, metaAt = m.Value, m.End-len(m.Value)
+			break
+		}
+	}
+	if o.Err() {
+		return params, false
+	}
+	if metaAt < 0 {
+		// New member after params' opening brace.
+		open := start + 1
+		empty := SkipSpace(params, open) < len(params) && params[SkipSpace(params, open)] == '}'
+		out := make([]byte, 0, len(params)+12+metaSize(fields))
+		out = append(out, params[:open]...)
+		out = append(out, `"_meta":{`...)
+		out = appendFields(out, fields)
+		out = append(out, '}')
+		if !empty {
+			out = append(out, ',')
+		}
+		return append(out, params[open:]...), true
+	}
+	if len(meta) == 0 || meta[0] != '{' {
+		return params, false
+	}
+	missing := fields[:0:0]
+	for _, f := range fields {
+		if Lookup(meta, f.Key) == nil {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) == 0 {
+		return params, false
+	}
+	open := metaAt + 1
+	j := SkipSpace(params, open)
+	empty := j < len(params) && params[j] == '}'
+	out := make([]byte, 0, len(params)+metaSize(missing))
+	out = append(out, params[:open]...)
+	out = appendFields(out, missing)
+	if !empty {
+		out = append(out, ',')
+	}
+	return append(out, params[open:]...), true
+}
+
+func metaSize(fields []Field) int {
+	n := 0
+	for _, f := range fields {
+		n += len(f.Key) + len(f.Value) + 8
+	}
+	return n
+}
+
+func appendFields(out []byte, fields []Field) []byte {
+	for i, f := range fields {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = AppendString(out, f.Key)
+		out = append(out, ':')
+		out = AppendString(out, f.Value)
+	}
+	return out
+}

@@ -1,0 +1,193 @@
+package interceptor
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// Option configures an Interceptor (and the front-ends, which take the same
+// options and build one).
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	propagator     propagation.TextMapPropagator
+	serverName     string
+	serverURL      string
+	agentName      string
+	agentID        string
+	resource       *resource.Resource
+	injectContext  bool
+	captureContent bool
+	validateArgs   bool
+	staleHook      StaleToolHook
+	errorHandler   func(error)
+	limits         contract.Limits
+	maxPending     int
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		injectContext: true,
+		limits:        contract.DefaultLimits(),
+		maxPending:    defaultMaxPending,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	// The documented OpenTelemetry global defaults, as otelhttp uses them.
+	if c.tracerProvider == nil {
+		c.tracerProvider = otel.GetTracerProvider()
+	}
+	if c.meterProvider == nil {
+		c.meterProvider = otel.GetMeterProvider()
+	}
+	if c.propagator == nil {
+		c.propagator = otel.GetTextMapPropagator()
+	}
+	if c.errorHandler == nil {
+		c.errorHandler = otel.Handle
+	}
+	if c.agentName == "" {
+		c.agentName = serviceName(c.resource)
+	}
+	c.limits = c.limits.Complete()
+	return c
+}
+
+// defaultMaxPending bounds the requests one session tracks while waiting for
+// their responses, so a peer that never answers cannot grow memory.
+const defaultMaxPending = 4096
+
+// WithTracerProvider sets the tracer provider; the default is the global one
+// (otel.GetTracerProvider).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(c *config) { c.tracerProvider = tp })
+}
+
+// WithMeterProvider sets the meter provider for the
+// mcp.client.operation.duration histogram; the default is the global one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.meterProvider = mp })
+}
+
+// WithPropagators sets the propagator whose fields are written into
+// params._meta; the default is the global one (otel.GetTextMapPropagator).
+func WithPropagators(p propagation.TextMapPropagator) Option {
+	return optionFunc(func(c *config) { c.propagator = p })
+}
+
+// WithServerName sets mcpdrift.server.name, the logical name the drift
+// receiver knows the server by. Without it the server's serverInfo.name is
+// used once the server has sent it.
+func WithServerName(name string) Option {
+	return optionFunc(func(c *config) { c.serverName = name })
+}
+
+// WithServerURL sets mcpdrift.server.url when the front-end cannot know the
+// endpoint (in-memory transports) or should record another one.
+func WithServerURL(url string) Option {
+	return optionFunc(func(c *config) { c.serverURL = url })
+}
+
+// WithAgent sets the default gen_ai.agent.name and gen_ai.agent.id for calls
+// whose context carries none (see ContextWithAgent). Without it the agent
+// name is the resource's service.name.
+func WithAgent(name, id string) Option {
+	return optionFunc(func(c *config) { c.agentName, c.agentID = name, id })
+}
+
+// WithResource gives the application's OpenTelemetry resource; its
+// service.name is the default agent name. Without it the SDK's default
+// resource is used (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, else
+// unknown_service:<executable>).
+func WithResource(r *resource.Resource) Option {
+	return optionFunc(func(c *config) { c.resource = r })
+}
+
+// WithTraceContextInjection turns writing the trace context (traceparent,
+// tracestate, and whatever else the propagator writes) into each outgoing
+// request's params._meta on or off. It is on by default, as the MCP semantic
+// conventions recommend, so server spans join the agent's trace. It is the
+// only change the interceptor ever makes to the bytes on the wire: members
+// are added to params._meta (created if absent), nothing else moves or is
+// re-encoded, and keys the application already set are left alone.
+func WithTraceContextInjection(on bool) Option {
+	return optionFunc(func(c *config) { c.injectContext = on })
+}
+
+// WithContentCapture records tool-call arguments and results on spans
+// (gen_ai.tool.call.arguments, gen_ai.tool.call.result). Off by default:
+// they may hold personal or secret data. Values over 64 KiB are omitted.
+func WithContentCapture(on bool) Option {
+	return optionFunc(func(c *config) { c.captureContent = on })
+}
+
+// WithArgumentValidation validates the arguments of each outgoing tools/call
+// against the inputSchema of the tool definition the client had cached (JSON
+// Schema 2020-12 unless the schema says otherwise) and records the outcome
+// on the span. It never blocks the call.
+func WithArgumentValidation(on bool) Option {
+	return optionFunc(func(c *config) { c.validateArgs = on })
+}
+
+// StaleToolHook is called before a tools/call is sent while the session's
+// cached listing is stale (a list_changed arrived and no refresh has
+// completed since). The agent may refresh its listing in the hook (through
+// the same client); returning an error refuses the call, and the front-end
+// returns that error to the caller instead of sending the request. Only
+// front-ends that sit above the wire call it (go-sdk middleware, the mcp-go
+// transport decorator, the HTTP RoundTripper); the stdio tap cannot.
+type StaleToolHook func(ctx context.Context, call StaleToolCall) error
+
+// StaleToolCall describes a call about to be sent against a stale listing.
+type StaleToolCall struct {
+	Tool       string // the tool being called
+	Digest     string // digest of the definition the agent planned with ("" if unknown)
+	ServerName string // mcpdrift.server.name
+}
+
+// WithStaleToolHook installs the opt-in stale-definition hook.
+func WithStaleToolHook(h StaleToolHook) Option {
+	return optionFunc(func(c *config) { c.staleHook = h })
+}
+
+// WithErrorHandler receives the interceptor's own errors (a listing that
+// cannot be hashed, a frame that cannot be read). They never fail a call.
+// The default is otel.Handle, the global OpenTelemetry error handler.
+func WithErrorHandler(h func(error)) Option {
+	return optionFunc(func(c *config) { c.errorHandler = h })
+}
+
+// WithLimits bounds what the interceptor reads from a server (listing size,
+// depth, definitions); see contract.Limits. Frames over MaxDocumentBytes
+// pass through unobserved.
+func WithLimits(l contract.Limits) Option {
+	return optionFunc(func(c *config) { c.limits = l })
+}
+
+func serviceName(r *resource.Resource) string {
+	if r == nil {
+		r = resource.Default()
+	}
+	if v, ok := r.Set().Value(attribute.Key(semconv.ServiceName)); ok {
+		return v.AsString()
+	}
+	return ""
+}

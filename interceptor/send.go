@@ -1,0 +1,273 @@
+package interceptor
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpdrift/mcpdrift/interceptor/internal/jsonwire"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// Method names and _meta keys of the MCP protocol the session interprets.
+const (
+	methodInitialize       = "initialize"
+	methodDiscover         = "server/discover"
+	methodToolsCall        = "tools/call"
+	methodToolsList        = "tools/list"
+	methodPromptsGet       = "prompts/get"
+	methodListen           = "subscriptions/listen"
+	notifyCancelled        = "notifications/cancelled"
+	notifyToolsListChanged = "notifications/tools/list_changed"
+	notifySubscriptionsAck = "notifications/subscriptions/acknowledged"
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+
+// Request records an outgoing request (a message with an id) sent with ctx
+// and returns the params to put on the wire: params itself, or, when trace
+// context injection is on, params with the trace context added to _meta.
+// Call it before writing the request, so the response cannot overtake it.
+// A request without an id is a notification.
+func (s *Session) Request(ctx context.Context, id ID, method string, params json.RawMessage) json.RawMessage {
+	if !id.Valid() {
+		return s.Notification(ctx, method, params)
+	}
+	ident := s.ident.Load()
+	p := readParams(method, params, ident.protocolVersion == "")
+	if ident.protocolVersion == "" && p.protocolVersion != "" && method != methodInitialize && method != methodDiscover {
+		// 2026-07-28 requests carry the version they speak in _meta.
+		s.updateIdentity(func(i *identity) { i.protocolVersion = p.protocolVersion })
+		ident = s.ident.Load()
+	}
+	c := &call{id: id, method: method, start: time.Now()}
+	buf := s.ic.attrs.get()
+	defer s.ic.attrs.put(buf)
+	attrs := append((*buf)[:0],
+		attribute.String(semconv.MCPMethodName, method),
+		attribute.String(semconv.JSONRPCRequestID, id.String()))
+	attrs = s.appendAgent(ctx, attrs)
+	attrs = append(attrs, ident.spanAttrs...)
+	switch method {
+	case methodToolsCall:
+		c.target = p.name
+		attrs = s.toolCallAttributes(ctx, c, p, attrs)
+	case methodPromptsGet:
+		c.target = p.name
+		if p.name != "" {
+			attrs = append(attrs, attribute.String(semconv.GenAIPromptName, p.name))
+		}
+	case methodToolsList:
+		c.firstPage = !p.cursor
+		c.gen = s.gen.Load()
+	case methodDiscover:
+		c.askedVersion = p.protocolVersion
+	}
+	if p.uri != "" && strings.HasPrefix(method, "resources/") {
+		attrs = append(attrs, attribute.String(semconv.MCPResourceURI, p.uri))
+	}
+	ctx, c.span = s.ic.tracer.Start(ctx, spanName(method, c.target), clientKind, trace.WithAttributes(attrs...))
+	*buf = attrs
+	params = s.inject(ctx, params)
+	s.register(ctx, c)
+	return params
+}
+
+// attrPool recycles the attribute slices spans start with: the API copies
+// them into the span's start configuration, so they are free once Start
+// returns.
+type attrPool struct{ p sync.Pool }
+
+func (a *attrPool) get() *[]attribute.KeyValue {
+	if s, ok := a.p.Get().(*[]attribute.KeyValue); ok {
+		return s
+	}
+	s := make([]attribute.KeyValue, 0, 32)
+	return &s
+}
+
+func (a *attrPool) put(s *[]attribute.KeyValue) {
+	if cap(*s) <= 64 {
+		clear((*s)[:cap(*s)]) // drop references to attribute values
+		a.p.Put(s)
+	}
+}
+
+// Notification records an outgoing notification sent with ctx (a span that
+// ends at once: notifications have no response) and returns the params to
+// put on the wire. An outgoing notifications/cancelled ends the request it
+// cancels.
+func (s *Session) Notification(ctx context.Context, method string, params json.RawMessage) json.RawMessage {
+	if method == notifyCancelled {
+		if id := rawID(jsonwire.Lookup(params, "requestId")); id.Valid() {
+			if c := s.take(id); c != nil {
+				msg := "cancelled by the client"
+				if r, ok := jsonwire.String(jsonwire.Lookup(params, "reason")); ok && r != "" {
+					msg = r
+				}
+				s.finish(c, outcome{errType: semconv.ErrorTypeCancelled, message: msg}, time.Now())
+			}
+		}
+	}
+	ident := s.ident.Load()
+	attrs := make([]attribute.KeyValue, 0, len(ident.spanAttrs)+4)
+	attrs = append(attrs, attribute.String(semconv.MCPMethodName, method))
+	attrs = s.appendAgent(ctx, attrs)
+	attrs = append(attrs, ident.spanAttrs...)
+	c := &call{method: method, start: time.Now()}
+	ctx, c.span = s.ic.tracer.Start(ctx, method, clientKind, trace.WithAttributes(attrs...))
+	params = s.inject(ctx, params)
+	s.finish(c, outcome{}, time.Now())
+	return params
+}
+
+// appendAgent adds the calling agent's identity from ctx (or the defaults).
+func (s *Session) appendAgent(ctx context.Context, attrs []attribute.KeyValue) []attribute.KeyValue {
+	name, id := s.ic.cfg.agentName, s.ic.cfg.agentID
+	if a, ok := AgentFromContext(ctx); ok {
+		if a.Name != "" {
+			name = a.Name
+		}
+		if a.ID != "" {
+			id = a.ID
+		}
+	}
+	if name != "" {
+		attrs = append(attrs, attribute.String(semconv.GenAIAgentName, name))
+	}
+	if id != "" {
+		attrs = append(attrs, attribute.String(semconv.GenAIAgentID, id))
+	}
+	if conv, ok := ConversationIDFromContext(ctx); ok && conv != "" {
+		attrs = append(attrs, attribute.String(semconv.GenAIConversationID, conv))
+	}
+	return attrs
+}
+
+// toolCallAttributes adds what the client had cached for the called tool.
+// It is map lookups only: digests were computed when the listing arrived.
+func (s *Session) toolCallAttributes(ctx context.Context, c *call, p reqParams, attrs []attribute.KeyValue) []attribute.KeyValue {
+	attrs = append(attrs,
+		attribute.String(semconv.GenAIOperationName, semconv.GenAIOperationExecTool),
+		attribute.String(semconv.GenAIToolName, p.name))
+	l := s.tools.Load()
+	var def toolDef
+	known := false
+	if l != nil {
+		def, known = l.tools[p.name]
+	}
+	if l == nil || l.readable {
+		attrs = append(attrs, attribute.Bool(semconv.ToolKnown, known))
+	}
+	if known && def.digest != "" {
+		c.digest = def.digest
+		attrs = append(attrs, attribute.String(semconv.ToolDigest, def.digest))
+	}
+	if l != nil && l.setDigest != "" {
+		attrs = append(attrs, attribute.String(semconv.ToolsSetDigest, l.setDigest))
+	}
+	attrs = append(attrs, attribute.Bool(semconv.ToolsListingStale, s.listingStale(l)))
+	if planned, ok := ctx.Value(plannedKey{}).(plannedCall); ok && planned.tool == p.name && planned.digest != c.digest {
+		// The stale-tool hook refreshed the listing and the definition the
+		// agent planned with is gone.
+		c.staleDefinition = true
+		if planned.digest != "" {
+			attrs = append(attrs, attribute.String(semconv.GuardPlannedDigest, planned.digest))
+		}
+	}
+	if s.ic.cfg.validateArgs && known {
+		attrs = s.guardArguments(c, l, def, p, attrs)
+	}
+	if s.ic.cfg.captureContent && len(p.arguments) > 0 && len(p.arguments) <= maxCapture {
+		attrs = append(attrs, attribute.String(semconv.GenAIToolCallArguments, string(p.arguments)))
+	}
+	return attrs
+}
+
+// maxCapture bounds captured arguments and results; larger ones are omitted.
+const maxCapture = 64 << 10
+
+func spanName(method, target string) string {
+	if target == "" {
+		return method
+	}
+	return method + " " + target
+}
+
+// inject writes the propagator's fields into params._meta.
+func (s *Session) inject(ctx context.Context, params json.RawMessage) json.RawMessage {
+	if !s.ic.cfg.injectContext {
+		return params
+	}
+	var carrier metaCarrier
+	s.ic.cfg.propagator.Inject(ctx, &carrier)
+	if len(carrier.fields) == 0 {
+		return params
+	}
+	out, _ := jsonwire.InjectMeta(params, carrier.fields)
+	return out
+}
+
+// metaCarrier collects the propagator's fields.
+type metaCarrier struct {
+	fields []jsonwire.Field
+	buf    [3]jsonwire.Field
+}
+
+func (c *metaCarrier) Get(string) string { return "" }
+func (c *metaCarrier) Keys() []string    { return nil }
+func (c *metaCarrier) Set(k, v string) {
+	if c.fields == nil {
+		c.fields = c.buf[:0]
+	}
+	c.fields = append(c.fields, jsonwire.Field{Key: k, Value: v})
+}
+
+// reqParams is what the session reads from a request's params.
+type reqParams struct {
+	name, uri       string
+	arguments       []byte
+	cursor          bool   // a non-empty cursor: a later page of a listing
+	protocolVersion string // initialize params.protocolVersion, or _meta's
+}
+
+// readParams reads, in one pass over the top-level members, what the method
+// needs. Malformed params yield what was read before the fault.
+func readParams(method string, params []byte, needVersion bool) reqParams {
+	var p reqParams
+	o, ok := jsonwire.NewObject(params)
+	if !ok {
+		return p
+	}
+	for {
+		m, ok := o.Next()
+		if !ok {
+			return p
+		}
+		switch {
+		case jsonwire.KeyIs(m.Key, "name"):
+			p.name, _ = jsonwire.String(m.Value)
+		case jsonwire.KeyIs(m.Key, "arguments"):
+			p.arguments = m.Value
+		case jsonwire.KeyIs(m.Key, "uri"):
+			p.uri, _ = jsonwire.String(m.Value)
+		case jsonwire.KeyIs(m.Key, "cursor"):
+			c, ok := jsonwire.String(m.Value)
+			p.cursor = ok && c != ""
+		case jsonwire.KeyIs(m.Key, "protocolVersion") && method == methodInitialize:
+			p.protocolVersion, _ = jsonwire.String(m.Value)
+		case needVersion && method != methodInitialize && jsonwire.KeyIs(m.Key, "_meta"):
+			if v, ok := jsonwire.String(jsonwire.Lookup(m.Value, metaProtocolVersion)); ok {
+				p.protocolVersion = v
+			}
+		}
+	}
+}

@@ -1,0 +1,9 @@
+package stdiotap_test
+
+import (
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
+)
+
+func TestMain(m *testing.M) { itest.Main(m) }

@@ -1,0 +1,161 @@
+package interceptor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// toolDef is one cached tool definition.
+type toolDef struct {
+	digest string          // "" when the definition has no digest (see contract)
+	raw    json.RawMessage // as received; the guard reads inputSchema from it
+}
+
+// listing is the session's cached tools listing. It is replaced, never
+// mutated, so calls read it without locking.
+type listing struct {
+	tools     map[string]toolDef
+	setDigest string // "" unless every definition has a digest
+	// readable is false when the last page could not be read at all (over
+	// the size limit, not JSON): what the client cached is then unknown.
+	readable bool
+	// gen is the list_changed generation when the refresh that built this
+	// listing was sent; a later notification makes it stale.
+	gen uint64
+	// prev holds the definitions this listing's first page replaced, so the
+	// guard can tell a call planned against the old definition.
+	prev map[string]toolDef
+}
+
+// listingStale reports whether a tools list_changed arrived after the
+// refresh that produced l was sent (or ever, when there is no listing).
+func (s *Session) listingStale(l *listing) bool {
+	if l == nil {
+		return s.gen.Load() > 0
+	}
+	return s.gen.Load() > l.gen
+}
+
+// applyToolsPage caches one tools/list page: a first page (no cursor)
+// replaces the listing, later pages merge into it. Digests are computed here,
+// once per page, from the raw result. It returns attributes for the
+// tools/list span: the cached listing's set digest and size.
+func (s *Session) applyToolsPage(c *call, result json.RawMessage) []attribute.KeyValue {
+	defs, readable, err := s.readPage(result)
+	if err != nil {
+		s.ic.report(fmt.Errorf("tools/list from %s: %w", s.describe(), err))
+	}
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	cur := s.tools.Load()
+	next := &listing{readable: readable, gen: c.gen}
+	if c.firstPage || cur == nil || !cur.readable {
+		next.tools = make(map[string]toolDef, len(defs))
+		if cur != nil {
+			next.prev = cur.tools
+		}
+	} else {
+		next.tools = maps.Clone(cur.tools)
+		next.prev = cur.prev
+		next.gen = min(cur.gen, c.gen) // a notification between pages makes the whole listing stale
+	}
+	for _, d := range defs {
+		next.tools[d.Key] = toolDef{digest: d.Digest, raw: d.Raw}
+	}
+	if readable {
+		next.setDigest = setDigest(next.tools)
+	}
+	s.tools.Store(next)
+	s.markStaleCalls(next)
+	s.schemas.retain(next)
+
+	var kv []attribute.KeyValue
+	if next.setDigest != "" {
+		kv = append(kv, attribute.String(semconv.ToolsSetDigest, next.setDigest))
+	}
+	if readable {
+		kv = append(kv, attribute.Int(semconv.ToolsCount, len(next.tools)))
+	}
+	return kv
+}
+
+// readPage hashes the definitions on a page. When the page as a whole has no
+// digests (one definition repeats a member name, say) the definitions that
+// can be hashed on their own still are, and the rest are cached without a
+// digest, so one bad tool does not blind the interceptor to the others.
+func (s *Session) readPage(result json.RawMessage) (defs []contract.Definition, readable bool, err error) {
+	limits := s.ic.cfg.limits
+	page, err := limits.ParsePage(result)
+	if err == nil {
+		return page.Definitions[contract.KindTool], true, nil
+	}
+	if errors.Is(err, contract.ErrTooLarge) || errors.Is(err, contract.ErrTooDeep) || errors.Is(err, contract.ErrTooMany) {
+		return nil, false, err
+	}
+	var lenient struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(result, &lenient) != nil {
+		return nil, false, err
+	}
+	for _, raw := range lenient.Tools {
+		l, herr := limits.HashDefinitions(contract.KindTool, []json.RawMessage{raw})
+		if herr == nil && len(l) == 1 {
+			defs = append(defs, l[0])
+			continue
+		}
+		var named struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &named) == nil && named.Name != "" {
+			defs = append(defs, contract.Definition{Key: named.Name, Raw: raw})
+		}
+	}
+	return defs, true, err
+}
+
+// setDigest is the recipe's set digest of the cached tools, or "" when one
+// of them has no digest (the recipe gives such a listing none).
+func setDigest(tools map[string]toolDef) string {
+	l := make(contract.Listing, 0, len(tools))
+	for name, d := range tools {
+		if d.digest == "" {
+			return ""
+		}
+		l = append(l, contract.Definition{Key: name, Digest: d.digest})
+	}
+	return l.SetDigest()
+}
+
+// markStaleCalls flags tools/call requests still in flight whose tool the
+// new listing shows changed: they were planned against the old definition.
+func (s *Session) markStaleCalls(l *listing) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.pending {
+		if c.method != methodToolsCall || c.digest == "" {
+			continue
+		}
+		if d, ok := l.tools[c.target]; !ok || d.digest != c.digest {
+			c.staleDefinition = true
+		}
+	}
+}
+
+// describe names the server in the interceptor's own error messages.
+func (s *Session) describe() string {
+	if n := s.ServerName(); n != "" {
+		return fmt.Sprintf("server %q", n)
+	}
+	if u := s.endpoint.ServerURL(); u != "" {
+		return u
+	}
+	return "the server"
+}
