@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -113,7 +114,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 			"-duration", "0",
 		}
 		if len(o.Agents) > 0 {
-			args = append(args, "-agents", join(o.Agents))
+			args = append(args, "-agents", strings.Join(o.Agents, ","))
 		}
 		if o.Sessions > 0 {
 			args = append(args, "-sessions", strconv.Itoa(o.Sessions))
@@ -271,15 +272,4 @@ func waitHTTP(ctx context.Context, url string, timeout time.Duration, ok func(in
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func join(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += ","
-		}
-		out += x
-	}
-	return out
 }
