@@ -119,6 +119,9 @@ func (j *Jaeger) FindSpans(ctx context.Context, q SpanQuery) ([]Span, error) {
 	if err := json.Unmarshal(body, &res); err != nil {
 		return nil, fmt.Errorf("jaeger /api/traces: %w", err)
 	}
+	if len(res.Data) >= q.limit() {
+		return nil, fmt.Errorf("jaeger /api/traces: %d traces, the limit: narrow the time window or raise the limit", len(res.Data))
+	}
 	var out []Span
 	for _, t := range res.Data {
 		for _, s := range t.Spans {
@@ -157,12 +160,15 @@ func (q SpanQuery) url(base string) (string, error) {
 	if !q.End.IsZero() {
 		v.Set("end", strconv.FormatInt(q.End.UnixMicro(), 10))
 	}
-	limit := q.Limit
-	if limit == 0 {
-		limit = 1000
-	}
-	v.Set("limit", strconv.Itoa(limit))
+	v.Set("limit", strconv.Itoa(q.limit()))
 	return base + "/api/traces?" + v.Encode(), nil
+}
+
+func (q SpanQuery) limit() int {
+	if q.Limit > 0 {
+		return q.Limit
+	}
+	return 1000
 }
 
 func (s Span) matches(tags map[string]string) bool {

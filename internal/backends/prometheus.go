@@ -243,8 +243,9 @@ func (p *Prometheus) get(ctx context.Context, path string, q url.Values, data an
 	return json.Unmarshal(env.Data, data)
 }
 
-// Promtool runs `promtool test rules` on the given test files and returns
-// its output; the error says whether a test failed.
+// Promtool runs promtool (bin; default: on PATH) with args, e.g. "test",
+// "rules", "alerts_test.yml", and returns its output; a failed check or
+// test is an error.
 func Promtool(ctx context.Context, bin string, args ...string) (string, error) {
 	if bin == "" {
 		bin = "promtool"
