@@ -38,6 +38,7 @@ func TestBackends(t *testing.T) {
 
 	t.Run("promtool", func(t *testing.T) {
 		for _, args := range [][]string{
+			{"check", "config", filepath.Join(b.root, "examples/prometheus/prometheus.yml")},
 			{"check", "rules", filepath.Join(b.root, "examples/prometheus/alerts.yml")},
 			{"test", "rules", filepath.Join(b.root, "examples/prometheus/alerts_test.yml")},
 		} {
