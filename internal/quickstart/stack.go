@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -121,7 +122,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 			"-duration", "0",
 		}
 		if len(o.Agents) > 0 {
-			args = append(args, "-agents", join(o.Agents))
+			args = append(args, "-agents", strings.Join(o.Agents, ","))
 		}
 		if o.Sessions > 0 {
 			args = append(args, "-sessions", strconv.Itoa(o.Sessions))
@@ -179,15 +180,4 @@ func (s *Stack) spawn(name, bin string, args, env []string) (*procs.Proc, error)
 	}
 	s.procs = append(s.procs, p)
 	return p, nil
-}
-
-func join(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += ","
-		}
-		out += x
-	}
-	return out
 }
