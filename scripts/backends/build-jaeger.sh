@@ -8,5 +8,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/_build/jaeger}
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 mkdir -p "$(dirname "$out")"
-CGO_ENABLED=0 go -C "$root/tools/jaeger" build -trimpath -o "$out" github.com/jaegertracing/jaeger/cmd/jaeger
-echo "built $out ($("$out" version 2>/dev/null | head -c 200 | tr '\n' ' '))"
+ver=$(go -C "$root/tools/jaeger" list -m -f '{{.Version}}' github.com/jaegertracing/jaeger)
+CGO_ENABLED=0 go -C "$root/tools/jaeger" build -trimpath \
+  -ldflags "-X github.com/jaegertracing/jaeger/internal/version.latestVersion=$ver" \
+  -o "$out" github.com/jaegertracing/jaeger/cmd/jaeger
+echo "built $out (jaeger $ver)"
