@@ -23,7 +23,7 @@ type Options struct {
 	Dir          string // working directory: config outputs, storage, process logs
 	Collector    string // otelcol-mcpdrift binary
 	Config       string // collector config (examples/quickstart/collector.yaml)
-	Server       string // demo server binary
+	Server       string // demo server binary; empty: no demo server
 	Agent        string // demo agent binary; empty: no agent
 	ServerStart  string // v1 (default) or v2
 	SwitchAfter  time.Duration
@@ -82,20 +82,10 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		}
 	}()
 
-	start := o.ServerStart
-	if start == "" {
-		start = "v1"
-	}
-	serverArgs := []string{"-listen", fmt.Sprintf("127.0.0.1:%d", s.Ports.Server), "-start", start}
-	if o.SwitchAfter > 0 {
-		serverArgs = append(serverArgs, "-switch-after", o.SwitchAfter.String())
-	}
-	server, err := s.spawn("server", o.Server, serverArgs, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := server.WaitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/mcp", s.Ports.Server), o.StartTimeout, func(int) bool { return true }); err != nil {
-		return nil, fmt.Errorf("demo server: %w", err)
+	if o.Server != "" {
+		if err := s.startServer(ctx); err != nil {
+			return nil, err
+		}
 	}
 
 	env := append([]string{
@@ -139,6 +129,25 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	ok = true
 	return s, nil
+}
+
+func (s *Stack) startServer(ctx context.Context) error {
+	start := s.opts.ServerStart
+	if start == "" {
+		start = "v1"
+	}
+	args := []string{"-listen", fmt.Sprintf("127.0.0.1:%d", s.Ports.Server), "-start", start}
+	if s.opts.SwitchAfter > 0 {
+		args = append(args, "-switch-after", s.opts.SwitchAfter.String())
+	}
+	server, err := s.spawn("server", s.opts.Server, args, nil)
+	if err != nil {
+		return err
+	}
+	if err := server.WaitHTTP(ctx, s.ServerURL(), s.opts.StartTimeout, func(int) bool { return true }); err != nil {
+		return fmt.Errorf("demo server: %w", err)
+	}
+	return nil
 }
 
 // SwitchServer sends SIGUSR1 to the demo server: switch to v2 now.
