@@ -6,7 +6,7 @@ FUZZTIME ?= 20s
 BENCHTIME ?= 1s
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test lint bench fuzz distro demo demo-bins e2e clean
+.PHONY: all build test lint bench fuzz distro demo demo-bins jaeger e2e clean
 
 all: build
 
@@ -53,8 +53,14 @@ demo-bins:
 	$(GO) build -trimpath -o $(BIN)/quickstart-demo ./examples/quickstart/demo
 	$(GO) build -trimpath -o $(BIN)/demo-agent ./examples/agent
 
+## jaeger: Jaeger v2 all-in-one for the backends e2e (version pinned in tools/jaeger)
+JAEGER := _build/jaeger
+jaeger: $(JAEGER)
+$(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
+	scripts/backends/build-jaeger.sh $(JAEGER)
+
 ## e2e: end-to-end tests against the built distribution, real npm servers and backends
-e2e: distro demo-bins
+e2e: distro demo-bins jaeger
 	$(GO) test -count=1 -tags e2e -timeout 15m ./e2e/...
 
 clean:

@@ -8,17 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/procs"
 )
 
 // Options describe one run of the stack.
@@ -43,7 +40,7 @@ type Options struct {
 type Stack struct {
 	opts  Options
 	Ports Ports
-	procs []*proc
+	procs []*procs.Proc
 }
 
 // Ports are the loopback ports the stack uses.
@@ -70,7 +67,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(5)
+	ports, err := procs.FreePorts(5)
 	if err != nil {
 		return nil, err
 	}
@@ -99,11 +96,12 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		"DEMO_PROMETHEUS_PORT=" + strconv.Itoa(s.Ports.Prometheus),
 		"DEMO_TELEMETRY_PORT=" + strconv.Itoa(s.Ports.Telemetry),
 	}, o.ExtraEnv...)
-	if err := s.spawn("collector", o.Collector, []string{"--config", o.Config}, env); err != nil {
+	collector, err := s.spawn("collector", o.Collector, []string{"--config", o.Config}, env)
+	if err != nil {
 		return nil, err
 	}
 	health := fmt.Sprintf("http://127.0.0.1:%d/", s.Ports.Health)
-	if err := waitHTTP(ctx, health, o.StartTimeout, func(code int) bool { return code == http.StatusOK }); err != nil {
+	if err := collector.WaitHTTP(ctx, health, o.StartTimeout, procs.StatusOK); err != nil {
 		return nil, fmt.Errorf("collector did not become healthy (see %s): %w", filepath.Join(o.Dir, "collector.log"), err)
 	}
 
@@ -125,7 +123,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		if o.ReplanAfter != 0 {
 			args = append(args, "-replan-after", strconv.Itoa(o.ReplanAfter))
 		}
-		if err := s.spawn("agent", o.Agent, args, nil); err != nil {
+		if _, err := s.spawn("agent", o.Agent, args, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -142,10 +140,11 @@ func (s *Stack) startServer(ctx context.Context) error {
 	if s.opts.SwitchAfter > 0 {
 		args = append(args, "-switch-after", s.opts.SwitchAfter.String())
 	}
-	if err := s.spawn("server", s.opts.Server, args, nil); err != nil {
+	server, err := s.spawn("server", s.opts.Server, args, nil)
+	if err != nil {
 		return err
 	}
-	if err := waitHTTP(ctx, s.ServerURL(), s.opts.StartTimeout, func(int) bool { return true }); err != nil {
+	if err := server.WaitHTTP(ctx, s.ServerURL(), s.opts.StartTimeout, func(int) bool { return true }); err != nil {
 		return fmt.Errorf("demo server: %w", err)
 	}
 	return nil
@@ -154,8 +153,8 @@ func (s *Stack) startServer(ctx context.Context) error {
 // SwitchServer sends SIGUSR1 to the demo server: switch to v2 now.
 func (s *Stack) SwitchServer() error {
 	for _, p := range s.procs {
-		if p.name == "server" {
-			return p.cmd.Process.Signal(syscall.SIGUSR1)
+		if p.Name == "server" {
+			return p.Signal(syscall.SIGUSR1)
 		}
 	}
 	return errors.New("no server")
@@ -174,8 +173,8 @@ func (s *Stack) Stop() {
 
 func (s *Stack) stop(name string) {
 	for _, p := range s.procs {
-		if p.name == name {
-			p.stop(10 * time.Second)
+		if p.Name == name {
+			p.Stop(10 * time.Second)
 		}
 	}
 }
@@ -183,93 +182,11 @@ func (s *Stack) stop(name string) {
 // LogFile returns the path of a process's combined output.
 func (s *Stack) LogFile(name string) string { return filepath.Join(s.opts.Dir, name+".log") }
 
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	once sync.Once
-}
-
-func (s *Stack) spawn(name, bin string, args, env []string) error {
-	if bin == "" {
-		return fmt.Errorf("no binary for %s", name)
-	}
-	out, err := os.OpenFile(s.LogFile(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func (s *Stack) spawn(name, bin string, args, env []string) (*procs.Proc, error) {
+	p, err := procs.Start(name, bin, args, env, s.LogFile(name))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its children go with it
-	if err := cmd.Start(); err != nil {
-		out.Close()
-		return fmt.Errorf("starting %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		out.Close()
-		close(p.done)
-	}()
 	s.procs = append(s.procs, p)
-	return nil
-}
-
-func (p *proc) stop(grace time.Duration) {
-	p.once.Do(func() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(grace):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-	})
-}
-
-// freePorts asks the kernel for n free loopback ports.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// waitHTTP polls url until ok(status) or the timeout.
-func waitHTTP(ctx context.Context, url string, timeout time.Duration, ok func(int) bool) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client := &http.Client{Timeout: time.Second}
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := client.Do(req)
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if ok(resp.StatusCode) {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			if err != nil {
-				return err
-			}
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return p, nil
 }

@@ -2,6 +2,7 @@ package mcpdriftreceiver
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -116,5 +117,34 @@ func TestMetricsAfterDrift(t *testing.T) {
 		if !got[name] {
 			t.Errorf("missing metric %s", name)
 		}
+	}
+}
+
+// Before any drift, drift.count is exported at 0 for every severity, so a
+// backend sees the counter rise from 0 (Prometheus' increase() cannot see a
+// series that starts at 1).
+func TestDriftCountStartsAtZero(t *testing.T) {
+	p := newFakeProber()
+	p.set("srv", snap(t, map[string]string{"search": "v1"}), nil)
+	r, logs, metrics := runReceiver(t, testConfig("srv"), p, &storageHost{})
+	defer func() { _ = r.Shutdown(context.Background()) }()
+	waitFor(t, "baseline", func() bool { return len(eventsNamed(logs, semconv.EventSnapshot)) == 1 })
+	n := p.count("srv")
+	waitFor(t, "metrics after the baseline", func() bool { return p.count("srv") > n+1 })
+	all := metrics.AllMetrics()
+	ms := all[len(all)-1].ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	got := map[string]int64{}
+	for i := 0; i < ms.Len(); i++ {
+		if m := ms.At(i); m.Name() == "mcpdrift.drift.count" {
+			for j := 0; j < m.Sum().DataPoints().Len(); j++ {
+				dp := m.Sum().DataPoints().At(j)
+				sev, _ := dp.Attributes().Get("mcpdrift.drift.severity")
+				got[sev.Str()] = dp.IntValue()
+			}
+		}
+	}
+	want := map[string]int64{"breaking": 0, "warning": 0, "compatible": 0, "info": 0}
+	if !maps.Equal(got, want) {
+		t.Errorf("drift.count before any drift: %v, want %v", got, want)
 	}
 }

@@ -61,6 +61,13 @@ func newTarget(tc TargetConfig, cfg *Config, classify func(old, new *contract.Sn
 		changes:  map[changeKey]int64{},
 		drifts:   map[string]int64{},
 	}
+	// Every severity's drift count starts at 0 and is exported from the
+	// first probe: Prometheus' increase() needs a sample before the first
+	// drift (a series that appears at 1 has no increase), and a counter that
+	// goes back to 0 after a restart reads as a reset rather than as nothing.
+	for _, sev := range [...]contract.Severity{contract.Breaking, contract.Warning, contract.Compatible, contract.Info} {
+		t.drifts[sev.String()] = 0
+	}
 	if tc.CollectionInterval > 0 {
 		t.interval = tc.CollectionInterval
 	}
