@@ -18,7 +18,9 @@ import (
 )
 
 func main() {
-	o := quickstart.Options{Agents: []string{"planner", "researcher"}, Sessions: 3, Rate: 2, ReplanAfter: 4}
+	// Sessions keep their old plans for 10 s after the server announces the
+	// change, past the drift's confirmation: those calls show up as stale.
+	o := quickstart.Options{Agents: []string{"planner", "researcher"}, Sessions: 3, Rate: 2, ReplanAfter: 20}
 	flag.StringVar(&o.Collector, "collector", "_build/otelcol-mcpdrift/otelcol-mcpdrift", "otelcol-mcpdrift binary")
 	flag.StringVar(&o.Config, "config", "examples/quickstart/collector.yaml", "collector configuration")
 	flag.StringVar(&o.Server, "server", "bin/quickstart-server", "demo server binary")
@@ -37,7 +39,7 @@ func main() {
 		o.Dir = dir
 		defer os.RemoveAll(dir)
 	}
-	if err := run(o, *timeout); err != nil {
+	if err := run(o, *timeout, keep); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		if !keep {
 			os.RemoveAll(o.Dir)
@@ -46,7 +48,7 @@ func main() {
 	}
 }
 
-func run(o quickstart.Options, timeout time.Duration) error {
+func run(o quickstart.Options, timeout time.Duration, keep bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	began := time.Now()
@@ -103,7 +105,11 @@ func run(o quickstart.Options, timeout time.Duration) error {
 			return err
 		}
 		quickstart.Summarize(out).Render(os.Stdout)
-		fmt.Printf("\nOutputs (OTLP JSON) in %s: logs.jsonl, traces.jsonl, metrics.jsonl\n", filepath.Clean(o.Dir))
+		if keep {
+			fmt.Printf("\nOutputs (OTLP JSON) in %s: logs.jsonl, traces.jsonl, metrics.jsonl\n", filepath.Clean(o.Dir))
+		} else {
+			fmt.Printf("\n(run with -dir DIR to keep the collector's outputs: logs.jsonl, traces.jsonl, metrics.jsonl)\n")
+		}
 		return nil
 	}
 }
