@@ -176,12 +176,8 @@ func readOTLP[T any](t *testing.T, name string, unmarshal func([]byte) (T, error
 
 func latest(logs []plog.Logs, traces []ptrace.Traces) time.Time {
 	var max pcommon.Timestamp
-	for _, ld := range logs {
-		eachLog(ld, func(_ plog.ResourceLogs, _ plog.ScopeLogs, r plog.LogRecord) { max = later(max, logTime(r)) })
-	}
-	for _, td := range traces {
-		eachSpan(td, func(_ ptrace.ResourceSpans, _ ptrace.ScopeSpans, s ptrace.Span) { max = later(max, s.StartTimestamp()) })
-	}
+	eachLog(logs, func(_ plog.ResourceLogs, _ plog.ScopeLogs, r plog.LogRecord) { max = later(max, logTime(r)) })
+	eachSpan(traces, func(_ ptrace.ResourceSpans, _ ptrace.ScopeSpans, s ptrace.Span) { max = later(max, s.StartTimestamp()) })
 	return max.AsTime()
 }
 
@@ -201,21 +197,25 @@ func logTime(r plog.LogRecord) pcommon.Timestamp {
 	return r.ObservedTimestamp()
 }
 
-func eachLog(ld plog.Logs, f func(plog.ResourceLogs, plog.ScopeLogs, plog.LogRecord)) {
-	for _, rl := range ld.ResourceLogs().All() {
-		for _, sl := range rl.ScopeLogs().All() {
-			for _, r := range sl.LogRecords().All() {
-				f(rl, sl, r)
+func eachLog(all []plog.Logs, f func(plog.ResourceLogs, plog.ScopeLogs, plog.LogRecord)) {
+	for _, ld := range all {
+		for _, rl := range ld.ResourceLogs().All() {
+			for _, sl := range rl.ScopeLogs().All() {
+				for _, r := range sl.LogRecords().All() {
+					f(rl, sl, r)
+				}
 			}
 		}
 	}
 }
 
-func eachSpan(td ptrace.Traces, f func(ptrace.ResourceSpans, ptrace.ScopeSpans, ptrace.Span)) {
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, s := range ss.Spans().All() {
-				f(rs, ss, s)
+func eachSpan(all []ptrace.Traces, f func(ptrace.ResourceSpans, ptrace.ScopeSpans, ptrace.Span)) {
+	for _, td := range all {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, s := range ss.Spans().All() {
+					f(rs, ss, s)
+				}
 			}
 		}
 	}
@@ -231,6 +231,15 @@ func attrs(m pcommon.Map) map[string]string {
 	return out
 }
 
+// serviceName is the resource's service.name, as the exporter's
+// ServiceName column holds it.
+func serviceName(res pcommon.Map) string {
+	if v, ok := res.Get("service.name"); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
 func ts(t pcommon.Timestamp, shift time.Duration) string {
 	return t.AsTime().Add(shift).UTC().Format(time.RFC3339Nano)
 }
@@ -242,70 +251,64 @@ func hexOrEmpty(empty bool, s string) string {
 	return s
 }
 
-// logRows renders log records as the exporter's logs insert fills otel_logs.
-func logRows(all []plog.Logs, shift time.Duration) string {
+// jsonEachRow renders rows as ClickHouse's JSONEachRow input.
+func jsonEachRow(rows []map[string]any) string {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
-	for _, ld := range all {
-		eachLog(ld, func(rl plog.ResourceLogs, sl plog.ScopeLogs, r plog.LogRecord) {
-			res := rl.Resource().Attributes()
-			service := ""
-			if v, ok := res.Get("service.name"); ok {
-				service = v.AsString()
-			}
-			_ = enc.Encode(map[string]any{
-				"Timestamp":          ts(logTime(r), shift),
-				"TraceId":            hexOrEmpty(r.TraceID().IsEmpty(), r.TraceID().String()),
-				"SpanId":             hexOrEmpty(r.SpanID().IsEmpty(), r.SpanID().String()),
-				"TraceFlags":         uint8(r.Flags()),
-				"SeverityText":       r.SeverityText(),
-				"SeverityNumber":     uint8(r.SeverityNumber()),
-				"ServiceName":        service,
-				"Body":               r.Body().AsString(),
-				"ResourceSchemaUrl":  rl.SchemaUrl(),
-				"ResourceAttributes": attrs(res),
-				"ScopeSchemaUrl":     sl.SchemaUrl(),
-				"ScopeName":          sl.Scope().Name(),
-				"ScopeVersion":       sl.Scope().Version(),
-				"ScopeAttributes":    attrs(sl.Scope().Attributes()),
-				"LogAttributes":      attrs(r.Attributes()),
-				"EventName":          r.EventName(),
-			})
-		})
+	for _, row := range rows {
+		_ = enc.Encode(row)
 	}
 	return b.String()
+}
+
+// logRows renders log records as the exporter's logs insert fills otel_logs.
+func logRows(all []plog.Logs, shift time.Duration) string {
+	var rows []map[string]any
+	eachLog(all, func(rl plog.ResourceLogs, sl plog.ScopeLogs, r plog.LogRecord) {
+		rows = append(rows, map[string]any{
+			"TraceFlags":         uint8(r.Flags()),
+			"SeverityNumber":     uint8(r.SeverityNumber()),
+			"SeverityText":       r.SeverityText(),
+			"EventName":          r.EventName(),
+			"Body":               r.Body().AsString(),
+			"LogAttributes":      attrs(r.Attributes()),
+			"Timestamp":          ts(logTime(r), shift),
+			"TraceId":            hexOrEmpty(r.TraceID().IsEmpty(), r.TraceID().String()),
+			"SpanId":             hexOrEmpty(r.SpanID().IsEmpty(), r.SpanID().String()),
+			"ServiceName":        serviceName(rl.Resource().Attributes()),
+			"ResourceSchemaUrl":  rl.SchemaUrl(),
+			"ResourceAttributes": attrs(rl.Resource().Attributes()),
+			"ScopeSchemaUrl":     sl.SchemaUrl(),
+			"ScopeName":          sl.Scope().Name(),
+			"ScopeVersion":       sl.Scope().Version(),
+			"ScopeAttributes":    attrs(sl.Scope().Attributes()),
+		})
+	})
+	return jsonEachRow(rows)
 }
 
 // spanRows renders spans as the exporter's traces insert fills otel_traces
 // (these spans have no events or links).
 func spanRows(all []ptrace.Traces, shift time.Duration) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	for _, td := range all {
-		eachSpan(td, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, s ptrace.Span) {
-			res := rs.Resource().Attributes()
-			service := ""
-			if v, ok := res.Get("service.name"); ok {
-				service = v.AsString()
-			}
-			_ = enc.Encode(map[string]any{
-				"Timestamp":          ts(s.StartTimestamp(), shift),
-				"TraceId":            hexOrEmpty(s.TraceID().IsEmpty(), s.TraceID().String()),
-				"SpanId":             hexOrEmpty(s.SpanID().IsEmpty(), s.SpanID().String()),
-				"ParentSpanId":       hexOrEmpty(s.ParentSpanID().IsEmpty(), s.ParentSpanID().String()),
-				"TraceState":         s.TraceState().AsRaw(),
-				"SpanName":           s.Name(),
-				"SpanKind":           s.Kind().String(),
-				"ServiceName":        service,
-				"ResourceAttributes": attrs(res),
-				"ScopeName":          ss.Scope().Name(),
-				"ScopeVersion":       ss.Scope().Version(),
-				"SpanAttributes":     attrs(s.Attributes()),
-				"Duration":           uint64(s.EndTimestamp() - s.StartTimestamp()),
-				"StatusCode":         s.Status().Code().String(),
-				"StatusMessage":      s.Status().Message(),
-			})
+	var rows []map[string]any
+	eachSpan(all, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, s ptrace.Span) {
+		rows = append(rows, map[string]any{
+			"Duration":           uint64(s.EndTimestamp() - s.StartTimestamp()),
+			"StatusCode":         s.Status().Code().String(),
+			"StatusMessage":      s.Status().Message(),
+			"SpanKind":           s.Kind().String(),
+			"SpanName":           s.Name(),
+			"TraceState":         s.TraceState().AsRaw(),
+			"SpanAttributes":     attrs(s.Attributes()),
+			"Timestamp":          ts(s.StartTimestamp(), shift),
+			"TraceId":            hexOrEmpty(s.TraceID().IsEmpty(), s.TraceID().String()),
+			"SpanId":             hexOrEmpty(s.SpanID().IsEmpty(), s.SpanID().String()),
+			"ParentSpanId":       hexOrEmpty(s.ParentSpanID().IsEmpty(), s.ParentSpanID().String()),
+			"ServiceName":        serviceName(rs.Resource().Attributes()),
+			"ResourceAttributes": attrs(rs.Resource().Attributes()),
+			"ScopeName":          ss.Scope().Name(),
+			"ScopeVersion":       ss.Scope().Version(),
 		})
-	}
-	return b.String()
+	})
+	return jsonEachRow(rows)
 }

@@ -80,9 +80,7 @@ func TestExamplesValidate(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s names distribution %q, which no build recipe makes", rel(file), dist)
 				}
-				msg := fmt.Sprintf("\n**********\n* SKIPPING %s: %s is not built, so this example was NOT validated.\n* Build it with: %s\n**********", t.Name(), rel(bin), hint)
-				fmt.Fprintln(os.Stderr, msg)
-				t.Skip(msg)
+				skipLoudly(t, fmt.Sprintf("%s is not built, so this example was NOT validated; build it with: %s", rel(bin), hint))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()

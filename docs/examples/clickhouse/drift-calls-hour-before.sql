@@ -18,7 +18,7 @@ WITH drifts AS (
 calls AS (
     SELECT
         Timestamp,
-        SpanAttributes['mcpdrift.server.name'] AS server,
+        coalesce(nullIf(SpanAttributes['mcpdrift.server.name'], ''), ResourceAttributes['mcpdrift.server.name']) AS server,
         SpanAttributes['gen_ai.tool.name']     AS tool,
         SpanAttributes['mcpdrift.tool.digest'] AS digest,
         coalesce(nullIf(SpanAttributes['gen_ai.agent.name'], ''),

@@ -24,7 +24,7 @@ SELECT
 FROM otel_traces
 CROSS JOIN last_change
 WHERE SpanAttributes['mcp.method.name'] = 'tools/call'
-  AND SpanAttributes['mcpdrift.server.name'] = {server:String}
+  AND coalesce(nullIf(SpanAttributes['mcpdrift.server.name'], ''), ResourceAttributes['mcpdrift.server.name']) = {server:String}
   AND SpanAttributes['gen_ai.tool.name'] = {tool:String}
   AND SpanAttributes['mcpdrift.tool.digest'] = old_digest
   AND Timestamp >= drift_time - INTERVAL 1 DAY

@@ -3,7 +3,7 @@
 SELECT
     coalesce(nullIf(SpanAttributes['gen_ai.agent.name'], ''),
              nullIf(ResourceAttributes['gen_ai.agent.name'], ''), ServiceName) AS agent,
-    SpanAttributes['mcpdrift.server.name'] AS server,
+    coalesce(nullIf(SpanAttributes['mcpdrift.server.name'], ''), ResourceAttributes['mcpdrift.server.name']) AS server,
     SpanAttributes['gen_ai.tool.name']     AS tool,
     count()                                AS stale_calls,
     countIf(StatusCode = 'Error')          AS failed,

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Captures logs.json and traces.json: what otelcol-mcpdrift exports (file
 # exporter, OTLP JSON) when the real npm server-everything drifts from
-# 2025.9.25 to 2025.11.25 while three agents call it. The ClickHouse query
+# 2025.9.25 to 2025.11.25 while three agents call it. The writer agent's
+# spans carry mcpdrift.server.name on their resource only (as after tier 1's
+# groupbyattrs in docs/scale-out.md), the others' on the span. The ClickHouse query
 # test loads them as the contrib clickhouse exporter would. Run from the
 # repository root after `make distro` and scripts/install-npm-servers.sh:
 #   internal/docscheck/testdata/clickhouse/capture.sh
@@ -61,10 +63,12 @@ digest() { # digest TOOL: the tool's digest in the latest snapshot
     | .attributes[] | select(.key=="mcpdrift.tools.digests") | .value.kvlistValue.values[] | select(.key==$t) | .value.stringValue' \
     "$work/logs.json" | tail -1
 }
-call() { # call AGENT SESSION TOOL DIGEST
-  local now; now=$(date +%s%N)
+call() { # call AGENT SESSION TOOL DIGEST [span|resource]: where mcpdrift.server.name goes
+  local now server='{"key":"mcpdrift.server.name","value":{"stringValue":"everything"}}' res="" span=""
+  now=$(date +%s%N)
+  if [ "${5:-span}" = resource ]; then res=",$server"; else span=",$server"; fi
   curl -sf -X POST -H 'Content-Type: application/json' "http://127.0.0.1:$port/v1/traces" -d @- >/dev/null <<JSON
-{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"$1"}}]},
+{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"$1"}}$res]},
 "scopeSpans":[{"scope":{"name":"github.com/mcpdrift/mcpdrift/interceptor"},"spans":[{
 "traceId":"$(openssl rand -hex 16)","spanId":"$(openssl rand -hex 8)","name":"tools/call $3","kind":3,
 "startTimeUnixNano":"$now","endTimeUnixNano":"$((now + 4000000))",
@@ -73,21 +77,20 @@ call() { # call AGENT SESSION TOOL DIGEST
 {"key":"gen_ai.tool.name","value":{"stringValue":"$3"}},
 {"key":"gen_ai.agent.name","value":{"stringValue":"$1"}},
 {"key":"gen_ai.conversation.id","value":{"stringValue":"$2"}},
-{"key":"mcpdrift.server.name","value":{"stringValue":"everything"}},
-{"key":"mcpdrift.tool.digest","value":{"stringValue":"$4"}}]}]}]}]}
+{"key":"mcpdrift.tool.digest","value":{"stringValue":"$4"}}$span]}]}]}]}
 JSON
 }
 wait_for "the first snapshot" test -s "$work/logs.json"
 old=$(digest startElicitation); echo_d=$(digest echo)
 call planner p-1 startElicitation "$old"
 call planner p-1 startElicitation "$old"
-call writer w-1 startElicitation "$old"
+call writer w-1 startElicitation "$old" resource
 call reviewer r-1 echo "$echo_d"
 ln -sfn "$(js 2025.11.25)" "$work/everything.js"
 wait_for "the drift" grep -q '"mcpdrift.drift"' "$work/logs.json"
 new=$(digest startElicitation)
 call planner p-2 startElicitation "$old"
-call writer w-1 startElicitation "$new"
+call writer w-1 startElicitation "$new" resource
 call reviewer r-1 echo "$echo_d"
 sleep 2
 cp "$work/logs.json" "$work/traces.json" "$out/"
