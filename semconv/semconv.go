@@ -8,77 +8,77 @@ package semconv
 
 // Attributes from the OpenTelemetry semantic conventions.
 const (
-	MCPMethodName          = "mcp.method.name"
-	MCPProtocolVersion     = "mcp.protocol.version"
-	MCPSessionID           = "mcp.session.id"
-	GenAIOperationName     = "gen_ai.operation.name"
-	GenAIToolName          = "gen_ai.tool.name"
-	GenAIAgentName         = "gen_ai.agent.name"
-	GenAIAgentID           = "gen_ai.agent.id"
-	GenAIConversationID    = "gen_ai.conversation.id"
-	JSONRPCRequestID       = "jsonrpc.request.id"
-	RPCResponseStatusCode  = "rpc.response.status_code"
-	ErrorType              = "error.type"
-	ServerAddress          = "server.address"
-	ServerPort             = "server.port"
-	NetworkTransport       = "network.transport"
-	URLFull                = "url.full"
-	ServiceName            = "service.name"
-	EventName              = "event.name"
-	GenAIOperationExecTool = "execute_tool" // value of gen_ai.operation.name on tools/call
-	ErrorTypeToolError     = "tool_error"   // error.type when a tools/call result has isError
-	NetworkTransportPipe   = "pipe"         // network.transport for stdio
-	NetworkTransportTCP    = "tcp"
+	MCPMethodName          = "mcp.method.name"          // JSON-RPC method of an MCP request (tools/call, tools/list, initialize, ...)
+	MCPProtocolVersion     = "mcp.protocol.version"     // MCP protocol version negotiated on the connection
+	MCPSessionID           = "mcp.session.id"           // session id the server issued (Mcp-Session-Id); never on 2026-07-28 servers
+	GenAIOperationName     = "gen_ai.operation.name"    // GenAI operation; execute_tool on tools/call spans
+	GenAIToolName          = "gen_ai.tool.name"         // name of the tool called, or changed (impact records)
+	GenAIAgentName         = "gen_ai.agent.name"        // name of the calling agent, set by the application
+	GenAIAgentID           = "gen_ai.agent.id"          // id of the calling agent, set by the application
+	GenAIConversationID    = "gen_ai.conversation.id"   // the agent's own session or conversation id
+	JSONRPCRequestID       = "jsonrpc.request.id"       // JSON-RPC request id, as a string
+	RPCResponseStatusCode  = "rpc.response.status_code" // JSON-RPC error code of a failed request, as a string
+	ErrorType              = "error.type"               // why a request failed: a JSON-RPC code, tool_error, or a transport reason
+	ServerAddress          = "server.address"           // host of an HTTP MCP server
+	ServerPort             = "server.port"              // port of an HTTP MCP server
+	NetworkTransport       = "network.transport"        // pipe for stdio, tcp for HTTP
+	URLFull                = "url.full"                 // endpoint URL without credentials, query or fragment (HTTP targets)
+	ServiceName            = "service.name"             // resource service.name: the agent on client spans, the server on server-side spans
+	EventName              = "event.name"               // attribute copy of a log record's event name, for backends that read only attributes
+	GenAIOperationExecTool = "execute_tool"             // value of gen_ai.operation.name on tools/call
+	ErrorTypeToolError     = "tool_error"               // error.type when a tools/call result has isError
+	NetworkTransportPipe   = "pipe"                     // network.transport for stdio
+	NetworkTransportTCP    = "tcp"                      // network.transport for HTTP
 )
 
 // Attributes under the project namespace.
 const (
-	ServerName           = "mcpdrift.server.name"
-	ServerURL            = "mcpdrift.server.url"
-	ClientSession        = "mcpdrift.client.session"
-	ToolDigest           = "mcpdrift.tool.digest"
-	ToolsSetDigest       = "mcpdrift.tools.set_digest"
-	ToolKnown            = "mcpdrift.tool.known"
-	ToolsListingStale    = "mcpdrift.tools.listing_stale"
-	ToolCurrentDigest    = "mcpdrift.tool.current_digest"
-	ToolStale            = "mcpdrift.tool.stale"
-	ServerInfoName       = "mcpdrift.server_info.name"
-	ServerInfoVersion    = "mcpdrift.server_info.version"
-	ProtocolVersion      = "mcpdrift.protocol_version"
-	SpecGeneration       = "mcpdrift.spec_generation"
-	Transport            = "mcpdrift.transport"
-	ContractDigest       = "mcpdrift.contract.digest"
-	PreviousContract     = "mcpdrift.contract.previous_digest"
-	ToolDigests          = "mcpdrift.tools.digests" // map tool name -> digest on snapshot events
-	PromptsSetDigest     = "mcpdrift.prompts.set_digest"
-	ResourcesSetDigest   = "mcpdrift.resources.set_digest"
-	TemplatesSetDigest   = "mcpdrift.resource_templates.set_digest"
-	InstructionsDigest   = "mcpdrift.instructions.digest"
-	ToolsCount           = "mcpdrift.tools.count"
-	DriftID              = "mcpdrift.drift.id"
-	DriftSeverity        = "mcpdrift.drift.severity"
-	DriftChanges         = "mcpdrift.drift.changes"
-	DriftBreaking        = "mcpdrift.drift.breaking"
-	DriftWarning         = "mcpdrift.drift.warning"
-	DriftCompatible      = "mcpdrift.drift.compatible"
-	DriftInfo            = "mcpdrift.drift.info"
-	ImpactAgents         = "mcpdrift.impact.agents"
-	ImpactSessions       = "mcpdrift.impact.sessions"
-	ImpactCalls          = "mcpdrift.impact.calls"
-	ImpactErrors         = "mcpdrift.impact.errors"
-	ImpactLastCall       = "mcpdrift.impact.last_call"
-	ImpactRisk           = "mcpdrift.impact.risk"
-	ImpactSessionSample  = "mcpdrift.impact.session_ids"
-	ImpactDigestsUsed    = "mcpdrift.impact.digests_used"
-	ImpactNoRecentCaller = "mcpdrift.impact.no_recent_callers"
-	MixedVariants        = "mcpdrift.mixed.variants"
-	MixedState           = "mcpdrift.mixed.state"
-	PreviousToolDigests  = "mcpdrift.tools.previous_digests"
-	VolatileSubject      = "mcpdrift.volatile.subject"
-	VolatileName         = "mcpdrift.volatile.name"
-	VolatilePath         = "mcpdrift.volatile.path"
-	ProbeErrorClass      = "mcpdrift.probe.error_class"
-	ProbeErrorStep       = "mcpdrift.probe.error_step"
+	ServerName           = "mcpdrift.server.name"                   // logical MCP server name: the receiver's target name, the interceptor's configured name or serverInfo.name
+	ServerURL            = "mcpdrift.server.url"                    // MCP endpoint URL without credentials, query or fragment, or stdio:<command>
+	ClientSession        = "mcpdrift.client.session"                // id the interceptor generates per client connection (32 hex)
+	ToolDigest           = "mcpdrift.tool.digest"                   // digest of the tool definition the client had cached when it sent the call
+	ToolsSetDigest       = "mcpdrift.tools.set_digest"              // set digest of a tools listing (the client's cached one on spans, the server's on snapshots)
+	ToolKnown            = "mcpdrift.tool.known"                    // false when the called tool was not in the client's cached listing
+	ToolsListingStale    = "mcpdrift.tools.listing_stale"           // true when list_changed arrived and no refresh has completed since
+	ToolCurrentDigest    = "mcpdrift.tool.current_digest"           // set by mcpimpact: the digest the server had for the tool when the call was made
+	ToolStale            = "mcpdrift.tool.stale"                    // set by mcpimpact: true when the call used a definition other than the server's
+	ServerInfoName       = "mcpdrift.server_info.name"              // serverInfo.name the server reported
+	ServerInfoVersion    = "mcpdrift.server_info.version"           // serverInfo.version the server reported
+	ProtocolVersion      = "mcpdrift.protocol_version"              // protocol version the probe negotiated
+	SpecGeneration       = "mcpdrift.spec_generation"               // stateful_2025, stateless_2026 or empty
+	Transport            = "mcpdrift.transport"                     // transport the probe used: stdio, streamable-http or sse
+	ContractDigest       = "mcpdrift.contract.digest"               // contract digest of the server (docs/digests.md); after the change on drift events
+	PreviousContract     = "mcpdrift.contract.previous_digest"      // contract digest before the change
+	ToolDigests          = "mcpdrift.tools.digests"                 // map tool name -> digest on snapshot events
+	PromptsSetDigest     = "mcpdrift.prompts.set_digest"            // set digest of the prompts listing
+	ResourcesSetDigest   = "mcpdrift.resources.set_digest"          // set digest of the resources listing
+	TemplatesSetDigest   = "mcpdrift.resource_templates.set_digest" // set digest of the resource templates listing
+	InstructionsDigest   = "mcpdrift.instructions.digest"           // digest of the server instructions; absent when there are none
+	ToolsCount           = "mcpdrift.tools.count"                   // number of tools in a listing
+	DriftID              = "mcpdrift.drift.id"                      // stable id of a drift: the same change observed again has the same id
+	DriftSeverity        = "mcpdrift.drift.severity"                // worst severity of a drift, or of one tool's changes on impact records
+	DriftChanges         = "mcpdrift.drift.changes"                 // list of maps, one per change (keys below)
+	DriftBreaking        = "mcpdrift.drift.breaking"                // number of breaking changes in a drift
+	DriftWarning         = "mcpdrift.drift.warning"                 // number of warning changes in a drift
+	DriftCompatible      = "mcpdrift.drift.compatible"              // number of compatible changes in a drift
+	DriftInfo            = "mcpdrift.drift.info"                    // number of info changes in a drift
+	ImpactAgents         = "mcpdrift.impact.agents"                 // on drift records: distinct agents that called the changed tools
+	ImpactSessions       = "mcpdrift.impact.sessions"               // sessions that called the changed tool(s) in the window
+	ImpactCalls          = "mcpdrift.impact.calls"                  // calls to the changed tool(s) in the window
+	ImpactErrors         = "mcpdrift.impact.errors"                 // failed calls to the changed tool in the window
+	ImpactLastCall       = "mcpdrift.impact.last_call"              // RFC 3339 time of the agent's last call to the tool
+	ImpactRisk           = "mcpdrift.impact.risk"                   // high, medium or low
+	ImpactSessionSample  = "mcpdrift.impact.session_ids"            // bounded sample of the most recently active session ids
+	ImpactDigestsUsed    = "mcpdrift.impact.digests_used"           // map old/new/unknown to the number of calls made with each
+	ImpactNoRecentCaller = "mcpdrift.impact.no_recent_callers"      // true on the one record for a changed tool nobody called in the window
+	MixedVariants        = "mcpdrift.mixed.variants"                // list of maps {contract_digest, count, first_seen, last_seen}
+	MixedState           = "mcpdrift.mixed.state"                   // open or resolved
+	PreviousToolDigests  = "mcpdrift.tools.previous_digests"        // map tool name -> digest in the previous contract
+	VolatileSubject      = "mcpdrift.volatile.subject"              // kind of definition holding a volatile field (tool, prompt, ...)
+	VolatileName         = "mcpdrift.volatile.name"                 // name of the definition holding a volatile field
+	VolatilePath         = "mcpdrift.volatile.path"                 // JSON pointer of the volatile field
+	ProbeErrorClass      = "mcpdrift.probe.error_class"             // why a probe failed (unreachable, timeout, ...); none on success
+	ProbeErrorStep       = "mcpdrift.probe.error_step"              // probe step that failed (connect, initialize, tools/list, ...); reserved, not set yet
 )
 
 // Attributes the interceptor adds (appended; see docs/interceptor.md).
@@ -113,28 +113,28 @@ const (
 
 // Keys inside each map of mcpdrift.drift.changes.
 const (
-	ChangeRule     = "rule"
-	ChangeSeverity = "severity"
-	ChangeSubject  = "subject"
-	ChangeName     = "name"
-	ChangePath     = "path"
-	ChangeBefore   = "before"
-	ChangeAfter    = "after"
-	ChangeMessage  = "message"
+	ChangeRule     = "rule"     // stable rule id (docs/rules.md)
+	ChangeSeverity = "severity" // severity of the change
+	ChangeSubject  = "subject"  // tool, prompt, resource, resource_template or server
+	ChangeName     = "name"     // name of the changed definition; empty for server-level changes
+	ChangePath     = "path"     // JSON pointer into the definition
+	ChangeBefore   = "before"   // the value before, as JSON text; empty when absent
+	ChangeAfter    = "after"    // the value after, as JSON text; empty when absent
+	ChangeMessage  = "message"  // one sentence on the consequence
 )
 
 // Event names (the event.name of log records).
 const (
-	EventSnapshot      = "mcpdrift.snapshot"
-	EventDrift         = "mcpdrift.drift"
-	EventImpact        = "mcpdrift.impact"
-	EventMixedContract = "mcpdrift.mixed_contract"
-	EventVolatileField = "mcpdrift.volatile_field"
+	EventSnapshot      = "mcpdrift.snapshot"       // a server's current contract
+	EventDrift         = "mcpdrift.drift"          // one confirmed change between two known-good snapshots
+	EventImpact        = "mcpdrift.impact"         // from mcpimpact: one per (drift, changed tool, calling agent)
+	EventMixedContract = "mcpdrift.mixed_contract" // a fleet serving two or more contracts alternately
+	EventVolatileField = "mcpdrift.volatile_field" // a definition field that changes on every probe, now ignored
 )
 
 // Metric names shared outside mdatagen-generated code.
 const (
-	MetricClientOperationDuration = "mcp.client.operation.duration"
+	MetricClientOperationDuration = "mcp.client.operation.duration" // interceptor histogram of MCP request durations, in seconds
 )
 
 // Value of mcp.method.name on tool calls.
@@ -147,18 +147,18 @@ const (
 	MCPToolName           = "mcp.tool.name"         // tool name (e.g. @shinzolabs/instrumentation-mcp)
 	TraceloopSpanKind     = "traceloop.span.kind"   // @traceloop/instrumentation-mcp: "tool" on tools/call spans
 	TraceloopEntityName   = "traceloop.entity.name" // @traceloop/instrumentation-mcp: the tool name
-	TraceloopSpanKindTool = "tool"
-	TraceloopToolSuffix   = ".tool"          // traceloop names tool-call spans "{tool}.tool"
-	ClientAddress         = "client.address" // set by server-side instrumentations
+	TraceloopSpanKindTool = "tool"                  // value of traceloop.span.kind on tool calls
+	TraceloopToolSuffix   = ".tool"                 // traceloop names tool-call spans "{tool}.tool"
+	ClientAddress         = "client.address"        // set by server-side instrumentations
 )
 
 // Values of mcpdrift.drift.severity and of the severity member of each change,
 // worst first.
 const (
-	DriftSeverityBreaking   = "breaking"
-	DriftSeverityWarning    = "warning"
-	DriftSeverityCompatible = "compatible"
-	DriftSeverityInfo       = "info"
+	DriftSeverityBreaking   = "breaking"   // callers planned against the old contract can fail
+	DriftSeverityWarning    = "warning"    // callers may behave differently
+	DriftSeverityCompatible = "compatible" // additive change; existing callers are unaffected
+	DriftSeverityInfo       = "info"       // recorded, never alerts (e.g. a reordered required array)
 )
 
 // Value of the subject member of a change about a tool.
@@ -166,10 +166,10 @@ const ChangeSubjectTool = "tool"
 
 // Values of mcpdrift.impact.risk, and the keys of mcpdrift.impact.digests_used.
 const (
-	ImpactRiskHigh      = "high"
-	ImpactRiskMedium    = "medium"
-	ImpactRiskLow       = "low"
-	ImpactDigestOld     = "old"
-	ImpactDigestNew     = "new"
-	ImpactDigestUnknown = "unknown"
+	ImpactRiskHigh      = "high"    // breaking change, and the agent called with the previous digest within recent_window
+	ImpactRiskMedium    = "medium"  // breaking change called within the window, or a warning called within recent_window
+	ImpactRiskLow       = "low"     // anything else
+	ImpactDigestOld     = "old"     // calls made with the tool's previous digest
+	ImpactDigestNew     = "new"     // calls made with the tool's current digest
+	ImpactDigestUnknown = "unknown" // calls without a digest, or with another one
 )

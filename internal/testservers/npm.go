@@ -32,6 +32,14 @@ func Everything(t testing.TB, version string) string {
 	return npmServer(t, "server-everything-"+version, filepath.Join("@modelcontextprotocol", "server-everything", "dist", "index.js"))
 }
 
+// NPMPackage returns the path of entry (relative to node_modules) in the
+// pinned install of testdata/npm/<name>, installing it when needed, and skips
+// loudly without node and npm.
+func NPMPackage(t testing.TB, name, entry string) string {
+	t.Helper()
+	return npmServer(t, name, entry)
+}
+
 // Node returns the path of the node binary, skipping loudly without it.
 func Node(t testing.TB) string {
 	t.Helper()

@@ -1,0 +1,219 @@
+package docscheck
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
+)
+
+// TestPrometheusRules runs promtool's unit tests of the rules docs/queries.md
+// shows.
+func TestPrometheusRules(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		skipLoudly(t, "promtool is not installed (Debian: apt-get install prometheus), so the PromQL of docs/queries.md was NOT tested")
+	}
+	out, err := exec.Command(promtool, "test", "rules", filepath.Join(root, "docs", "examples", "prometheus", "rules.test.yml")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+}
+
+// promNames are the names docs/queries.md says the Collector's Prometheus
+// endpoints show: the receiver's metrics through the prometheus exporter, and
+// mcpimpact's counters through the internal telemetry (index_evictions only
+// appears after an eviction and is left out).
+var promNames = map[string][]string{
+	"exporter": {
+		"mcpdrift_probe_up_ratio", "mcpdrift_probe_duration_seconds", "mcpdrift_probe_last_success_seconds",
+		"mcpdrift_definitions", "mcpdrift_drift_changes_total", "mcpdrift_drift_count_total",
+		"mcpdrift_drift_open_ratio", "mcpdrift_contract_mixed_ratio",
+	},
+	"telemetry": {
+		"otelcol_processor_mcpimpact_tool_calls", "otelcol_processor_mcpimpact_stale_calls",
+		"otelcol_processor_mcpimpact_impact_records", "otelcol_processor_mcpimpact_index_entries",
+	},
+}
+
+// TestPrometheusNames runs otelcol-mcpdrift with docs/examples/prometheus.yaml
+// (its target swapped for the real npm server-everything on stdio, its ports
+// for free local ones), makes the server drift and sends one stale tool call,
+// then scrapes both endpoints and checks every name docs/queries.md lists,
+// and that series are labelled with the server.
+func TestPrometheusNames(t *testing.T) {
+	bin, err := filepath.Abs(filepath.Join(root, "_build", defaultDistribution, defaultDistribution))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		skipLoudly(t, bin+" is not built (make distro), so the Prometheus names of docs/queries.md were NOT checked")
+	}
+	node := testservers.Node(t)
+	v1, v2 := testservers.Everything(t, "2025.9.25"), testservers.Everything(t, "2025.11.25")
+	dir := t.TempDir()
+	current := filepath.Join(dir, "everything.js")
+	if err := os.Symlink(v1, current); err != nil {
+		t.Fatal(err)
+	}
+	otlpAddr, promAddr, telemetryPort := freeAddr(t), freeAddr(t), freePort(t)
+
+	src, err := os.ReadFile(filepath.Join(root, "docs", "examples", "prometheus.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(src, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	receivers := cfg["receivers"].(map[string]any)
+	receivers["mcpdrift"] = map[string]any{
+		"collection_interval": "1s",
+		"targets":             []any{map[string]any{"name": "everything", "command": []any{node, current, "stdio"}}},
+	}
+	receivers["otlp"] = map[string]any{"protocols": map[string]any{"http": map[string]any{"endpoint": otlpAddr}}}
+	prom := cfg["exporters"].(map[string]any)["prometheus"].(map[string]any)
+	prom["endpoint"] = promAddr
+	reader := cfg["service"].(map[string]any)["telemetry"].(map[string]any)["metrics"].(map[string]any)["readers"].([]any)[0]
+	pull := reader.(map[string]any)["pull"].(map[string]any)["exporter"].(map[string]any)["prometheus"].(map[string]any)
+	pull["host"], pull["port"] = "127.0.0.1", telemetryPort
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgFile, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var log bytes.Buffer
+	cmd := exec.Command(bin, "--config", cfgFile)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("collector log:\n%s", log.String())
+		}
+	}()
+
+	exporterURL := "http://" + promAddr + "/metrics"
+	telemetryURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", telemetryPort)
+	waitFor(ctx, t, "the first probe", func() bool { return strings.Contains(scrape(exporterURL), "mcpdrift_definitions{") })
+	if err := os.Remove(current); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(v2, current); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, "the drift", func() bool { return strings.Contains(scrape(exporterURL), "mcpdrift_drift_count_total{") })
+	postStaleCall(t, "http://"+otlpAddr+"/v1/traces")
+	waitFor(ctx, t, "the stale call", func() bool {
+		return strings.Contains(scrape(telemetryURL), "otelcol_processor_mcpimpact_stale_calls{")
+	})
+
+	pages := map[string]string{"exporter": scrape(exporterURL), "telemetry": scrape(telemetryURL)}
+	for page, names := range promNames {
+		for _, name := range names {
+			if !hasSeries(pages[page], name) {
+				t.Errorf("%s endpoint has no series %s", page, name)
+			}
+		}
+	}
+	if !strings.Contains(pages["exporter"], `mcpdrift_server_name="everything"`) {
+		t.Error("exporter series lack the mcpdrift_server_name label (resource_constant_labels)")
+	}
+	if hasSeries(pages["telemetry"], "otelcol_processor_mcpimpact_stale_calls_total") {
+		t.Error("internal telemetry now adds _total: update docs/queries.md and rules.yml")
+	}
+}
+
+func hasSeries(page, name string) bool {
+	for _, line := range strings.Split(page, "\n") {
+		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func scrape(url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func waitFor(ctx context.Context, t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for !ok() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("gave up waiting for %s", what)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// postStaleCall sends one tools/call span whose digest is no definition the
+// server ever had, so mcpimpact marks it stale.
+func postStaleCall(t *testing.T, url string) {
+	t.Helper()
+	now := time.Now().UnixNano()
+	body := fmt.Sprintf(`{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"planner"}}]},
+"scopeSpans":[{"scope":{"name":"docscheck"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174",
+"name":"tools/call echo","kind":3,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[
+{"key":"mcp.method.name","value":{"stringValue":"tools/call"}},{"key":"gen_ai.tool.name","value":{"stringValue":"echo"}},
+{"key":"mcpdrift.server.name","value":{"stringValue":"everything"}},
+{"key":"mcpdrift.tool.digest","value":{"stringValue":"%s"}}]}]}]}]}`, now, now+1000, strings.Repeat("0", 64))
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("OTLP export: %s", resp.Status)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func freeAddr(t *testing.T) string {
+	return fmt.Sprintf("127.0.0.1:%d", freePort(t))
+}
+
+func skipLoudly(t *testing.T, why string) {
+	t.Helper()
+	msg := fmt.Sprintf("\n**********\n* SKIPPING %s: %s.\n**********", t.Name(), why)
+	fmt.Fprintln(os.Stderr, msg)
+	t.Skip(msg)
+}
