@@ -78,14 +78,13 @@ const (
 	VolatileName         = "mcpdrift.volatile.name"                 // name of the definition holding a volatile field
 	VolatilePath         = "mcpdrift.volatile.path"                 // JSON pointer of the volatile field
 	ProbeErrorClass      = "mcpdrift.probe.error_class"             // why a probe failed (unreachable, timeout, ...); none on success
-	ProbeErrorStep       = "mcpdrift.probe.error_step"              // probe step that failed (connect, initialize, tools/list, ...); reserved, not set yet
 )
 
 // Attributes the interceptor adds (appended; see docs/interceptor.md).
 const (
-	NetworkProtocolName    = "network.protocol.name"
-	GenAIPromptName        = "gen_ai.prompt.name"
-	MCPResourceURI         = "mcp.resource.uri"
+	NetworkProtocolName    = "network.protocol.name"      // http on HTTP transports
+	GenAIPromptName        = "gen_ai.prompt.name"         // prompt name on prompts/get
+	MCPResourceURI         = "mcp.resource.uri"           // resource URI on resources/* requests
 	GenAIToolCallArguments = "gen_ai.tool.call.arguments" // opt-in content capture
 	GenAIToolCallResult    = "gen_ai.tool.call.result"    // opt-in content capture
 	// GuardArgumentsValid is false when a tools/call's arguments failed the
@@ -108,7 +107,7 @@ const (
 	ErrorTypeCancelled        = "cancelled"         // the caller gave up (context done, notifications/cancelled)
 	ErrorTypeConnectionClosed = "connection_closed" // the connection ended before the response
 	ErrorTypeTransport        = "transport_error"   // the request could not be sent
-	ErrorTypeOther            = "_OTHER"
+	ErrorTypeOther            = "_OTHER"            // a reused request id, or over 4096 requests waiting
 )
 
 // Keys inside each map of mcpdrift.drift.changes.

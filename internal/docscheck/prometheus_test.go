@@ -21,13 +21,13 @@ import (
 )
 
 // TestPrometheusRules runs promtool's unit tests of the rules docs/queries.md
-// shows.
+// points to (examples/prometheus/alerts.yml).
 func TestPrometheusRules(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		skipLoudly(t, "promtool is not installed (Debian: apt-get install prometheus), so the PromQL of docs/queries.md was NOT tested")
 	}
-	out, err := exec.Command(promtool, "test", "rules", filepath.Join(root, "docs", "examples", "prometheus", "rules.test.yml")).CombinedOutput()
+	out, err := exec.Command(promtool, "test", "rules", filepath.Join(root, "examples", "prometheus", "alerts_test.yml")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("promtool test rules: %v\n%s", err, out)
 	}
@@ -142,7 +142,7 @@ func TestPrometheusNames(t *testing.T) {
 		t.Error("exporter series lack the mcpdrift_server_name label (resource_constant_labels)")
 	}
 	if hasSeries(pages["telemetry"], "otelcol_processor_mcpimpact_stale_calls_total") {
-		t.Error("internal telemetry now adds _total: update docs/queries.md and rules.yml")
+		t.Error("internal telemetry now adds _total: update docs/queries.md and examples/prometheus/alerts.yml")
 	}
 }
 
