@@ -12,5 +12,5 @@
 //
 // See docs/mcpimpact.md for configuration and semantics.
 //
-//go:generate mdatagen metadata.yaml
+//go:generate go -C ../../tools tool mdatagen $PWD/metadata.yaml
 package mcpimpactprocessor // import "github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor"

@@ -121,7 +121,7 @@ func BenchmarkReceiverFleet(b *testing.B) {
 		cfg.CollectionInterval = interval
 		cfg.Timeout = 10 * time.Second
 		cfg.MaxConcurrentProbes = 64
-		cfg.Settle = -1
+		cfg.Settle = 0
 
 		runtime.GC()
 		var before runtime.MemStats

@@ -71,7 +71,13 @@ func TestConfigAsUsersWriteIt(t *testing.T) {
 	if files.Command[0] != "npx" || string(files.Env["NODE_ENV"]) != "production" {
 		t.Errorf("stdio target: %+v", files)
 	}
+	if got := string(clientCapabilitiesJSON(cfg.ClientCapabilities)); got != probe.DefaultClientCapabilities {
+		t.Errorf("absent client_capabilities declare %s, want the default", got)
+	}
 	pinned := loadConfig(t, "pinned")
+	if got := string(clientCapabilitiesJSON(pinned.ClientCapabilities)); got != "{}" {
+		t.Errorf("client_capabilities: {} declares %s, want none", got)
+	}
 	if err := confmap.Validate(pinned); err != nil || pinned.Baseline != BaselinePinned || pinned.Volatile.Ignore || pinned.Volatile.After != 5 {
 		t.Errorf("pinned: %+v %v", pinned, err)
 	}

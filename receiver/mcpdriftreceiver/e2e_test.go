@@ -66,7 +66,7 @@ func e2eConfig(targets ...TargetConfig) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.CollectionInterval = 50 * time.Millisecond
 	cfg.Timeout = 5 * time.Second
-	cfg.Settle = -1 // these servers do not change while probed: list once
+	cfg.Settle = 0 // these servers do not change while probed: list once
 	cfg.ConfirmAfter = 2
 	cfg.Targets = targets
 	return cfg

@@ -23,9 +23,13 @@ type probeClient struct {
 }
 
 func newProber(cfg *Config) prober {
+	settle := cfg.Settle
+	if settle == 0 {
+		settle = -1 // settle: 0s lists once (the probe reads 0 as "its default")
+	}
 	return &probeClient{opts: probe.Options{
 		Timeout: cfg.Timeout,
-		Settle:  cfg.Settle,
+		Settle:  settle,
 		Limits:  cfg.Limits,
 	}}
 }
@@ -54,9 +58,10 @@ func (t *target) probeTarget() probe.Target {
 	return pt
 }
 
-// clientCapabilitiesJSON encodes the declared client capabilities.
+// clientCapabilitiesJSON encodes the declared client capabilities: absent
+// (nil) is what a typical agent declares, an empty map declares none.
 func clientCapabilitiesJSON(caps map[string]any) json.RawMessage {
-	if len(caps) == 0 {
+	if caps == nil {
 		return json.RawMessage(probe.DefaultClientCapabilities)
 	}
 	b, err := json.Marshal(caps)
