@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/jsonwire"
+	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
 )
 
 // SendFrame records one raw JSON-RPC frame the client is about to send (a

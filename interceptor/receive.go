@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/jsonwire"
+	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

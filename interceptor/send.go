@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/jsonwire"
+	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -32,13 +32,29 @@ func TestObjectMembers(t *testing.T) {
 }
 
 func TestMalformed(t *testing.T) {
-	for _, in := range []string{`{"a"`, `{"a":}`, `{"a":1`, `{"a" 1}`, `{1:2}`, `{"a":"x`, `[1]`, ``, `{"a":[}`} {
+	for _, in := range []string{`{"a"`, `{"a":}`, `{"a":1`, `{"a" 1}`, `{1:2}`, `{"a":"x`, `[1]`, ``, `{"a":[}`,
+		`{"a":1 "b":2}`, `{"a":1,}`, `{,"a":1}`} {
 		o, ok := NewObject([]byte(in))
 		for ok {
 			_, ok = o.Next()
 		}
 		if !o.Err() {
 			t.Errorf("%q: no error", in)
+		}
+	}
+}
+
+func TestArraySeparators(t *testing.T) {
+	for in, wantBad := range map[string]bool{`[1,2]`: false, `[]`: false, `[1 2]`: true, `[1,]`: true, `[,1]`: true} {
+		a, ok := NewArray([]byte(in))
+		n := 0
+		for ok {
+			if _, ok = a.Next(); ok {
+				n++
+			}
+		}
+		if a.Err() != wantBad {
+			t.Errorf("%q: error %v after %d elements, want %v", in, a.Err(), n, wantBad)
 		}
 	}
 }

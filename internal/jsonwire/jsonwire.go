@@ -1,10 +1,12 @@
-// Package jsonwire reads the few members the interceptor needs out of raw
-// JSON-RPC frames (method, id, params.name, result.isError, _meta) and edits
-// one thing in them (params._meta), without decoding whole messages.
+// Package jsonwire reads the few members a JSON-RPC peer needs out of raw
+// frames (method, id, result, params.name, result.isError, _meta) and edits
+// one thing in them (params._meta), without decoding whole messages. The
+// interceptor uses it on every call and the probe on every response.
 //
-// It is hand-written because it runs on every call: encoding/json and
-// jsontext both allocate per value and validate the whole text, while the
-// interceptor only needs the boundaries of a few top-level members. The
+// It is hand-written because it runs on every message: encoding/json and
+// jsontext both allocate per value and validate the whole text, while its
+// callers only need the boundaries of a few top-level members (a list
+// result's definitions are validated once, by contract.Limits.ParsePage). The
 // input is untrusted and unvalidated: every function is bounds-checked,
 // never panics and reports malformed text with ok=false. Whole-document
 // validation stays where it matters (contract.Limits.ParsePage for
@@ -121,9 +123,11 @@ type Member struct {
 
 // Object iterates over the top-level members of a JSON object.
 type Object struct {
-	b   []byte
-	pos int
-	bad bool
+	b       []byte
+	pos     int
+	bad     bool
+	started bool // a member was read: the next needs a comma first
+	end     int  // past the closing brace, once iteration ended cleanly
 }
 
 // NewObject starts iterating over the object b; ok is false if b (after
@@ -142,11 +146,15 @@ func (o *Object) Next() (m Member, ok bool) {
 	if o.bad || o.b == nil {
 		return m, false
 	}
-	i, more := next(o.b, o.pos, '}', &o.bad)
+	i, more := next(o.b, o.pos, '}', o.started, &o.bad)
 	if !more {
+		if !o.bad {
+			o.end = i + 1
+		}
 		o.b = nil
 		return m, false
 	}
+	o.started = true
 	if o.b[i] != '"' {
 		o.bad = true
 		return m, false
@@ -174,26 +182,42 @@ func (o *Object) Next() (m Member, ok bool) {
 // Err reports whether iteration stopped on malformed text.
 func (o *Object) Err() bool { return o.bad }
 
+// End is the offset just past the object's closing brace once Next has
+// reported its end without error (0 before that).
+func (o *Object) End() int { return o.end }
+
 // next skips the separator before a container's next item at pos and
-// reports whether there is one (false at the closing bracket, or at the end
-// of the text, which also sets *bad).
-func next(b []byte, pos int, closing byte, bad *bool) (int, bool) {
+// reports whether there is one: false at the closing bracket, or on
+// malformed text (a missing or trailing comma, the end of the text), which
+// also sets *bad.
+func next(b []byte, pos int, closing byte, started bool, bad *bool) (int, bool) {
 	i := SkipSpace(b, pos)
-	if i < len(b) && b[i] == ',' {
-		i = SkipSpace(b, i+1)
-	}
 	if i >= len(b) {
 		*bad = true
 		return i, false
 	}
-	return i, b[i] != closing
+	if b[i] == closing {
+		return i, false
+	}
+	if started {
+		if b[i] != ',' {
+			*bad = true
+			return i, false
+		}
+		if i = SkipSpace(b, i+1); i >= len(b) || b[i] == closing {
+			*bad = true
+			return i, false
+		}
+	}
+	return i, true
 }
 
 // Array iterates over the elements of a JSON array.
 type Array struct {
-	b   []byte
-	pos int
-	bad bool
+	b       []byte
+	pos     int
+	bad     bool
+	started bool
 }
 
 // NewArray starts iterating over the array b; ok is false if b (after
@@ -212,11 +236,12 @@ func (a *Array) Next() (elem []byte, ok bool) {
 	if a.bad || a.b == nil {
 		return nil, false
 	}
-	i, more := next(a.b, a.pos, ']', &a.bad)
+	i, more := next(a.b, a.pos, ']', a.started, &a.bad)
 	if !more {
 		a.b = nil
 		return nil, false
 	}
+	a.started = true
 	e, ok := SkipValue(a.b, i)
 	if !ok {
 		a.bad = true
@@ -259,6 +284,9 @@ func Lookup(b []byte, name string) []byte {
 		}
 	}
 }
+
+// Name decodes the member's key.
+func (m Member) Name() (string, bool) { return decodeString(m.Key) }
 
 // String decodes a raw JSON string value; ok is false if raw is not one.
 func String(raw []byte) (string, bool) {
