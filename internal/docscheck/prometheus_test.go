@@ -31,6 +31,10 @@ func TestPrometheusRules(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool test rules: %v\n%s", err, out)
 	}
+	out, err = exec.Command(promtool, "check", "rules", filepath.Join(root, "examples", "prometheus", "recording.yml")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check rules recording.yml: %v\n%s", err, out)
+	}
 }
 
 // promNames are the names docs/queries.md says the Collector's Prometheus
@@ -124,7 +128,9 @@ func TestPrometheusNames(t *testing.T) {
 	if err := os.Symlink(v2, current); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the drift", func() bool { return strings.Contains(scrape(exporterURL), "mcpdrift_drift_count_total{") })
+	// drift_count is exported at 0 from the first probe; the per-rule change
+	// counter appears with the first drift.
+	waitFor(ctx, t, "the drift", func() bool { return strings.Contains(scrape(exporterURL), "mcpdrift_drift_changes_total{") })
 	postStaleCall(t, "http://"+otlpAddr+"/v1/traces")
 	waitFor(ctx, t, "the stale call", func() bool {
 		return strings.Contains(scrape(telemetryURL), "otelcol_processor_mcpimpact_stale_calls{")
