@@ -101,7 +101,7 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 			t.httpClient = client
 		}
 	}
-	var restored []event
+	restored := 0
 	for _, t := range r.targets {
 		state, err := r.store.load(ctx, t.name)
 		if err != nil {
@@ -112,11 +112,13 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 		if state == nil {
 			continue
 		}
+		// Announce the restored contract, so consumers (mcpimpact) know the
+		// current digests before any drift.
 		t.tracker.restore(state.baseline, state.volatile)
-		restored = append(restored, event{kind: eventSnapshot, at: state.baseline.ObservedAt, current: state.baseline})
-		r.emitEvents(ctx, t, restored[len(restored)-1:])
+		r.emitEvents(ctx, t, []event{{kind: eventSnapshot, at: state.baseline.ObservedAt, current: state.baseline}})
+		restored++
 	}
-	r.set.Logger.Info("mcpdrift receiver started", zap.Int("targets", len(r.targets)), zap.Int("baselines_restored", len(restored)))
+	r.set.Logger.Info("mcpdrift receiver started", zap.Int("targets", len(r.targets)), zap.Int("baselines_restored", restored))
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -170,7 +172,7 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	t.recordProbe(started, finished, err)
 	if err != nil {
 		class, step := errorClass(err)
-		if t.noteFailure(class) {
+		if t.noteFailure() {
 			r.set.Logger.Warn("MCP server probe failed", zap.String("target", t.name), zap.String("url", t.url),
 				zap.String("error_class", class), zap.String("step", step), zap.Error(err))
 		}

@@ -131,7 +131,7 @@ func (t *target) lastErrorClass() string {
 
 // noteFailure records a failure and reports whether it is news (the
 // previous probe succeeded), so a target that stays down logs once.
-func (t *target) noteFailure(class string) bool {
+func (t *target) noteFailure() bool {
 	news := !t.down
 	t.down = true
 	return news
