@@ -80,7 +80,7 @@ func TestExamplesValidate(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s names distribution %q, which no build recipe makes", rel(file), dist)
 				}
-				skipLoudly(t, fmt.Sprintf("%s is not built, so this example was NOT validated; build it with: %s", rel(bin), hint))
+				skipLoudly(t, fmt.Sprintf("_build/%s/%s is not built, so this example was NOT validated; build it with: %s", dist, dist, hint))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
