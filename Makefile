@@ -6,7 +6,7 @@ FUZZTIME ?= 20s
 BENCHTIME ?= 1s
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test lint bench fuzz distro demo demo-bins jaeger e2e clean
+.PHONY: all build test lint bench fuzz distro distro-extras demo demo-bins jaeger e2e clean
 
 all: build
 
@@ -43,6 +43,11 @@ distro: $(DISTRO)
 $(DISTRO): builder-config.yaml go.mod $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 	mkdir -p _build
 	$(GO) tool -modfile=tools/go.mod builder --config builder-config.yaml
+
+## distro-extras: a second build with the loadbalancing and ClickHouse exporters, only to
+## validate the docs' scale-out and ClickHouse examples (make test skips them without it)
+distro-extras: distro
+	$(GO) tool -modfile=tools/go.mod builder --config docs/examples/builder-extras.yaml
 
 ## demo: the quickstart: a drifting MCP server, the collector and the demo agent (within 60 s)
 demo: distro demo-bins
