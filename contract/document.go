@@ -63,7 +63,8 @@ func ReadDocument(opts ReadOptions, inputs ...[]byte) (*Document, error) {
 type documentBuilder struct {
 	opts     ReadOptions
 	formats  []string
-	raws     map[Kind][]json.RawMessage
+	pages    []Page                     // list result pages, hashed as they were parsed
+	raws     map[Kind][]json.RawMessage // bare definition arrays, hashed in build
 	present  map[Kind]bool
 	init     *initializeResult
 	snapshot *Snapshot
@@ -132,10 +133,8 @@ func (b *documentBuilder) format(f string, depth int) {
 }
 
 func (b *documentBuilder) addPage(p Page) {
-	for k, defs := range p.Definitions {
-		for _, d := range defs {
-			b.raws[k] = append(b.raws[k], d.Raw)
-		}
+	b.pages = append(b.pages, p)
+	for k := range p.Definitions {
 		b.present[k] = true
 	}
 }
@@ -206,7 +205,15 @@ func (b *documentBuilder) build() (*Document, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.SetListing(k, listing)
+		paged, err := l.HashPages(k, b.pages...)
+		if err != nil {
+			return nil, err
+		}
+		listing = append(listing, paged...)
+		if err := l.checkCount(k, len(listing)); err != nil {
+			return nil, err
+		}
+		s.SetListing(k, listing) // Seal sorts it
 	}
 	doc := &Document{Present: b.present, Snapshot: s}
 	if b.init != nil {

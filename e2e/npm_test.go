@@ -86,16 +86,8 @@ func TestNPMServerEverythingUpgrade(t *testing.T) {
 // fixture reads a captured server-everything contract (initialize result and tools/list).
 func fixture(t *testing.T, version string) *contract.Document {
 	t.Helper()
-	dir := filepath.Join(testservers.RepoRoot(), "testdata", "fixtures", "server-everything", version)
-	var inputs [][]byte
-	for _, f := range []string{"initialize.json", "tools-list.json"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		inputs = append(inputs, b)
-	}
-	doc, err := contract.ReadDocument(contract.ReadOptions{}, inputs...)
+	initialize, tools := testservers.Fixture(t, version)
+	doc, err := contract.ReadDocument(contract.ReadOptions{}, initialize, tools)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,14 +2,8 @@ package probe
 
 import (
 	"bytes"
-	"context"
-	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,8 +29,8 @@ func TestServerEverything(t *testing.T) {
 			caps := []byte(fixtureCapabilities)
 			targets := map[string]Target{
 				"stdio":           {Command: node, Args: []string{entry, "stdio"}, ClientCapabilities: caps},
-				"streamable-http": {URL: startNodeHTTP(t, node, entry, "streamableHttp") + "/mcp", ClientCapabilities: caps},
-				"sse":             {URL: startNodeHTTP(t, node, entry, "sse") + "/sse", ClientCapabilities: caps},
+				"streamable-http": {URL: testservers.EverythingHTTP(t, version, "streamableHttp") + "/mcp", ClientCapabilities: caps},
+				"sse":             {URL: testservers.EverythingHTTP(t, version, "sse") + "/sse", ClientCapabilities: caps},
 			}
 			var first *contract.Snapshot
 			for name, target := range targets {
@@ -111,40 +105,4 @@ func encodeWithoutTime(t *testing.T, s *contract.Snapshot) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// startNodeHTTP runs server-everything on a free port and returns its base
-// URL once it accepts connections. The server is stopped with the test.
-func startNodeHTTP(t *testing.T, node, entry, mode string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(node, entry, mode)
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for ctx.Err() == nil {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return fmt.Sprintf("http://%s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("server-everything %s did not listen on %s:\n%s", mode, addr, logs.String())
-	return ""
 }

@@ -47,7 +47,7 @@ func TestEverythingHTTP(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.version+"/"+c.mode, func(t *testing.T) {
-			url := itest.EverythingHTTP(t, c.version, c.mode) + c.path
+			url := testservers.EverythingHTTP(t, c.version, c.mode) + c.path
 			tel := itest.NewTelemetry(t)
 			inst := gosdk.New(tel.Options()...)
 			rec := &itest.Recorder{}

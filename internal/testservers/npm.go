@@ -6,12 +6,17 @@
 package testservers
 
 import (
+	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Versions of @modelcontextprotocol/server-everything with a pinned install
@@ -79,4 +84,58 @@ func skipLoudly(t testing.TB, why string) {
 	msg := fmt.Sprintf("\n**********\n* SKIPPING %s: %s.\n* Real-server tests did not run. Install Node.js and npm, then run scripts/install-npm-servers.sh.\n**********", t.Name(), why)
 	fmt.Fprintln(os.Stderr, msg)
 	t.Skip(msg)
+}
+
+// EverythingHTTP starts the given version of server-everything in mode
+// ("streamableHttp" or "sse") on a free loopback port, waits until it accepts
+// connections and returns its base URL. The process (and anything it
+// started) is killed when the test ends.
+func EverythingHTTP(t testing.TB, version, mode string) string {
+	t.Helper()
+	node, entry := Node(t), Everything(t, version)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(node, entry, mode)
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return "http://" + addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server-everything %s %s did not listen on %s:\n%s", version, mode, addr, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Fixture returns the captured contract of a server-everything release:
+// its initialize result and its tools/list result (testdata/fixtures).
+func Fixture(t testing.TB, version string) (initialize, toolsList []byte) {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(), "testdata", "fixtures", "server-everything", version)
+	var err error
+	if initialize, err = os.ReadFile(filepath.Join(dir, "initialize.json")); err != nil {
+		t.Fatal(err)
+	}
+	if toolsList, err = os.ReadFile(filepath.Join(dir, "tools-list.json")); err != nil {
+		t.Fatal(err)
+	}
+	return initialize, toolsList
 }

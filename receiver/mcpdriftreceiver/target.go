@@ -46,8 +46,6 @@ type target struct {
 	lastSuccess time.Time
 	changes     map[changeKey]int64
 	drifts      map[string]int64 // worst severity -> confirmed drifts
-	mixed       bool
-	driftOpen   bool
 }
 
 type changeKey struct{ severity, rule string }
@@ -144,25 +142,16 @@ func (t *target) noteSuccess() bool {
 	return back
 }
 
+// countEvents adds confirmed drifts to the cumulative drift counters.
 func (t *target) countEvents(events []event) {
 	for _, e := range events {
-		switch e.kind {
-		case eventDrift:
-			t.drifts[e.report.Worst().String()]++
-			for _, c := range e.report.Changes {
-				t.changes[changeKey{c.Severity.String(), c.Rule}]++
-			}
-			t.driftOpen = t.tracker.cfg.pinned
-		case eventSnapshot:
-			t.driftOpen = false
-		case eventMixedOpen:
-			t.mixed = true
-		case eventMixedResolved:
-			t.mixed = false
+		if e.kind != eventDrift {
+			continue
 		}
-	}
-	if t.tracker.openDrift == nil {
-		t.driftOpen = false
+		t.drifts[e.report.Worst().String()]++
+		for _, c := range e.report.Changes {
+			t.changes[changeKey{c.Severity.String(), c.Rule}]++
+		}
 	}
 }
 
@@ -179,10 +168,9 @@ func (t *target) recordMetrics(mb *metadata.MetricsBuilder, now time.Time) pmetr
 		mb.RecordMcpdriftProbeLastSuccessDataPoint(ts, t.lastSuccess.Unix())
 	}
 	if b := t.tracker.baseline; b != nil {
-		mb.RecordMcpdriftDefinitionsDataPoint(ts, int64(len(b.Tools)), metadata.AttributeDefinitionKindTool)
-		mb.RecordMcpdriftDefinitionsDataPoint(ts, int64(len(b.Prompts)), metadata.AttributeDefinitionKindPrompt)
-		mb.RecordMcpdriftDefinitionsDataPoint(ts, int64(len(b.Resources)), metadata.AttributeDefinitionKindResource)
-		mb.RecordMcpdriftDefinitionsDataPoint(ts, int64(len(b.ResourceTemplates)), metadata.AttributeDefinitionKindResourceTemplate)
+		for _, k := range contract.Kinds {
+			mb.RecordMcpdriftDefinitionsDataPoint(ts, int64(len(b.Listing(k))), metadata.MapAttributeDefinitionKind[string(k)])
+		}
 	}
 	for k, n := range t.changes {
 		mb.RecordMcpdriftDriftChangesDataPoint(ts, n, severityAttr(k.severity), k.rule)
@@ -190,8 +178,8 @@ func (t *target) recordMetrics(mb *metadata.MetricsBuilder, now time.Time) pmetr
 	for sev, n := range t.drifts {
 		mb.RecordMcpdriftDriftCountDataPoint(ts, n, severityAttr(sev))
 	}
-	mb.RecordMcpdriftContractMixedDataPoint(ts, boolInt(t.mixed))
-	mb.RecordMcpdriftDriftOpenDataPoint(ts, boolInt(t.driftOpen))
+	mb.RecordMcpdriftContractMixedDataPoint(ts, boolInt(t.tracker.mixedOpen))
+	mb.RecordMcpdriftDriftOpenDataPoint(ts, boolInt(!t.tracker.openDrift.Empty()))
 
 	rb := mb.NewResourceBuilder()
 	rb.SetMcpdriftServerName(t.name)

@@ -4,16 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/testservers"
 )
@@ -22,43 +18,6 @@ import (
 func EverythingCommand(t testing.TB, version string) *exec.Cmd {
 	t.Helper()
 	return exec.Command(testservers.Node(t), testservers.Everything(t, version), "stdio")
-}
-
-// EverythingHTTP starts server-everything in mode ("streamableHttp" or
-// "sse") on a free loopback port, waits until it accepts connections and
-// returns its base URL. The process is killed when the test ends.
-func EverythingHTTP(t testing.TB, version, mode string) string {
-	t.Helper()
-	node, entry := testservers.Node(t), testservers.Everything(t, version)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(node, entry, mode)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return "http://" + addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything %s %s did not start: %v", version, mode, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // Recorder is an http.RoundTripper that keeps a copy of every response
