@@ -35,7 +35,7 @@ func newProber(cfg *Config) prober {
 }
 
 func (p *probeClient) probe(ctx context.Context, t *target) (*contract.Snapshot, error) {
-	return probe.Probe(ctx, t.probeTarget(), p.opts)
+	return probe.Probe(ctx, t.probe, p.opts)
 }
 
 // probeTarget describes the target to the probe. The HTTP client comes from

@@ -100,6 +100,7 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 			}
 			t.httpClient = client
 		}
+		t.probe = t.probeTarget()
 	}
 	restored := 0
 	for _, t := range r.targets {

@@ -28,6 +28,7 @@ type target struct {
 
 	httpClient         *http.Client // built at Start for endpoint targets
 	clientCapabilities json.RawMessage
+	probe              probe.Target // what the probe is told; set at Start
 	tracker            *tracker
 
 	running atomic.Bool  // a probe of this target is in flight
