@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
 )
 
 const root = "../.."
@@ -80,7 +82,7 @@ func TestExamplesValidate(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s names distribution %q, which no build recipe makes", rel(file), dist)
 				}
-				skipLoudly(t, fmt.Sprintf("_build/%s/%s is not built, so this example was NOT validated; build it with: %s", dist, dist, hint))
+				testservers.SkipLoudly(t, fmt.Sprintf("_build/%s/%s is not built, so this example was NOT validated; build it with: %s", dist, dist, hint))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcpdrift/mcpdrift/internal/procs"
 	"github.com/mcpdrift/mcpdrift/internal/testservers"
 )
 
@@ -25,7 +25,7 @@ import (
 func TestPrometheusRules(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
-		skipLoudly(t, "promtool is not installed (Debian: apt-get install prometheus), so the PromQL of docs/queries.md was NOT tested")
+		testservers.SkipLoudly(t, "promtool is not installed (Debian: apt-get install prometheus), so the PromQL of docs/queries.md was NOT tested")
 	}
 	out, err := exec.Command(promtool, "test", "rules", filepath.Join(root, "examples", "prometheus", "alerts_test.yml")).CombinedOutput()
 	if err != nil {
@@ -64,7 +64,7 @@ func TestPrometheusNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		skipLoudly(t, bin+" is not built (make distro), so the Prometheus names of docs/queries.md were NOT checked")
+		testservers.SkipLoudly(t, bin+" is not built (make distro), so the Prometheus names of docs/queries.md were NOT checked")
 	}
 	node := testservers.Node(t)
 	v1, v2 := testservers.Everything(t, "2025.9.25"), testservers.Everything(t, "2025.11.25")
@@ -73,7 +73,11 @@ func TestPrometheusNames(t *testing.T) {
 	if err := os.Symlink(v1, current); err != nil {
 		t.Fatal(err)
 	}
-	otlpAddr, promAddr, telemetryPort := freeAddr(t), freeAddr(t), freePort(t)
+	ports, err := procs.FreePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otlpAddr, promAddr, telemetryPort := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1]), ports[2]
 
 	src, err := os.ReadFile(filepath.Join(root, "docs", "examples", "prometheus.yaml"))
 	if err != nil {
@@ -201,25 +205,4 @@ func postStaleCall(t *testing.T, url string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("OTLP export: %s", resp.Status)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func freeAddr(t *testing.T) string {
-	return fmt.Sprintf("127.0.0.1:%d", freePort(t))
-}
-
-func skipLoudly(t *testing.T, why string) {
-	t.Helper()
-	msg := fmt.Sprintf("\n**********\n* SKIPPING %s: %s.\n**********", t.Name(), why)
-	fmt.Fprintln(os.Stderr, msg)
-	t.Skip(msg)
 }

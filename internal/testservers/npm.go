@@ -50,7 +50,7 @@ func Node(t testing.TB) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		skipLoudly(t, "node is not installed")
+		SkipLoudly(t, "node is not installed, so real-server tests did not run; install Node.js and npm, then run scripts/install-npm-servers.sh")
 	}
 	return node
 }
@@ -59,7 +59,7 @@ func npmServer(t testing.TB, name, entry string) string {
 	t.Helper()
 	Node(t)
 	if _, err := exec.LookPath("npm"); err != nil {
-		skipLoudly(t, "npm is not installed, so the real npm MCP server "+name+" cannot be")
+		SkipLoudly(t, "npm is not installed, so the real npm MCP server "+name+" cannot be; install Node.js and npm, then run scripts/install-npm-servers.sh")
 	}
 	cache := os.Getenv("MCPDRIFT_NPM_CACHE")
 	if cache == "" {
@@ -79,9 +79,11 @@ func npmServer(t testing.TB, name, entry string) string {
 	return path
 }
 
-func skipLoudly(t testing.TB, why string) {
+// SkipLoudly skips the test with a banner on stderr: a skipped real-world
+// test is a gap, and it must not pass unnoticed in a test log.
+func SkipLoudly(t testing.TB, why string) {
 	t.Helper()
-	msg := fmt.Sprintf("\n**********\n* SKIPPING %s: %s.\n* Real-server tests did not run. Install Node.js and npm, then run scripts/install-npm-servers.sh.\n**********", t.Name(), why)
+	msg := fmt.Sprintf("\n**********\n* SKIPPING %s: %s.\n**********", t.Name(), why)
 	fmt.Fprintln(os.Stderr, msg)
 	t.Skip(msg)
 }
