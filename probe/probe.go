@@ -174,7 +174,13 @@ func (p *prober) connect(ctx context.Context) (*handshake, error) {
 // handshake tries server/discover and falls back to initialize on a legacy
 // answer. Errors are returned unclassified, so connect can inspect them.
 func (p *prober) handshake(ctx context.Context, s *session, discoverTimeout time.Duration, fallbackOnTimeout bool) (*handshake, error) {
-	hs, err := p.discover(ctx, s, discoverTimeout, fallbackOnTimeout)
+	var hs *handshake
+	var err error
+	if k := p.rt.opts.Known; k.Generation == contract.SpecStateful2025 {
+		err = &errLegacy{preferred: k.ProtocolVersion, why: "an earlier probe found an initialize-era server"}
+	} else {
+		hs, err = p.discover(ctx, s, discoverTimeout, fallbackOnTimeout)
+	}
 	var legacy *errLegacy
 	if errors.As(err, &legacy) {
 		p.rt.opts.Logger.Debug("probe: falling back to initialize", "why", p.rt.red.text(legacy.why))

@@ -20,9 +20,9 @@ func TestDriftEventShape(t *testing.T) {
 	cfg.Targets = []TargetConfig{{Name: "web", Transport: "auto"}}
 	cfg.Targets[0].Endpoint = "https://user:pw@search.example.com:8443/mcp?key=secret"
 	tgt := newTarget(cfg.Targets[0], cfg, func(o, n *contract.Snapshot) *contract.Report { return contract.Diff(o, n, nil) })
-	tgt.tracker.observe(a, time.Unix(100, 0))
-	tgt.tracker.observe(b, time.Unix(200, 0))
-	st := tgt.tracker.observe(b, time.Unix(300, 0))
+	observeAgreed(tgt.tracker, a, time.Unix(100, 0))
+	observeAgreed(tgt.tracker, b, time.Unix(200, 0))
+	st := observeAgreed(tgt.tracker, b, time.Unix(300, 0))
 	logs := buildLogs(tgt, st.events, time.Unix(301, 0))
 
 	res := logs.ResourceLogs().At(0).Resource().Attributes()

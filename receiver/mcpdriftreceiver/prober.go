@@ -35,7 +35,23 @@ func newProber(cfg *Config) prober {
 }
 
 func (p *probeClient) probe(ctx context.Context, t *target) (*contract.Snapshot, error) {
-	return probe.Probe(ctx, t.probe, p.opts)
+	opts := p.opts
+	opts.Equivalent = t.tracker.equivalent()
+	opts.Known = t.hint.next()
+	snap, err := probe.Probe(ctx, t.probe, opts)
+	if err != nil && opts.Known.Generation != "" && ctx.Err() == nil {
+		// The hint may be stale (the server changed generation): a server
+		// that answers the full handshake is not down.
+		opts.Known = probe.Known{}
+		snap, err = probe.Probe(ctx, t.probe, opts)
+	}
+	t.hint.learn(opts.Known, snap, err)
+	if t.httpClient != nil {
+		// A new connection for every probe: a balancer that picks a backend
+		// per connection then picks once per probe, not once per keep-alive.
+		t.httpClient.CloseIdleConnections()
+	}
+	return snap, err
 }
 
 // probeTarget describes the target to the probe. The HTTP client comes from

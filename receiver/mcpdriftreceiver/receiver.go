@@ -41,6 +41,8 @@ type driftReceiver struct {
 
 	// onProbeStart, when set (benchmarks), is told when each probe starts.
 	onProbeStart func(t *target, due, started time.Time)
+	// manual, set by tests, starts no scheduler: the test calls runProbe.
+	manual bool
 }
 
 func newDriftReceiver(set receiver.Settings, cfg *Config, p prober) (*driftReceiver, error) {
@@ -121,6 +123,9 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 	}
 	r.set.Logger.Info("mcpdrift receiver started", zap.Int("targets", len(r.targets)), zap.Int("baselines_restored", restored))
 
+	if r.manual {
+		return nil
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	r.done = make(chan struct{})
@@ -185,6 +190,11 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	}
 	snap.Server.Name = t.name
 	st := t.tracker.observe(snap, finished)
+	if st.sample {
+		more := t.tracker.sampled(r.samples(ctx, t), r.now())
+		st.events = append(st.events, more.events...)
+		st.persist = st.persist || more.persist
+	}
 	t.countEvents(st.events)
 	if st.persist {
 		if err := r.store.save(ctx, t.name, t.tracker); err != nil {
@@ -193,6 +203,26 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	}
 	r.emitEvents(ctx, t, st.events)
 	r.emitMetrics(ctx, t, finished)
+}
+
+// samples probes t again, at once, as many times as its tracker asked: each
+// is one more pick of a balancer in front of a fleet. Failed samples are left
+// out (a failed probe is neither drift nor evidence against it).
+func (r *driftReceiver) samples(ctx context.Context, t *target) []*contract.Snapshot {
+	var out []*contract.Snapshot
+	for range t.tracker.cfg.samples {
+		pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+		snap, err := r.prober.probe(pctx, t)
+		cancel()
+		if ctx.Err() != nil {
+			return nil // shutting down: no decision on part of the samples
+		}
+		if err == nil {
+			snap.Server.Name = t.name
+			out = append(out, snap)
+		}
+	}
+	return out
 }
 
 func (r *driftReceiver) emitEvents(ctx context.Context, t *target, events []event) {

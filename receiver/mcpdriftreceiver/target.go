@@ -29,6 +29,7 @@ type target struct {
 	httpClient         *http.Client // built at Start for endpoint targets
 	clientCapabilities json.RawMessage
 	probe              probe.Target // what the probe is told; set at Start
+	hint               handshakeHint
 	tracker            *tracker
 
 	running atomic.Bool  // a probe of this target is in flight
@@ -80,9 +81,14 @@ func newTarget(tc TargetConfig, cfg *Config, classify func(old, new *contract.Sn
 	} else {
 		t.url = probe.SanitizeURL(tc.Endpoint)
 	}
+	samples := cfg.ConfirmSamples
+	if len(tc.Command) > 0 {
+		samples = 0 // one child process is never a fleet
+	}
 	t.tracker = newTracker(trackerConfig{
 		limits:         cfg.Limits,
 		confirmAfter:   cfg.ConfirmAfter,
+		samples:        samples,
 		pinned:         cfg.Baseline == BaselinePinned,
 		volatileAfter:  cfg.Volatile.After,
 		ignoreVolatile: cfg.Volatile.Ignore,
@@ -179,7 +185,7 @@ func (t *target) recordMetrics(mb *metadata.MetricsBuilder, now time.Time) pmetr
 	for sev, n := range t.drifts {
 		mb.RecordMcpdriftDriftCountDataPoint(ts, n, severityAttr(sev))
 	}
-	mb.RecordMcpdriftContractMixedDataPoint(ts, boolInt(t.tracker.mixedOpen))
+	mb.RecordMcpdriftContractMixedDataPoint(ts, boolInt(t.tracker.mixedOpen()))
 	mb.RecordMcpdriftDriftOpenDataPoint(ts, boolInt(!t.tracker.openDrift.Empty()))
 
 	rb := mb.NewResourceBuilder()
