@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -146,5 +147,80 @@ func TestDriftCountStartsAtZero(t *testing.T) {
 	want := map[string]int64{"breaking": 0, "warning": 0, "compatible": 0, "info": 0}
 	if !maps.Equal(got, want) {
 		t.Errorf("drift.count before any drift: %v, want %v", got, want)
+	}
+}
+
+// lastMetricInts reads the data points of one metric in the last batch, by
+// the value of one attribute ("" for none).
+func lastMetricInts(metrics *consumertest.MetricsSink, name, attr string) map[string]int64 {
+	all := metrics.AllMetrics()
+	ms := all[len(all)-1].ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	got := map[string]int64{}
+	for i := 0; i < ms.Len(); i++ {
+		m := ms.At(i)
+		if m.Name() != name {
+			continue
+		}
+		var dps pmetric.NumberDataPointSlice
+		if m.Type() == pmetric.MetricTypeSum {
+			dps = m.Sum().DataPoints()
+		} else {
+			dps = m.Gauge().DataPoints()
+		}
+		for j := 0; j < dps.Len(); j++ {
+			key := ""
+			if v, ok := dps.At(j).Attributes().Get(attr); ok {
+				key = v.AsString()
+			}
+			got[key] = dps.At(j).IntValue()
+		}
+	}
+	return got
+}
+
+// TestPinnedDriftCountedOnce: with baseline pinned, nine probes of one change
+// are one drift for drift.count and one drift event; drift.open holds the
+// state until the baseline is back.
+func TestPinnedDriftCountedOnce(t *testing.T) {
+	a := snap(t, map[string]string{"search": "v1"})
+	b := snap(t, map[string]string{"search": "v1", "x": "new"})
+	cfg := testConfig("srv")
+	cfg.Baseline = BaselinePinned
+	p := newFakeProber()
+	r, err := newDriftReceiver(receiverSettings(), cfg, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.manual = true
+	logs, metrics := new(consumertest.LogsSink), new(consumertest.MetricsSink)
+	r.setLogs(logs)
+	r.setMetrics(metrics)
+	if err := r.Start(context.Background(), &storageHost{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Shutdown(context.Background()) }()
+	tgt := r.targets[0]
+	p.set("srv", a, nil)
+	r.runProbe(context.Background(), tgt)
+	p.set("srv", b, nil)
+	for range 10 {
+		r.runProbe(context.Background(), tgt)
+	}
+	if n := len(eventsNamed(logs, semconv.EventDrift)); n != 1 {
+		t.Errorf("%d drift events for one open drift, want 1", n)
+	}
+	count := lastMetricInts(metrics, "mcpdrift.drift.count", "mcpdrift.drift.severity")
+	if total := count["breaking"] + count["warning"] + count["compatible"] + count["info"]; total != 1 {
+		t.Errorf("drift.count %v after nine probes of one pinned drift, want 1 in all", count)
+	}
+	if open := lastMetricInts(metrics, "mcpdrift.drift.open", ""); open[""] != 1 {
+		t.Errorf("drift.open %v, want 1", open)
+	}
+	p.set("srv", a, nil)
+	for range 3 {
+		r.runProbe(context.Background(), tgt)
+	}
+	if open := lastMetricInts(metrics, "mcpdrift.drift.open", ""); open[""] != 0 {
+		t.Errorf("drift.open %v back on the baseline, want 0", open)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"github.com/mcpdrift/mcpdrift/probe"
 )
 
-// rediscoverEvery is how many probes use a handshake hint before one is
-// made without it, so a server that learned server/discover is noticed.
+// rediscoverEvery: one probe in this many makes the full handshake although
+// a hint is known, so a server that learned server/discover is noticed.
 const rediscoverEvery = 10
 
 // handshakeHint remembers that a target is initialize-era, so its probes skip
@@ -20,7 +20,7 @@ type handshakeHint struct {
 
 // next is the hint for the next probe (the zero value: discover first).
 func (h *handshakeHint) next() probe.Known {
-	if h.known.Generation == "" || h.uses >= rediscoverEvery {
+	if h.known.Generation == "" || h.uses >= rediscoverEvery-1 {
 		return probe.Known{}
 	}
 	h.uses++

@@ -35,6 +35,11 @@ func newProber(cfg *Config) prober {
 }
 
 func (p *probeClient) probe(ctx context.Context, t *target) (*contract.Snapshot, error) {
+	if t.httpClient != nil {
+		var done func()
+		ctx, done = withOwnConnections(ctx)
+		defer done()
+	}
 	opts := p.opts
 	opts.Equivalent = t.tracker.equivalent()
 	opts.Known = t.hint.next()
@@ -46,11 +51,6 @@ func (p *probeClient) probe(ctx context.Context, t *target) (*contract.Snapshot,
 		snap, err = probe.Probe(ctx, t.probe, opts)
 	}
 	t.hint.learn(opts.Known, snap, err)
-	if t.httpClient != nil {
-		// A new connection for every probe: a balancer that picks a backend
-		// per connection then picks once per probe, not once per keep-alive.
-		t.httpClient.CloseIdleConnections()
-	}
 	return snap, err
 }
 

@@ -1,0 +1,164 @@
+package mcpdriftreceiver
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// The balancer scenarios of the simulation (fleet_sim_test.go), run for real:
+// go-sdk servers of contracts A and B behind testBalancer, probed by the
+// receiver with the real probe, one probe per manual tick (runProbe), so the
+// phases of a rollout are counted in probes, not seconds. The simulation
+// covers hundreds of seeds; these cover the parts it cannot (handshakes,
+// sessions, connections, the samples being real probes) on a few.
+
+// balancerCase runs a simulated scenario behind one kind of balancer.
+type balancerCase struct {
+	scenario string
+	affinity balancerAffinity
+	stateful bool // stateful (initialize-era, sessions) or stateless (2026-07-28) backends
+}
+
+var balancerCases = []balancerCase{
+	{"50/50 random", perRequest, false},
+	{"10% random canary", perConnection, false},
+	{"ramp 0-20-40-60-80-100%, 5 probes a step, random", perSession, true},
+	{"50/50 round robin, confirm_after 1", perConnection, false},
+	{"50/50 random, confirm_after 4", perRequest, false},
+	{"2-replica round robin, session affinity", perSession, true},
+}
+
+func scenarioNamed(t *testing.T, name string) fleetScenario {
+	for _, sc := range fleetScenarios {
+		if sc.name == name {
+			return sc
+		}
+	}
+	t.Fatalf("no scenario %q", name)
+	return fleetScenario{}
+}
+
+// startManual starts a receiver whose probes the test runs (runProbe).
+func startManual(t *testing.T, cfg *Config) (*driftReceiver, *consumertest.LogsSink) {
+	t.Helper()
+	r, err := newDriftReceiver(receiverSettings(), cfg, newProber(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.manual = true
+	logs := new(consumertest.LogsSink)
+	r.setLogs(logs)
+	if err := r.Start(context.Background(), &storageHost{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Shutdown(context.Background()) })
+	return r, logs
+}
+
+func TestE2EBalancerScenarios(t *testing.T) {
+	seeds := 2
+	if testing.Short() {
+		seeds = 1
+	}
+	for _, bc := range balancerCases {
+		sc := scenarioNamed(t, bc.scenario)
+		for seed := range seeds {
+			t.Run(fmt.Sprintf("%s/%s/seed %d", bc.scenario, bc.affinity, seed), func(t *testing.T) {
+				runBalancerCase(t, sc, bc, uint64(seed))
+			})
+		}
+	}
+}
+
+func runBalancerCase(t *testing.T, sc fleetScenario, bc balancerCase, seed uint64) {
+	a, b := sdkBackends(bc.stateful)
+	lb, url := newTestBalancer(t, a, b, bc.affinity, sc.robin, seed)
+	cfg := e2eConfig(httpTarget("svc", url))
+	cfg.ConfirmAfter = sc.confirmAfter
+	r, logs := startManual(t, cfg)
+	tgt := r.targets[0]
+	ctx := context.Background()
+
+	probe := 0
+	driftAt := -1
+	converged := -1
+	drifts := func() int { return len(eventsNamed(logs, semconv.EventDrift)) }
+	for pi, ph := range sc.phases {
+		lb.setShare(ph.share)
+		n := ph.probes
+		last := pi == len(sc.phases)-1
+		switch {
+		case pi == 0:
+			n = 5
+		case last:
+			converged = probe
+			n = 70 // ended early, once the drift came
+		case n > 30:
+			n = 30 // the simulation covers long phases
+		}
+		for range n {
+			before := drifts()
+			r.runProbe(ctx, tgt)
+			if !tgt.up {
+				t.Fatalf("probe %d failed: %s", probe, tgt.lastErrorClass())
+			}
+			if got := drifts(); got != before {
+				if !last {
+					t.Fatalf("drift at probe %d, before the fleet converged (phase %d, share %.0f%%)", probe, pi, 100*ph.share)
+				}
+				if driftAt < 0 {
+					driftAt = probe
+				}
+			}
+			probe++
+			if driftAt >= 0 && probe > driftAt+5 {
+				break
+			}
+		}
+	}
+	if n := drifts(); n != 1 || driftAt < converged {
+		t.Fatalf("%d drifts (first at probe %d, converged at %d), want exactly 1 after convergence", n, driftAt, converged)
+	}
+	snaps := eventsNamed(logs, semconv.EventSnapshot)
+	digestA := attrStr(snaps[0], semconv.ContractDigest)
+	digestB := attrStr(eventsNamed(logs, semconv.EventDrift)[0], semconv.ContractDigest)
+	mixed := eventsNamed(logs, semconv.EventMixedContract)
+	var opens []plog.LogRecord
+	for _, m := range mixed {
+		if attrStr(m, semconv.MixedState) == "open" {
+			opens = append(opens, m)
+		}
+	}
+	if sc.wantMixed && len(opens) != 1 || len(opens) > 1 {
+		t.Fatalf("%d mixed states opened (want %s)", len(opens), map[bool]string{true: "1", false: "at most 1"}[sc.wantMixed])
+	}
+	for _, m := range opens {
+		vs, _ := m.Attributes().Get(semconv.MixedVariants)
+		shares := map[string]float64{}
+		for i := 0; i < vs.Slice().Len(); i++ {
+			v := vs.Slice().At(i).Map()
+			d, _ := v.Get("contract_digest")
+			s, _ := v.Get("share")
+			c, _ := v.Get("count")
+			if c.Int() < 1 {
+				t.Errorf("variant %s seen %d times", d.Str(), c.Int())
+			}
+			shares[d.Str()] = s.Double()
+		}
+		if len(shares) != 2 || shares[digestA] == 0 || shares[digestB] == 0 || shares[digestA]+shares[digestB] < 0.999 {
+			t.Errorf("mixed variants %v, want A %s and B %s sharing the episode", shares, short(digestA), short(digestB))
+		}
+	}
+	t.Logf("picks A %d B %d; drift %d probes after convergence; mixed events %d", lb.picks[0], lb.picks[1], driftAt-converged+1, len(mixed))
+}
+
+func attrStr(lr plog.LogRecord, key string) string {
+	v, _ := lr.Attributes().Get(key)
+	return v.Str()
+}
