@@ -48,7 +48,7 @@ func newSDKServer(name string, tools ...*mcp.Tool) *mcp.Server {
 }
 
 // serveSDK serves whatever server pick returns, per request, over Streamable HTTP.
-func serveSDK(t *testing.T, pick func() *mcp.Server) string {
+func serveSDK(t testing.TB, pick func() *mcp.Server) string {
 	t.Helper()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return pick() }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	ts := httptest.NewServer(h)

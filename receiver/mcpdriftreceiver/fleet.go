@@ -20,7 +20,7 @@ import (
 //     least three times (one contract came back after another was seen);
 //   - while mixed, a contract is converged when it has held the last
 //     hold(x) observations: at least minHold, longer when the contracts it
-//     replaces were rare in the window, up to W;
+//     replaces were rare in the window, up to 2W;
 //   - otherwise a new contract seen c times in a row is confirmed when the
 //     window is clean (it is new there, or the window holds at most two
 //     contracts' runs back to back), after the receiver has sampled the
@@ -64,7 +64,7 @@ type fleetParams struct {
 // (docs/mcpdrift-receiver.md has the measured table).
 const (
 	// fleetWindow is the least window: long enough that a 10 % canary is seen
-	// twice in it with probability 0.999 (1 - 0.9^64 - 64·0.1·0.9^63).
+	// twice in it with probability 0.99 (1 - 0.9^64 - 64·0.1·0.9^63).
 	fleetWindow = 64
 	// fleetMinShare is the share of the window a contract needs (and at
 	// least two observations) to count as a variant of a mixed fleet: one
@@ -77,6 +77,9 @@ const (
 	// window are still served but missed by a run of hold observations:
 	// (1-q)^hold <= fleetMissRate.
 	fleetMissRate = 1e-4
+	// fleetMaxHold bounds hold, in windows: a 10 % canary holds the old
+	// contract for two windows (128 probes) once in 700,000 probes.
+	fleetMaxHold = 2
 	// maxEpisodeVariants bounds the variants a mixed event lists (a server
 	// that serves a new contract on every probe is volatile, not a fleet).
 	maxEpisodeVariants = 16
@@ -250,12 +253,24 @@ func (f *fleet) hold(key string) int {
 	if v := f.inWin[key]; v != nil {
 		others -= v.count
 	}
-	q := float64(others) / float64(n)
+	q := lowerBound(others, n)
 	if q <= 0 || q >= 1 {
 		return f.par.minHold
 	}
 	need := int(math.Ceil(math.Log(fleetMissRate) / math.Log1p(-q)))
-	return min(max(need, f.par.minHold), f.par.window)
+	return min(max(need, f.par.minHold), fleetMaxHold*f.par.window)
+}
+
+// lowerBound is the Wilson score lower bound (z = 2) of a share k/n: the
+// share of a contract seen k times in n observations is at least this with
+// about 97.7 % confidence, so a short window's estimate errs toward a longer
+// hold, not a premature one.
+func lowerBound(k, n int) float64 {
+	const z = 2.0
+	p, fn := float64(k)/float64(n), float64(n)
+	center := p + z*z/(2*fn)
+	margin := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn))
+	return (center - margin) / (1 + z*z/fn)
 }
 
 // mixedRule: two or more contracts each hold a meaningful share of the

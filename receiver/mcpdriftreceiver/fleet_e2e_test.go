@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -161,4 +164,60 @@ func runBalancerCase(t *testing.T, sc fleetScenario, bc balancerCase, seed uint6
 func attrStr(lr plog.LogRecord, key string) string {
 	v, _ := lr.Attributes().Get(key)
 	return v.Str()
+}
+
+// BenchmarkPlainUpgrade measures what confirm_samples costs a plain upgrade of
+// one go-sdk server: the drift still comes on the confirm_after-th probe of
+// the new contract (probes/confirm, as before samples existed), and that
+// probe takes confirm_samples more probes at once (confirm-probe/probe: its
+// wall time against an ordinary probe's).
+//
+//	go test ./receiver/mcpdriftreceiver/ -run '^$' -bench PlainUpgrade
+func BenchmarkPlainUpgrade(b *testing.B) {
+	var ordinary, confirming time.Duration
+	var probes, upgrades int
+	for b.Loop() {
+		srv := newSDKServer("svc", sdkTool("search", "Search the web", "query"))
+		url := serveSDK(b, func() *mcp.Server { return srv })
+		cfg := e2eConfig(httpTarget("svc", url))
+		r, err := newDriftReceiver(receiverSettings(), cfg, newProber(cfg))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.manual = true
+		logs := new(consumertest.LogsSink)
+		r.setLogs(logs)
+		if err := r.Start(context.Background(), &storageHost{}); err != nil {
+			b.Fatal(err)
+		}
+		tgt := r.targets[0]
+		timed := func() time.Duration {
+			start := time.Now()
+			r.runProbe(context.Background(), tgt)
+			return time.Since(start)
+		}
+		for range 3 {
+			ordinary += timed()
+		}
+		srv.AddTool(sdkTool("search", "Search the web", "query", "filters"), noop)
+		for n := 1; ; n++ {
+			d := timed()
+			if len(eventsNamed(logs, semconv.EventDrift)) == 1 {
+				confirming += d
+				probes += n
+				break
+			}
+			ordinary += d
+			if n > 10 {
+				b.Fatal("no drift")
+			}
+		}
+		upgrades++
+		_ = r.Shutdown(context.Background())
+	}
+	b.ReportMetric(float64(probes)/float64(upgrades), "probes/confirm")
+	perOrdinary := float64(ordinary) / float64(3*upgrades+probes-upgrades)
+	b.ReportMetric(float64(confirming)/float64(upgrades)/perOrdinary, "confirm-probe/probe")
+	b.ReportMetric(float64(confirming)/float64(upgrades)/1e6, "confirm-ms")
+	b.ReportMetric(perOrdinary/1e6, "probe-ms")
 }

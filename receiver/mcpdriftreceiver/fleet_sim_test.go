@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -299,5 +301,58 @@ func TestFleetScenarios(t *testing.T) {
 			t.Logf("false drifts %d, delay %s, opens %s, detect %s, samples/run %.1f",
 				s.falseDrifts, dist(s.delays), dist(s.opens), dist(s.detect), float64(s.samples)/float64(s.runs))
 		})
+	}
+}
+
+// fleetStress are long runs that measure how often the rules give way when a
+// fleet stays mixed (not asserted: these are the trade-off's other side).
+var fleetStress = []fleetScenario{
+	{name: "50/50 random, stalled for 1000 probes", confirmAfter: 2, phases: []fleetPhase{{20, 0, false}, {1000, 0.5, false}}},
+	{name: "10% random canary, stalled for 1000 probes", confirmAfter: 2, phases: []fleetPhase{{20, 0, false}, {1000, 0.1, false}}},
+}
+
+// BenchmarkFleetScenarios measures every scenario over many seeds and logs
+// the table docs/mcpdrift-receiver.md shows ("Rolling deploys"):
+//
+//	go test ./receiver/mcpdriftreceiver/ -run '^$' -bench FleetScenarios -benchtime 1x
+//
+// MCPDRIFT_FLEET_SEEDS sets the seeds per scenario (default 1000).
+func BenchmarkFleetScenarios(b *testing.B) {
+	seeds := 1000
+	if n, err := strconv.Atoi(os.Getenv("MCPDRIFT_FLEET_SEEDS")); err == nil && n > 0 {
+		seeds = n
+	}
+	for b.Loop() {
+		var out strings.Builder
+		fmt.Fprintf(&out, "\n%d seeded runs per row; probes counted per scheduled probe; distributions are min / median / p90 / max\n\n", seeds)
+		out.WriteString("| scenario | confirm_samples | false drifts per run | runs with a false drift | convergence → drift, probes | mixed states opened per run | first B → mixed open, probes | extra probes per run |\n")
+		out.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+		worst := 0.0
+		row := func(sc fleetScenario, samples int) {
+			s := measureFleetScenario(b, sc, seeds, samples)
+			perRun := float64(s.falseDrifts) / float64(s.runs)
+			if samples > 0 {
+				worst = max(worst, perRun)
+			}
+			delays := "–"
+			if sc.converges {
+				delays = dist(s.delays)
+				if s.missed > 0 {
+					delays += fmt.Sprintf(" (%d runs none)", s.missed)
+				}
+			}
+			fmt.Fprintf(&out, "| %s | %d | %.4f | %d | %s | %s | %s | %.1f |\n", sc.name, samples, perRun, s.runsFalse, delays, dist(s.opens), dist(s.detect), float64(s.samples)/float64(s.runs))
+		}
+		for _, sc := range fleetScenarios {
+			row(sc, DefaultConfirmSamples)
+		}
+		for _, sc := range fleetStress {
+			row(sc, DefaultConfirmSamples)
+		}
+		for _, sc := range fleetScenarios[3:9] {
+			row(sc, 0)
+		}
+		b.Log(out.String())
+		b.ReportMetric(worst, "false-drifts/run")
 	}
 }

@@ -181,14 +181,18 @@ func TestTrackerMixedFleet(t *testing.T) {
 	if fmt.Sprint(all) != fmt.Sprint(want) {
 		t.Fatalf("alternating fleet: got %v, want %v (one mixed event, no drift per flip)", all, want)
 	}
-	// b holds: a run of confirm_after is not convergence; the whole hold is.
-	hold := tr.fleet.par.minHold
+	// b holds: a run of confirm_after is not convergence; the whole hold is
+	// (b was already seen once when the run started).
+	hold := tr.fleet.run.need
+	if hold < tr.fleet.par.minHold {
+		t.Fatalf("hold %d is less than the least hold %d", hold, tr.fleet.par.minHold)
+	}
 	var end []eventKind
 	var resolved event
-	for i := range hold {
+	for i := range hold - 1 {
 		st := observeAgreed(tr, b, now)
 		if i < hold-2 && len(st.events) > 0 {
-			t.Fatalf("converged after %d probes of b: %v", i+1, kinds(st))
+			t.Fatalf("converged after %d probes of b: %v", i+2, kinds(st))
 		}
 		for _, e := range st.events {
 			if e.kind == eventMixedResolved {
