@@ -191,7 +191,7 @@ func (m messageStream) reply(ctx context.Context, r *jsonrpc.Response) error { r
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	m, err := topMembers(data)
 	if err != nil {
-		return nil, failure(ClassProtocolError, "malformed JSON-RPC message: %v", err)
+		return nil, asError(fmt.Errorf("malformed JSON-RPC message: %w", err))
 	}
 	var version string
 	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {

@@ -157,6 +157,8 @@ func TestHTTPFaults(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}}, ClassTimeout, StepListTools, nil},
+		{"nesting past the envelope scanner's depth", faultServer{"tools/list", result(`{"tools":[{"name":"a","inputSchema":` + nested(600) + `}]}`)}, ClassTooLarge, StepListTools, nil},
+		{"nesting past the document depth limit", faultServer{"tools/list", result(`{"tools":[{"name":"a","inputSchema":` + nested(200) + `}]}`)}, ClassTooLarge, StepListTools, nil},
 		{"unknown resultType", faultServer{"tools/list", result(`{"resultType":"input_required","tools":[]}`)}, ClassProtocolError, StepListTools, nil},
 		{"JSON-RPC error on tools/list", faultServer{"tools/list", jsonBody(200, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"internal"}}`)}, ClassProtocolError, StepListTools,
 			func(t *testing.T, pe *Error) {
@@ -178,6 +180,11 @@ func TestHTTPFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nested is an object nested n levels deep.
+func nested(n int) string {
+	return strings.Repeat(`{"a":`, n-1) + `{}` + strings.Repeat(`}`, n-1)
 }
 
 func TestUnreachable(t *testing.T) {

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -75,6 +76,9 @@ func (o *Options) Validate() error {
 	if o.Timeout < 0 || o.RequestTimeout < 0 || o.DiscoverTimeout < 0 || o.MaxSettleRounds < 0 ||
 		o.MaxMessageBytes < 0 || o.MaxEventBytes < 0 || o.MaxTotalBytes < 0 || o.MaxPages < 0 || o.MaxStderrBytes < 0 {
 		return errors.New("probe options must not be negative (except settle)")
+	}
+	if o.Limits.MaxDepth >= maxMessageDepth { // a message nests its result one level deeper
+		return fmt.Errorf("limits.max_depth must be below %d, the deepest nesting the probe reads in a message", maxMessageDepth)
 	}
 	return o.Limits.Validate()
 }
