@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -281,6 +282,24 @@ func TestStdioFaults(t *testing.T) {
 		}
 		if !strings.Contains(pe.Error(), "exit status 3") {
 			t.Errorf("error %v does not give the exit status", pe)
+		}
+	})
+	t.Run("exits while a process it started holds stdout", func(t *testing.T) {
+		// The grandchild leaves the process group (setsid), so stdout never
+		// reaches EOF: the exit itself must end the probe.
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		script := `setsid sh -c 'echo $$ > "$1"; exec sleep 60' sh "$1" &
+			until [ -s "$1" ]; do sleep 0.01; done; echo "fatal: no config" >&2; exit 3`
+		o := faultOptions()
+		o.DiscoverTimeout, o.RequestTimeout = time.Minute, time.Minute // only the exit can end it in time
+		_, err := Probe(context.Background(), Target{Command: "/bin/sh", Args: []string{"-c", script, "sh", pidFile}}, o)
+		t.Cleanup(func() { _ = syscall.Kill(waitPID(t, pidFile), syscall.SIGKILL) })
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Class != ClassUnreachable || pe.Step != StepDiscover {
+			t.Fatalf("got %v, want unreachable at server/discover", err)
+		}
+		if !strings.Contains(pe.Error(), "exit status 3") || !strings.Contains(pe.Stderr, "fatal: no config") {
+			t.Errorf("error %v (stderr %q) does not give the exit status and stderr", pe, pe.Stderr)
 		}
 	})
 	t.Run("command not found", func(t *testing.T) {

@@ -47,6 +47,7 @@ type stdioConn struct {
 	writeMu   sync.Mutex
 	exited    chan struct{} // closed when Wait returned
 	waitErr   error
+	waitDone  chan struct{} // closed when the exit was handled
 	readDone  chan struct{}
 	closeOnce sync.Once
 }
@@ -64,7 +65,7 @@ func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
 	cmd.Env = append(os.Environ(), t.Env...)
 	setProcessGroup(cmd)
 	c := &stdioConn{rt: rt, cmd: cmd, stderr: newTailBuffer(rt.opts.MaxStderrBytes),
-		exited: make(chan struct{}), readDone: make(chan struct{}), stderrDone: make(chan struct{})}
+		exited: make(chan struct{}), waitDone: make(chan struct{}), readDone: make(chan struct{}), stderrDone: make(chan struct{})}
 	c.messageStream = messageStream{dm: newDemux(in), write: c.write}
 	p, err := newPipes()
 	if err != nil {
@@ -79,9 +80,11 @@ func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
 	}
 	c.stdin, c.stdout, c.stderrPipe = p.in, p.out, p.err
 	go func() {
+		defer close(c.waitDone)
 		c.waitErr = cmd.Wait()
 		close(c.exited)
 		sweepGroup(cmd) // the server is gone: so is whatever it started
+		c.reportExit()
 	}()
 	go func() {
 		defer close(c.stderrDone)
@@ -156,15 +159,38 @@ func (c *stdioConn) readLoop(r io.Reader) {
 	}
 }
 
+// exitDrain is how long stdout may stay open after the child exited: long
+// enough to read what the child wrote before exiting.
+const exitDrain = 100 * time.Millisecond
+
+// reportExit fails every waiting and later call once the child has exited,
+// also when stdout never ends: a process the child started outside its
+// process group (setsid) can hold stdout open indefinitely, and the probe
+// must not wait for it.
+func (c *stdioConn) reportExit() {
+	t := time.NewTimer(exitDrain)
+	defer t.Stop()
+	select {
+	case <-c.readDone: // stdout ended; readLoop reported why
+	case <-t.C:
+		c.dm.fail(c.exitedError(" (a process it started still holds its stdout)"))
+	}
+}
+
+// exitedError reports the child's exit and status; call once exited is closed.
+func (c *stdioConn) exitedError(note string) error {
+	if c.waitErr != nil {
+		return failure(ClassUnreachable, "the server exited%s: %v", note, c.waitErr)
+	}
+	return failure(ClassUnreachable, "the server exited%s", note)
+}
+
 // exitError says why stdout ended: the child exited (with what status), or
 // closed stdout.
 func (c *stdioConn) exitError() error {
 	select {
 	case <-c.exited:
-		if c.waitErr != nil {
-			return failure(ClassUnreachable, "the server exited: %v", c.waitErr)
-		}
-		return failure(ClassUnreachable, "the server exited")
+		return c.exitedError("")
 	case <-time.After(100 * time.Millisecond):
 		return failure(ClassUnreachable, "the server closed stdout")
 	}
@@ -238,6 +264,7 @@ func (c *stdioConn) close(hurry bool) {
 		c.stderrPipe.Close()
 		<-c.readDone
 		<-c.stderrDone
+		<-c.waitDone
 		c.dm.fail(&Error{Class: ClassUnreachable, Err: errClosed})
 	})
 }
