@@ -41,6 +41,13 @@ type probeRuntime struct {
 	opts   Options
 	red    *redactor
 	budget *budget
+	// abort stops the probe with an *Error from a part that cannot return
+	// one (a transport's reader); the probe reports it instead of whatever
+	// the cancellation caused.
+	abort context.CancelCauseFunc
+	// serverRequests counts the requests the server sent, against
+	// Options.MaxServerRequests.
+	serverRequests atomic.Int64
 }
 
 // budget counts the bytes received in one probe against MaxTotalBytes.

@@ -1,16 +1,20 @@
 package probe
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -305,4 +309,79 @@ func TestStdioFaults(t *testing.T) {
 	t.Run("command not found", func(t *testing.T) {
 		expectFailure(t, Target{Command: filepath.Join(t.TempDir(), "no-such-server")}, faultOptions(), ClassUnreachable, StepConnect)
 	})
+}
+
+// floodServer is a 2026-07-28 server that answers tools/list with an SSE
+// stream carrying n requests to the client (roots/list), and the result once
+// every request was answered (like a server that lists by the client's
+// roots). It counts the replies the probe posts back.
+type floodServer struct {
+	n       int
+	replies atomic.Int64
+}
+
+func (f *floodServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/replies" {
+		fmt.Fprint(w, f.replies.Load())
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	if !bytes.Contains(body, []byte(`"method"`)) {
+		f.replies.Add(1)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	faultServer{"tools/list", f.stream}.ServeHTTP(w, r)
+}
+
+func (f *floodServer) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+	n := f.n
+	if q, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil {
+		n = q // the benchmark's server floods as much as each URL asks
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	bw := bufio.NewWriter(w)
+	start := f.replies.Load()
+	for i := range n {
+		fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":\"s%d\",\"method\":\"roots/list\"}\n\n", i)
+	}
+	_ = bw.Flush()
+	w.(http.Flusher).Flush()
+	for f.replies.Load()-start < int64(n) {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+	fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":\"a\"}]}}\n\n", id)
+	_ = bw.Flush()
+}
+
+// A server cannot make the probe send a POST (and hold a goroutine) for
+// every request it streams: past MaxServerRequests the probe fails.
+func TestServerRequestFlood(t *testing.T) {
+	verifyNoLeaks(t)
+	flood := &floodServer{n: 5000}
+	ts := httptest.NewServer(flood)
+	defer ts.Close()
+	pe := expectFailure(t, Target{URL: ts.URL + "/mcp"}, faultOptions(), ClassProtocolError, StepListTools)
+	if got := flood.replies.Load(); got > DefaultMaxServerRequests {
+		t.Errorf("the probe posted %d replies, more than its cap of %d", got, DefaultMaxServerRequests)
+	}
+	if !strings.Contains(pe.Error(), "requests") {
+		t.Errorf("error %v does not say what was exceeded", pe)
+	}
+
+	// A few requests are answered, each once, and the probe succeeds.
+	few := &floodServer{n: 3}
+	ts2 := httptest.NewServer(few)
+	defer ts2.Close()
+	o := faultOptions()
+	o.Settle = -1
+	res := mustProbe(t, Target{URL: ts2.URL + "/mcp"}, o)
+	if len(res.Snapshot.Tools) != 1 {
+		t.Errorf("got %d tools, want 1", len(res.Snapshot.Tools))
+	}
 }

@@ -18,6 +18,9 @@ const (
 	DefaultMaxSettleRounds = 5
 	DefaultMaxPages        = 1000
 	DefaultMaxStderrBytes  = 64 << 10
+	// DefaultMaxServerRequests bounds the requests a server may send the
+	// probe in one probe (real servers send a few: roots/list, ping).
+	DefaultMaxServerRequests = 100
 	// messageSlack is what a JSON-RPC envelope adds around a result.
 	messageSlack = 64 << 10
 )
@@ -58,6 +61,12 @@ type Options struct {
 	MaxPages int
 	// MaxStderrBytes bounds the stderr tail kept from a stdio server.
 	MaxStderrBytes int
+	// MaxServerRequests bounds the requests (roots/list, ping, …) a server
+	// may send the probe in one probe; one more fails the probe with
+	// protocol_error. Each is answered (at most four at a time), so without
+	// a bound a server could make the probe send a reply for every line it
+	// streams.
+	MaxServerRequests int
 
 	// Logger receives debug records of each step; nil discards them.
 	// Records never hold a configured secret.
@@ -74,7 +83,7 @@ type Options struct {
 // Validate reports options that cannot be meant.
 func (o *Options) Validate() error {
 	if o.Timeout < 0 || o.RequestTimeout < 0 || o.DiscoverTimeout < 0 || o.MaxSettleRounds < 0 ||
-		o.MaxMessageBytes < 0 || o.MaxEventBytes < 0 || o.MaxTotalBytes < 0 || o.MaxPages < 0 || o.MaxStderrBytes < 0 {
+		o.MaxMessageBytes < 0 || o.MaxEventBytes < 0 || o.MaxTotalBytes < 0 || o.MaxPages < 0 || o.MaxStderrBytes < 0 || o.MaxServerRequests < 0 {
 		return errors.New("probe options must not be negative (except settle)")
 	}
 	if o.Limits.MaxDepth >= maxMessageDepth { // a message nests its result one level deeper
@@ -127,6 +136,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxStderrBytes == 0 {
 		o.MaxStderrBytes = DefaultMaxStderrBytes
+	}
+	if o.MaxServerRequests == 0 {
+		o.MaxServerRequests = DefaultMaxServerRequests
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

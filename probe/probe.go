@@ -54,17 +54,33 @@ func ProbeResult(ctx context.Context, t Target, o Options) (*Result, error) {
 	}
 	o = o.withDefaults()
 	start := time.Now()
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	p := &prober{t: &t, rt: &probeRuntime{opts: o, red: newRedactor(&t), budget: newBudget(o.MaxTotalBytes)}}
+	p := &prober{t: &t, rt: &probeRuntime{opts: o, red: newRedactor(&t), budget: newBudget(o.MaxTotalBytes), abort: abort}}
 	res, err := p.run(ctx)
 	p.release(ctx.Err() != nil)
 	if err != nil {
-		return nil, p.finish(err)
+		return nil, p.finish(abortCause(ctx, err))
 	}
 	res.Stderr = p.stderr()
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// abortCause returns the error the probe was aborted with (probeRuntime.abort)
+// in place of err, which is then only a consequence (a cancelled request),
+// keeping err's step; else err.
+func abortCause(ctx context.Context, err error) error {
+	var cause *Error
+	if !errors.As(context.Cause(ctx), &cause) {
+		return err
+	}
+	if cause.Step == "" {
+		cause.Step = asError(err).Step
+	}
+	return cause
 }
 
 // prober is one probe of one target.

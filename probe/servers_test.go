@@ -160,6 +160,9 @@ func TestMain(m *testing.M) {
 	if n, _ := strconv.Atoi(os.Getenv(httpServersEnv)); n > 0 {
 		os.Exit(runHTTPServers(n))
 	}
+	if os.Getenv(floodServerEnv) != "" {
+		os.Exit(runFloodServer())
+	}
 	os.Exit(m.Run())
 }
 
@@ -182,6 +185,23 @@ func runHTTPServers(n int) int {
 		go func() { _ = http.Serve(l, h) }()
 		fmt.Printf("http://%s/mcp\n", l.Addr())
 	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// floodServerEnv makes the test binary serve one floodServer (the flood
+// size is the URL's n query parameter), print its URL, and run until stdin
+// closes: the flood benchmark's server.
+const floodServerEnv = "PROBE_TEST_FLOOD_SERVER"
+
+func runFloodServer() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go func() { _ = http.Serve(l, &floodServer{}) }()
+	fmt.Printf("http://%s\n", l.Addr())
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
 }

@@ -45,7 +45,14 @@ type session struct {
 	replies sync.WaitGroup
 	bg      context.Context
 	stop    context.CancelFunc
+	// Answers to server requests wait here for one of at most
+	// answerWorkers goroutines (the queue is bounded by MaxServerRequests).
+	answers []*jsonrpc.Response
+	workers int
 }
+
+// answerWorkers bounds the replies to server requests sent at once.
+const answerWorkers = 4
 
 func newSession(ctx context.Context, rt *probeRuntime, clientCaps json.RawMessage) *session {
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -164,13 +171,44 @@ func (s *session) receive(msg jsonrpc.Message) {
 		}
 		return
 	}
-	s.aside(func() {
-		ctx, cancel := context.WithTimeout(s.bg, s.rt.opts.RequestTimeout)
-		defer cancel()
-		if err := s.c.reply(ctx, answer(req)); err != nil {
-			s.rt.opts.Logger.Debug("probe: could not answer a server request", "method", req.Method, "error", s.rt.red.text(err.Error()))
+	if n := s.rt.serverRequests.Add(1); n > int64(s.rt.opts.MaxServerRequests) {
+		if n == int64(s.rt.opts.MaxServerRequests)+1 {
+			s.rt.abort(failure(ClassProtocolError, "the server sent more than %d requests to the probe (the limit of server requests)", s.rt.opts.MaxServerRequests))
 		}
-	})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.answers = append(s.answers, answer(req))
+	if s.workers < answerWorkers {
+		s.workers++
+		s.replies.Add(1)
+		go s.answerQueued()
+	}
+}
+
+// answerQueued sends queued answers until the queue is empty.
+func (s *session) answerQueued() {
+	defer s.replies.Done()
+	for {
+		s.mu.Lock()
+		if len(s.answers) == 0 || s.closed {
+			s.workers--
+			s.mu.Unlock()
+			return
+		}
+		r := s.answers[0]
+		s.answers = s.answers[1:]
+		s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(s.bg, s.rt.opts.RequestTimeout)
+		if err := s.c.reply(ctx, r); err != nil {
+			s.rt.opts.Logger.Debug("probe: could not answer a server request", "error", s.rt.red.text(err.Error()))
+		}
+		cancel()
+	}
 }
 
 // aside runs f on its own goroutine unless the session is closed; close
