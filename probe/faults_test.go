@@ -28,19 +28,27 @@ type faultServer struct {
 }
 
 func (f faultServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.serve(w, r, func(method string, id json.RawMessage) bool {
+		if method != f.at {
+			return false
+		}
+		f.fault(w, r, id)
+		return true
+	})
+}
+
+// serve decodes a request and lets special handle it; what special declines
+// gets the well-behaved answer.
+func (f faultServer) serve(w http.ResponseWriter, r *http.Request, special func(method string, id json.RawMessage) bool) {
 	var req struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
-		Params struct {
-			Cursor string `json:"cursor"`
-		} `json:"params"`
 	}
 	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	if req.Method == f.at {
-		f.fault(w, r, req.ID)
+	if special(req.Method, req.ID) {
 		return
 	}
 	switch req.Method {
@@ -383,5 +391,61 @@ func TestServerRequestFlood(t *testing.T) {
 	res := mustProbe(t, Target{URL: ts2.URL + "/mcp"}, o)
 	if len(res.Snapshot.Tools) != 1 {
 		t.Errorf("got %d tools, want 1", len(res.Snapshot.Tools))
+	}
+}
+
+// stormServer is a 2026-07-28 server that announces tools/list_changed on
+// its subscriptions/listen stream every few milliseconds, forever, and
+// lists a different tool each time; with hang, every listing after the first
+// hangs until the client gives up.
+type stormServer struct {
+	hang   bool
+	listed atomic.Int64
+}
+
+func (f *stormServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	faultServer{"", nil}.serve(w, r, func(method string, id json.RawMessage) bool {
+		switch method {
+		case "server/discover":
+			writeResult(w, id, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}}}`)
+		case "tools/list":
+			n := f.listed.Add(1)
+			if f.hang && n > 1 {
+				<-r.Context().Done()
+				return true
+			}
+			writeResult(w, id, fmt.Sprintf(`{"tools":[{"name":"t%d"}]}`, n))
+		case "subscriptions/listen":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for r.Context().Err() == nil {
+				fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+				w.(http.Flusher).Flush()
+				time.Sleep(5 * time.Millisecond)
+			}
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+// A server that never stops announcing changes yields the last listing,
+// marked unsettled, before the probe's deadline: never a timeout, whatever
+// the settle options would allow (here 4 quiet waits of up to 1 s each and
+// the re-listings, in a probe of 3 s), also when a re-listing hangs.
+func TestListChangedStorm(t *testing.T) {
+	verifyNoLeaks(t)
+	for _, hang := range []bool{false, true} {
+		t.Run(fmt.Sprintf("relisting hangs %v", hang), func(t *testing.T) {
+			storm := &stormServer{hang: hang}
+			ts := httptest.NewServer(storm)
+			defer ts.Close()
+			o := Options{Timeout: 3 * time.Second, RequestTimeout: time.Minute, Settle: 100 * time.Millisecond}
+			res := mustProbe(t, Target{URL: ts.URL + "/mcp"}, o)
+			if res.Settled || len(res.Snapshot.Tools) != 1 || res.ListChanged == 0 {
+				t.Fatalf("settled %v with %d tools after %d listings and %d list_changed; want an unsettled snapshot of 1 tool",
+					res.Settled, len(res.Snapshot.Tools), res.Listings, res.ListChanged)
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ const (
 	DefaultDiscoverTimeout = 3 * time.Second
 	DefaultSettle          = 500 * time.Millisecond
 	DefaultMaxSettleRounds = 5
+	DefaultMaxSettleTime   = 10 * time.Second
 	DefaultMaxPages        = 1000
 	DefaultMaxStderrBytes  = 64 << 10
 	// DefaultMaxServerRequests bounds the requests a server may send the
@@ -46,6 +47,12 @@ type Options struct {
 	// still changing after that is snapshotted as last listed, with
 	// Result.Settled false.
 	MaxSettleRounds int
+	// MaxSettleTime bounds settling (the waits and re-listings after the
+	// first listing); settling also ends when 90 % of the time left before
+	// the probe's deadline has passed. Either way the snapshot is the last
+	// complete listing, with Result.Settled false: a server that never stops
+	// announcing changes is not a timeout.
+	MaxSettleTime time.Duration
 
 	// Limits bound each document (a list result page) and each listing.
 	Limits contract.Limits
@@ -82,7 +89,7 @@ type Options struct {
 
 // Validate reports options that cannot be meant.
 func (o *Options) Validate() error {
-	if o.Timeout < 0 || o.RequestTimeout < 0 || o.DiscoverTimeout < 0 || o.MaxSettleRounds < 0 ||
+	if o.Timeout < 0 || o.RequestTimeout < 0 || o.DiscoverTimeout < 0 || o.MaxSettleRounds < 0 || o.MaxSettleTime < 0 ||
 		o.MaxMessageBytes < 0 || o.MaxEventBytes < 0 || o.MaxTotalBytes < 0 || o.MaxPages < 0 || o.MaxStderrBytes < 0 || o.MaxServerRequests < 0 {
 		return errors.New("probe options must not be negative (except settle)")
 	}
@@ -108,6 +115,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSettleRounds == 0 {
 		o.MaxSettleRounds = DefaultMaxSettleRounds
+	}
+	if o.MaxSettleTime == 0 {
+		o.MaxSettleTime = DefaultMaxSettleTime
 	}
 	d := contract.DefaultLimits()
 	if o.Limits.MaxDocumentBytes <= 0 {
