@@ -157,10 +157,10 @@ func FuzzInjectMeta(f *testing.F) {
 func TestDeeper(t *testing.T) {
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	for in, want := range map[string]bool{
-		deep(MaxDepth):                     false,
-		deep(MaxDepth + 1):                 true,
-		`["` + deep(MaxDepth+1) + `"]`:     false, // brackets in a string
-		`{"a":` + deep(MaxDepth) + `}`:     true,
+		deep(MaxDepth):                   false,
+		deep(MaxDepth + 1):               true,
+		`["` + deep(MaxDepth+1) + `"]`:   false, // brackets in a string
+		`{"a":` + deep(MaxDepth) + `}`:   true,
 		`["\"` + deep(MaxDepth+1) + `"]`: false,
 	} {
 		if got := Deeper([]byte(in), MaxDepth); got != want {
