@@ -157,7 +157,7 @@ func (p *prober) connect(ctx context.Context) (*handshake, error) {
 			return nil, at(StepConnect, err)
 		}
 		s.c = c
-		return p.handshake(ctx, s, p.rt.opts.DiscoverTimeout, true)
+		return p.handshake(ctx, s)
 	}
 	base, err := newHTTPBase(p.t, p.rt)
 	if err != nil {
@@ -169,7 +169,7 @@ func (p *prober) connect(ctx context.Context) (*handshake, error) {
 	s := p.newSession(ctx)
 	sc := newStreamable(ctx, base, s.receive)
 	s.c = sc
-	hs, err := p.handshake(ctx, s, p.rt.opts.RequestTimeout, false)
+	hs, err := p.handshake(ctx, s)
 	var se *statusError
 	if err != nil && tr == TransportAuto && errors.As(err, &se) && !se.modern() &&
 		(se.code == http.StatusBadRequest || se.code == http.StatusNotFound || se.code == http.StatusMethodNotAllowed) {
@@ -187,21 +187,33 @@ func (p *prober) connect(ctx context.Context) (*handshake, error) {
 	return hs, nil
 }
 
-// handshake tries server/discover and falls back to initialize on a legacy
-// answer. Errors are returned unclassified, so connect can inspect them.
-func (p *prober) handshake(ctx context.Context, s *session, discoverTimeout time.Duration, fallbackOnTimeout bool) (*handshake, error) {
-	hs, err := p.discover(ctx, s, discoverTimeout, fallbackOnTimeout)
+// handshake decides the server's generation, in this one place: it tries
+// server/discover and falls back to initialize on a legacy answer. On stdio
+// a discover request the server left unanswered stays pending through the
+// fallback, and a DiscoverResult that arrives by the initialize answer
+// still makes the server modern (see lateDiscover). Errors are returned
+// unclassified, so connect can inspect them.
+func (p *prober) handshake(ctx context.Context, s *session) (*handshake, error) {
+	hs, err := p.discover(ctx, s)
 	var legacy *errLegacy
-	if errors.As(err, &legacy) {
-		p.rt.opts.Logger.Debug("probe: falling back to initialize", "why", p.rt.red.text(legacy.why))
-		hs, err = p.initialize(ctx, s, legacy.preferred)
+	if !errors.As(err, &legacy) {
 		if err != nil {
-			return nil, p.stepped(StepInitialize, err)
+			return nil, p.stepped(StepDiscover, err)
 		}
 		return hs, nil
 	}
+	p.rt.opts.Logger.Debug("probe: falling back to initialize", "why", p.rt.red.text(legacy.why))
+	hs, err = p.initialize(ctx, s, legacy.preferred)
+	if legacy.late != nil {
+		if modern := p.lateDiscover(ctx, s, legacy, err); modern != nil {
+			return modern, nil
+		}
+	}
 	if err != nil {
-		return nil, p.stepped(StepDiscover, err)
+		return nil, p.stepped(StepInitialize, err)
+	}
+	if err := p.initialized(ctx, s, hs); err != nil {
+		return nil, p.classify(StepInitialized, err)
 	}
 	return hs, nil
 }
@@ -235,6 +247,9 @@ func (p *prober) connectSSE(ctx context.Context, base *httpBase) (*handshake, er
 	hs, err := p.initialize(ctx, s, "")
 	if err != nil {
 		return nil, p.classify(StepInitialize, err)
+	}
+	if err := p.initialized(ctx, s, hs); err != nil {
+		return nil, p.classify(StepInitialized, err)
 	}
 	return hs, nil
 }

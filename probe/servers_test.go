@@ -163,7 +163,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv(floodServerEnv) != "" {
 		os.Exit(runFloodServer())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if sdkServerDir != "" {
+		_ = os.RemoveAll(sdkServerDir)
+	}
+	os.Exit(code)
 }
 
 // httpServersEnv makes the test binary serve that many stateless HTTP
@@ -210,6 +214,9 @@ func runFloodServer() int {
 func runStdioServer(mode string) int {
 	if f := os.Getenv("PROBE_TEST_PIDFILE"); f != "" {
 		_ = os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	}
+	if d, err := time.ParseDuration(os.Getenv("PROBE_TEST_DELAY")); err == nil {
+		time.Sleep(d) // a slow start: nothing is read from stdin meanwhile
 	}
 	switch mode {
 	case "modern", "legacy":

@@ -71,14 +71,56 @@ func newSession(ctx context.Context, rt *probeRuntime, clientCaps json.RawMessag
 func (s *session) request(ctx context.Context, method string, params map[string]any, timeout time.Duration) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	req, err := s.newRequest(method, params)
+	if err != nil {
+		return nil, err
+	}
+	return s.exchange(ctx, req)
+}
+
+// pending is a request whose answer is awaited aside (see start).
+type pending struct {
+	done   chan struct{} // closed when result or err is set
+	result json.RawMessage
+	err    error
+	stop   context.CancelFunc
+}
+
+// start sends a request and awaits its answer on a goroutine of its own,
+// until the answer comes, ctx ends, or cancel is called.
+func (s *session) start(ctx context.Context, method string, params map[string]any) *pending {
+	ctx, stop := context.WithCancel(ctx)
+	p := &pending{done: make(chan struct{}), stop: stop}
+	req, err := s.newRequest(method, params)
+	if err != nil {
+		p.err = err
+		close(p.done)
+		return p
+	}
+	go func() {
+		defer close(p.done)
+		p.result, p.err = s.exchange(ctx, req)
+	}()
+	return p
+}
+
+// cancel stops waiting for the answer and returns once the wait ended.
+func (p *pending) cancel() {
+	p.stop()
+	<-p.done
+}
+
+// newRequest numbers a request and adds the metadata of the generation in use.
+func (s *session) newRequest(method string, params map[string]any) (*jsonrpc.Request, error) {
 	if s.modernVersion != "" {
 		params = s.withMeta(params, s.modernVersion)
 	}
 	id, _ := jsonrpc.MakeID(float64(s.nextID.Add(1)))
-	req, err := newRequest(id, method, params)
-	if err != nil {
-		return nil, err
-	}
+	return newRequest(id, method, params)
+}
+
+// exchange sends req and returns the raw result of its response.
+func (s *session) exchange(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
 	resp, err := s.c.call(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil && !isProbeError(err) {

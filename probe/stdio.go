@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -34,11 +35,12 @@ const (
 // get a typed error when a line exceeds the message limit; the framing is
 // the spec's (one message per line, no embedded newlines).
 type stdioConn struct {
-	rt     *probeRuntime
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *os.File
-	stderr *tailBuffer
+	rt      *probeRuntime
+	cmd     *exec.Cmd
+	stdin   *os.File
+	written atomic.Int64 // bytes written to stdin
+	stdout  *os.File
+	stderr  *tailBuffer
 	messageStream
 
 	stderrPipe *os.File
@@ -214,6 +216,17 @@ func readLimitedLine(br *bufio.Reader, max int) ([]byte, error) {
 
 func (c *stdioConn) transport() string { return contract.TransportStdio }
 
+// inputRead reports whether the child has read everything the probe wrote
+// to its stdin (false before the first write); known is false where the
+// platform cannot tell.
+func (c *stdioConn) inputRead() (read, known bool) {
+	unread, ok := unreadBytes(c.stdin)
+	if !ok {
+		return false, false
+	}
+	return c.written.Load() > 0 && unread == 0, true
+}
+
 func (c *stdioConn) negotiated(string, bool) {}
 
 func (c *stdioConn) write(ctx context.Context, msg jsonrpc.Message) error {
@@ -228,7 +241,8 @@ func (c *stdioConn) write(ctx context.Context, msg jsonrpc.Message) error {
 	go func() {
 		c.writeMu.Lock()
 		defer c.writeMu.Unlock()
-		_, err := c.stdin.Write(data)
+		n, err := c.stdin.Write(data)
+		c.written.Add(int64(n))
 		done <- err
 	}()
 	select {
