@@ -47,8 +47,14 @@ type session struct {
 	stop    context.CancelFunc
 	// Answers to server requests wait here for one of at most
 	// answerWorkers goroutines (the queue is bounded by MaxServerRequests).
-	answers []*jsonrpc.Response
+	answers []queuedAnswer
 	workers int
+}
+
+// queuedAnswer is a reply to a server request, waiting to be sent.
+type queuedAnswer struct {
+	method string
+	resp   *jsonrpc.Response
 }
 
 // answerWorkers bounds the replies to server requests sent at once.
@@ -224,7 +230,7 @@ func (s *session) receive(msg jsonrpc.Message) {
 	if s.closed {
 		return
 	}
-	s.answers = append(s.answers, answer(req))
+	s.answers = append(s.answers, queuedAnswer{req.Method, answer(req)})
 	if s.workers < answerWorkers {
 		s.workers++
 		s.replies.Add(1)
@@ -242,12 +248,12 @@ func (s *session) answerQueued() {
 			s.mu.Unlock()
 			return
 		}
-		r := s.answers[0]
+		a := s.answers[0]
 		s.answers = s.answers[1:]
 		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(s.bg, s.rt.opts.RequestTimeout)
-		if err := s.c.reply(ctx, r); err != nil {
-			s.rt.opts.Logger.Debug("probe: could not answer a server request", "error", s.rt.red.text(err.Error()))
+		if err := s.c.reply(ctx, a.resp); err != nil {
+			s.rt.opts.Logger.Debug("probe: could not answer a server request", "method", truncate(a.method, 80), "error", s.rt.red.text(err.Error()))
 		}
 		cancel()
 	}

@@ -48,7 +48,7 @@ func (p *prober) askDiscover(ctx context.Context, s *session) (json.RawMessage, 
 	}
 	poll := time.NewTicker(inputPoll)
 	defer poll.Stop()
-	var silence <-chan time.Time
+	var silence <-chan time.Time // nil until the server has read the request
 	startSilence := func() {
 		t := time.NewTimer(p.rt.opts.DiscoverTimeout)
 		silence = t.C
