@@ -187,18 +187,7 @@ func TestPinnedDriftCountedOnce(t *testing.T) {
 	cfg := testConfig("srv")
 	cfg.Baseline = BaselinePinned
 	p := newFakeProber()
-	r, err := newDriftReceiver(receiverSettings(), cfg, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.manual = true
-	logs, metrics := new(consumertest.LogsSink), new(consumertest.MetricsSink)
-	r.setLogs(logs)
-	r.setMetrics(metrics)
-	if err := r.Start(context.Background(), &storageHost{}); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = r.Shutdown(context.Background()) }()
+	r, logs, metrics := startManual(t, cfg, p)
 	tgt := r.targets[0]
 	p.set("srv", a, nil)
 	r.runProbe(context.Background(), tgt)

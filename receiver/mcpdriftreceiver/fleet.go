@@ -16,8 +16,9 @@ import (
 //
 // The rules, with c = confirm_after and W the window:
 //   - mixed opens when two or more contracts were each seen at least minCount
-//     times in the window and the observations switched between contracts at
-//     least three times (one contract came back after another was seen);
+//     times in the window after its first change of contract, and the
+//     observations changed contract at least three times (one contract came
+//     back after another was seen);
 //   - while mixed, a contract is converged when it has held the last
 //     hold(x) observations: at least minHold, longer when the contracts it
 //     replaces were rare in the window, up to 2W;
@@ -77,8 +78,8 @@ const (
 	// window are still served but missed by a run of hold observations:
 	// (1-q)^hold <= fleetMissRate.
 	fleetMissRate = 1e-4
-	// fleetMaxHold bounds hold, in windows: a 10 % canary holds the old
-	// contract for two windows (128 probes) once in 700,000 probes.
+	// fleetMaxHold bounds hold, in windows: a 10 % canary leaves the old
+	// contract alone for two windows (128 probes) once in 7 million probes.
 	fleetMaxHold = 2
 	// maxEpisodeVariants bounds the variants a mixed event lists (a server
 	// that serves a new contract on every probe is volatile, not a fleet).
@@ -115,24 +116,25 @@ type fleetVerdict struct {
 // start sets the current contract without history (first observation or a
 // restored baseline).
 func (f *fleet) start(key string) {
-	f.reset()
-	f.current = key
+	f.rekey(key)
+	f.mixed = false
+	f.episode, f.total = nil, 0
 }
 
-// reset forgets every observation but the current contract (its key changed
-// meaning: the volatile mask grew).
-func (f *fleet) reset() {
+// rekey forgets every observation and sets the current contract's key: keys
+// changed meaning (the volatile mask grew). An open mixed state stays open,
+// its episode counted afresh.
+func (f *fleet) rekey(current string) {
+	f.current = current
 	f.win = f.win[:0]
 	clear(f.inWin)
 	f.switches = 0
 	f.run.key, f.run.n, f.run.need = "", 0, 0
 	f.pending = ""
-	f.mixed = false
-	f.episode, f.total = nil, 0
+	if f.mixed {
+		f.episode, f.total = map[string]*variant{}, 0
+	}
 }
-
-// rekey replaces the current contract's key (after reset).
-func (f *fleet) rekey(current string) { f.current = current }
 
 // observe takes one scheduled observation.
 func (f *fleet) observe(key string, at time.Time) fleetVerdict {
@@ -144,10 +146,7 @@ func (f *fleet) observe(key string, at time.Time) fleetVerdict {
 		v.confirmed = true
 		return v
 	}
-	if !f.mixed && f.mixedRule() {
-		f.open()
-		v.opened, v.variants = true, f.episodeVariants()
-	}
+	f.openIfMixed(&v)
 	x := f.run.key
 	if f.mixed {
 		if f.run.n >= f.run.need {
@@ -192,11 +191,16 @@ func (f *fleet) sampled(keys []string, at time.Time) fleetVerdict {
 		v.confirmed = true
 		return v
 	}
+	f.openIfMixed(&v)
+	return v
+}
+
+// openIfMixed opens a mixed state when the window shows one.
+func (f *fleet) openIfMixed(v *fleetVerdict) {
 	if !f.mixed && f.mixedRule() {
 		f.open()
 		v.opened, v.variants = true, f.episodeVariants()
 	}
-	return v
 }
 
 // push appends an observation to the window, the run and the episode.

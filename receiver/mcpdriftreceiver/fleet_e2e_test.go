@@ -48,20 +48,21 @@ func scenarioNamed(t *testing.T, name string) fleetScenario {
 }
 
 // startManual starts a receiver whose probes the test runs (runProbe).
-func startManual(t *testing.T, cfg *Config) (*driftReceiver, *consumertest.LogsSink) {
-	t.Helper()
-	r, err := newDriftReceiver(receiverSettings(), cfg, newProber(cfg))
+func startManual(tb testing.TB, cfg *Config, p prober) (*driftReceiver, *consumertest.LogsSink, *consumertest.MetricsSink) {
+	tb.Helper()
+	r, err := newDriftReceiver(receiverSettings(), cfg, p)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	r.manual = true
-	logs := new(consumertest.LogsSink)
+	logs, metrics := new(consumertest.LogsSink), new(consumertest.MetricsSink)
 	r.setLogs(logs)
+	r.setMetrics(metrics)
 	if err := r.Start(context.Background(), &storageHost{}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { _ = r.Shutdown(context.Background()) })
-	return r, logs
+	tb.Cleanup(func() { _ = r.Shutdown(context.Background()) })
+	return r, logs, metrics
 }
 
 func TestE2EBalancerScenarios(t *testing.T) {
@@ -84,7 +85,7 @@ func runBalancerCase(t *testing.T, sc fleetScenario, bc balancerCase, seed uint6
 	lb, url := newTestBalancer(t, a, b, bc.affinity, sc.robin, seed)
 	cfg := e2eConfig(httpTarget("svc", url))
 	cfg.ConfirmAfter = sc.confirmAfter
-	r, logs := startManual(t, cfg)
+	r, logs, _ := startManual(t, cfg, newProber(cfg))
 	tgt := r.targets[0]
 	ctx := context.Background()
 
@@ -180,16 +181,7 @@ func BenchmarkPlainUpgrade(b *testing.B) {
 		srv := newSDKServer("svc", sdkTool("search", "Search the web", "query"))
 		url := serveSDK(b, func() *mcp.Server { return srv })
 		cfg := e2eConfig(httpTarget("svc", url))
-		r, err := newDriftReceiver(receiverSettings(), cfg, newProber(cfg))
-		if err != nil {
-			b.Fatal(err)
-		}
-		r.manual = true
-		logs := new(consumertest.LogsSink)
-		r.setLogs(logs)
-		if err := r.Start(context.Background(), &storageHost{}); err != nil {
-			b.Fatal(err)
-		}
+		r, logs, _ := startManual(b, cfg, newProber(cfg))
 		tgt := r.targets[0]
 		timed := func() time.Duration {
 			start := time.Now()

@@ -1,9 +1,7 @@
 package mcpdriftreceiver
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -24,23 +22,21 @@ func TestReceiverHandshakeHint(t *testing.T) {
 	var discovers []int // probe numbers that sent server/discover
 	var probeNo int
 	var fail atomic.Bool
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if bytes.Contains(body, []byte(`"server/discover"`)) {
-			mu.Lock()
-			discovers = append(discovers, probeNo)
-			mu.Unlock()
-		}
+	failing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if fail.Load() {
 			http.Error(w, "deploying", http.StatusServiceUnavailable)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		sdk.ServeHTTP(w, r)
+	})
+	ts := httptest.NewServer(onMethod(failing, "server/discover", func() {
+		mu.Lock()
+		discovers = append(discovers, probeNo)
+		mu.Unlock()
 	}))
 	defer ts.Close()
 	cfg := e2eConfig(httpTarget("svc", ts.URL+"/mcp"))
-	r, logs := startManual(t, cfg)
+	r, logs, _ := startManual(t, cfg, newProber(cfg))
 	tgt := r.targets[0]
 	probe := func(n int) {
 		mu.Lock()

@@ -193,7 +193,6 @@ func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 		return
 	}
 	t.baselineKey = t.key(t.baseline)
-	t.fleet.reset()
 	t.fleet.rekey(t.key(t.current))
 }
 

@@ -1,10 +1,8 @@
 package mcpdriftreceiver
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -51,19 +49,12 @@ func TestE2EVolatileFieldNotIgnored(t *testing.T) {
 	srv := rotatingServer(&n)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	var lists atomic.Int64
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if bytes.Contains(body, []byte(`"tools/list"`)) {
-			lists.Add(1)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		sdk.ServeHTTP(w, r)
-	}))
+	ts := httptest.NewServer(onMethod(sdk, "tools/list", func() { lists.Add(1) }))
 	defer ts.Close()
 	cfg := e2eConfig(httpTarget("svc", ts.URL+"/mcp"))
 	cfg.Settle = 5 * time.Millisecond
 	cfg.Volatile.Ignore = false
-	r, logs := startManual(t, cfg)
+	r, logs, _ := startManual(t, cfg, newProber(cfg))
 	tgt := r.targets[0]
 	probe := func() int64 {
 		before := lists.Load()
