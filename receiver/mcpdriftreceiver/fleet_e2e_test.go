@@ -170,17 +170,25 @@ func attrStr(lr plog.LogRecord, key string) string {
 // BenchmarkPlainUpgrade measures what confirm_samples costs a plain upgrade of
 // one go-sdk server: the drift still comes on the confirm_after-th probe of
 // the new contract (probes/confirm, as before samples existed), and that
-// probe takes confirm_samples more probes at once (confirm-probe/probe: its
-// wall time against an ordinary probe's).
+// probe takes confirm_samples more probes, sampleParallelism at a time
+// (confirm-probe/probe: its wall time against an ordinary probe's), with
+// settling off and at its default.
 //
 //	go test ./receiver/mcpdriftreceiver/ -run '^$' -bench PlainUpgrade
 func BenchmarkPlainUpgrade(b *testing.B) {
+	for _, settle := range []time.Duration{0, createDefaultConfig().(*Config).Settle} {
+		b.Run(fmt.Sprintf("settle=%s", settle), func(b *testing.B) { benchmarkPlainUpgrade(b, settle) })
+	}
+}
+
+func benchmarkPlainUpgrade(b *testing.B, settle time.Duration) {
 	var ordinary, confirming time.Duration
 	var probes, upgrades int
 	for b.Loop() {
 		srv := newSDKServer("svc", sdkTool("search", "Search the web", "query"))
 		url := serveSDK(b, func() *mcp.Server { return srv })
 		cfg := e2eConfig(httpTarget("svc", url))
+		cfg.Settle = settle
 		r, logs, _ := startManual(b, cfg, newProber(cfg))
 		tgt := r.targets[0]
 		timed := func() time.Duration {

@@ -13,23 +13,23 @@ import (
 // CloseIdleConnections) and done closes them once the probe has returned. The
 // next probe then opens a new connection, so a load balancer that picks a
 // backend per connection picks once per probe rather than once per
-// keep-alive, and a mixed fleet is seen.
+// keep-alive, and a mixed fleet is seen. The client must not serve another
+// probe meanwhile (a target's probes take turns; samples have clients of
+// their own).
 func withOwnConnections(ctx context.Context) (_ context.Context, done func()) {
 	var mu sync.Mutex
-	var conns []net.Conn
+	conns := map[net.Conn]bool{}
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !info.Reused {
-			conns = append(conns, info.Conn)
-		}
+		conns[info.Conn] = true
 	}}
 	return httptrace.WithClientTrace(ctx, trace), func() {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, c := range conns {
+		for c := range conns {
 			_ = c.Close()
 		}
-		conns = nil
+		clear(conns)
 	}
 }

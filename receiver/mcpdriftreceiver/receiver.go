@@ -3,6 +3,8 @@ package mcpdriftreceiver
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -101,6 +103,11 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 				return fmt.Errorf("mcpdrift: target %q: %w", t.name, err)
 			}
 			t.httpClient = client
+			exts, tel := host.GetExtensions(), r.set.TelemetrySettings
+			t.sampleClient = func(ctx context.Context) (*http.Client, error) {
+				cc := t.cfg.ClientConfig // ToClient writes defaults into its receiver
+				return cc.ToClient(ctx, exts, tel)
+			}
 		}
 		t.probe = t.probeTarget()
 	}
@@ -170,7 +177,7 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	started := r.now()
-	snap, err := r.prober.probe(pctx, t)
+	snap, err := r.prober.probe(pctx, t, false)
 	finished := r.now()
 	if ctx.Err() != nil {
 		return // shutting down: the result is neither success nor failure
@@ -205,24 +212,38 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	r.emitMetrics(ctx, t, finished)
 }
 
+// sampleParallelism bounds a target's samples in flight: they are meant to
+// see the fleet as it is now, and settling makes each take at least settle
+// (the default 12 run in two rounds), but each may hold a probe's worth of
+// memory.
+const sampleParallelism = 6
+
 // samples probes t again, at once, as many times as its tracker asked: each
 // is one more pick of a balancer in front of a fleet. Failed samples are left
 // out (a failed probe is neither drift nor evidence against it).
 func (r *driftReceiver) samples(ctx context.Context, t *target) []*contract.Snapshot {
-	var out []*contract.Snapshot
-	for range t.tracker.cfg.samples {
-		pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-		snap, err := r.prober.probe(pctx, t)
-		cancel()
-		if ctx.Err() != nil {
-			return nil // shutting down: no decision on part of the samples
-		}
-		if err == nil {
-			snap.Server.Name = t.name
-			out = append(out, snap)
-		}
+	results := make([]*contract.Snapshot, t.tracker.cfg.samples)
+	sem := make(chan struct{}, sampleParallelism)
+	var wg sync.WaitGroup
+	for i := range results {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+			defer cancel()
+			if snap, err := r.prober.probe(pctx, t, true); err == nil {
+				snap.Server.Name = t.name
+				results[i] = snap
+			}
+		}()
 	}
-	return out
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil // shutting down: no decision on part of the samples
+	}
+	return slices.DeleteFunc(results, func(s *contract.Snapshot) bool { return s == nil })
 }
 
 func (r *driftReceiver) emitEvents(ctx context.Context, t *target, events []event) {

@@ -1,6 +1,7 @@
 package mcpdriftreceiver
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -26,7 +27,11 @@ type target struct {
 	url      string // redacted endpoint, or stdio:<command>
 	interval time.Duration
 
-	httpClient         *http.Client // built at Start for endpoint targets
+	httpClient *http.Client // built at Start for endpoint targets
+	// sampleClient builds a client of the target's configuration with a
+	// connection pool of its own, for one sample: samples run at once, and
+	// each must open its own connection (one balancer pick).
+	sampleClient       func(context.Context) (*http.Client, error)
 	clientCapabilities json.RawMessage
 	probe              probe.Target // what the probe is told; set at Start
 	hint               handshakeHint
