@@ -127,6 +127,7 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 	s := &scheduler{
 		now:          r.now,
 		maxInFlight:  r.cfg.MaxConcurrentProbes,
+		timeout:      r.cfg.Timeout,
 		initialDelay: r.cfg.InitialDelay,
 		run:          r.runProbe,
 		onStart:      r.onProbeStart,
