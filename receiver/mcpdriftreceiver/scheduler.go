@@ -114,7 +114,7 @@ func (s *scheduler) loop(ctx context.Context, targets []*target) {
 }
 
 // dispatch starts a due probe unless its target's previous one still runs.
-// The probe waits for a slot (waiters are served in due order) and gives it
+// The probe waits for a slot (first come, first served) and gives it
 // back when it returns or when its slot budget is spent, whichever is first.
 func (s *scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup, sem chan struct{}, e dueEntry) {
 	t := e.s.t
