@@ -135,15 +135,22 @@ func (d *Definition) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
-	*d = Definition{Digest: in.Digest, Raw: in.Raw}
-	if len(in.Key) > 0 && string(in.Key) != "null" {
-		key, ok := UnquoteKey(in.Key)
-		if !ok {
-			return fmt.Errorf("%w: definition key is not a string", ErrSyntax)
-		}
-		d.Key = key
+	key, err := optionalKey(in.Key, "definition key")
+	*d = Definition{Key: key, Digest: in.Digest, Raw: in.Raw}
+	return err
+}
+
+// optionalKey decodes a JSON string member read as raw JSON into a key;
+// absent or null is "".
+func optionalKey(raw json.RawMessage, what string) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
 	}
-	return nil
+	key, ok := UnquoteKey(raw)
+	if !ok {
+		return "", fmt.Errorf("%w: %s is not a string", ErrSyntax, what)
+	}
+	return key, nil
 }
 
 // storedKeyMatches reports whether a key stored in a snapshot names the

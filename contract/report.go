@@ -3,7 +3,6 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -202,13 +201,7 @@ func (c *Change) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return err
 	}
-	*c = Change{Rule: in.Rule, Severity: in.Severity, Subject: in.Subject, Path: in.Path, Before: in.Before, After: in.After, Message: in.Message}
-	if len(in.Name) > 0 && string(in.Name) != "null" {
-		name, ok := UnquoteKey(in.Name)
-		if !ok {
-			return fmt.Errorf("%w: change name is not a string", ErrSyntax)
-		}
-		c.Name = name
-	}
-	return nil
+	name, err := optionalKey(in.Name, "change name")
+	*c = Change{Rule: in.Rule, Severity: in.Severity, Subject: in.Subject, Name: name, Path: in.Path, Before: in.Before, After: in.After, Message: in.Message}
+	return err
 }
