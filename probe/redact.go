@@ -285,3 +285,14 @@ func (r *redactor) textPtr(s *string) *string {
 	clean := r.text(*s)
 	return &clean
 }
+
+// Redactor removes a target's secrets from text that Probe does not produce
+// (a receiver's own log lines and spans about the target).
+type Redactor struct{ r *redactor }
+
+// NewRedactor returns the Redactor for the secrets t configures: header
+// values, URL credentials and query, environment values and Secrets.
+func NewRedactor(t Target) *Redactor { return &Redactor{r: newRedactor(&t)} }
+
+// Text returns s with every secret replaced by [REDACTED].
+func (r *Redactor) Text(s string) string { return r.r.text(s) }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/probe"
@@ -71,6 +72,8 @@ func (tc *TargetConfig) secrets() []string {
 	if u, err := url.Parse(tc.ProxyURL); err == nil && u.User != nil {
 		pass, _ := u.User.Password()
 		out = append(out, u.User.Username(), pass)
+	} else if err != nil && strings.Contains(tc.ProxyURL, "@") {
+		out = append(out, tc.ProxyURL) // unparsable: errors quote it whole
 	}
 	return out
 }

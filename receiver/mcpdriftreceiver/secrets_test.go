@@ -19,6 +19,9 @@ import (
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -41,7 +44,7 @@ func echoed(r *http.Request) string {
 	for _, k := range []string{"Authorization", "X-Api-Key", "Cookie"} {
 		fmt.Fprintf(&b, "%s=%s ", k, r.Header.Get(k))
 	}
-	return b.String()
+	return b.String() + "url=" + r.URL.String()
 }
 
 func (e *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -95,18 +98,20 @@ func authHost(t *testing.T, id component.ID, token string) *storageHost {
 	return h
 }
 
-// No credential (static header, auth extension token, cookie) reaches the
-// receiver's log, its events or its metrics, even from a server that echoes
-// every request header: in its errors, its serverInfo, instructions and
-// tool definitions (so in snapshot and drift events).
+// No credential (static header, auth extension token, cookie, URL query)
+// reaches the receiver's log, its events, its metrics or its HTTP client's
+// spans, even from a server that echoes every request header and the URL:
+// in its errors, its serverInfo, instructions and tool definitions (so in
+// snapshot and drift events).
 func TestSecretsEchoedByTheServerNeverLeave(t *testing.T) {
 	const (
 		static = "static-0123456789-token"
 		apiKey = "apikey-1357924680"
 		cookie = "cookie-5566778899"
 		minted = "extension-9876543210-token"
+		query  = "querykey-1122334455"
 	)
-	secrets := []string{static, apiKey, cookie, minted}
+	secrets := []string{static, apiKey, cookie, minted, query}
 	srv := &echoServer{}
 	srv.failing.Store(true)
 	ts := httptest.NewServer(srv)
@@ -121,11 +126,18 @@ func TestSecretsEchoedByTheServerNeverLeave(t *testing.T) {
 	authID := component.MustNewID("bearertokenauth")
 	withAuth := httpTarget("extension", ts.URL+"/mcp")
 	withAuth.Auth = configoptional.Some(configauth.Config{AuthenticatorID: authID})
-	cfg := e2eConfig(headers, withAuth)
+	// The key in the query reaches the server (which echoes it) and the HTTP
+	// client's spans; the closed port makes a transport error that quotes
+	// the request URL.
+	inQuery := httpTarget("query", ts.URL+"/mcp?api_key="+query)
+	down := httpTarget("down", closedPort(t)+"?api_key="+query)
+	cfg := e2eConfig(headers, withAuth, inQuery, down)
 
 	core, observed := observer.New(zapcore.DebugLevel)
+	spans := tracetest.NewSpanRecorder()
 	set := receiverSettings()
 	set.Logger = zap.New(core)
+	set.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	r, err := newDriftReceiver(set, cfg, newProber(cfg))
 	if err != nil {
 		t.Fatal(err)
@@ -141,18 +153,21 @@ func TestSecretsEchoedByTheServerNeverLeave(t *testing.T) {
 	failures := func() []observer.LoggedEntry {
 		return observed.FilterMessage("MCP server probe failed").All()
 	}
-	waitFor(t, "both targets' failures", func() bool { return len(failures()) == 2 })
+	waitFor(t, "every target's failure", func() bool { return len(failures()) == 4 })
 	for _, e := range failures() {
-		if !strings.Contains(fmt.Sprint(e.ContextMap()), "Authorization=[REDACTED]") {
+		if e.ContextMap()["target"] == "down" {
+			continue
+		}
+		if !strings.Contains(fmt.Sprint(e.ContextMap()), "[REDACTED]") {
 			t.Errorf("the server's echo should be in the warning, redacted: %v", e.ContextMap())
 		}
 	}
 
 	// The server recovers; its contract then changes: snapshot and drift.
 	srv.failing.Store(false)
-	waitFor(t, "baselines", func() bool { return len(eventsNamed(logs, semconv.EventSnapshot)) == 2 })
+	waitFor(t, "baselines", func() bool { return len(eventsNamed(logs, semconv.EventSnapshot)) == 3 })
 	srv.version.Store(1)
-	waitFor(t, "drifts", func() bool { return len(eventsNamed(logs, semconv.EventDrift)) == 2 })
+	waitFor(t, "drifts", func() bool { return len(eventsNamed(logs, semconv.EventDrift)) == 3 })
 
 	for _, e := range observed.All() {
 		check := fmt.Sprint(e.Message, e.ContextMap())
@@ -177,6 +192,26 @@ func TestSecretsEchoedByTheServerNeverLeave(t *testing.T) {
 	snap := eventsNamed(logs, semconv.EventSnapshot)[0]
 	if v, _ := snap.Attributes().Get(semconv.ServerInfoName); !strings.Contains(v.Str(), "[REDACTED]") {
 		t.Errorf("the echoed serverInfo name should read [REDACTED]: %q", v.Str())
+	}
+	urls, failed := 0, 0
+	for _, sp := range spans.Ended() {
+		text := fmt.Sprint(sp.Name(), sp.Attributes(), sp.Status(), sp.Events())
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("a span leaks %q: %s", s, text)
+			}
+		}
+		for _, a := range sp.Attributes() {
+			if a.Key == semconv.URLFull {
+				urls++
+			}
+		}
+		if sp.Status().Code == codes.Error {
+			failed++
+		}
+	}
+	if urls == 0 || failed == 0 {
+		t.Errorf("want client spans with url.full and failed ones, got %d and %d of %d", urls, failed, len(spans.Ended()))
 	}
 	var pmm pmetric.JSONMarshaler
 	for _, m := range metrics.AllMetrics() {
