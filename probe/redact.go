@@ -32,7 +32,8 @@ const minSecretLen = 8
 // cookies from a jar), which nobody can configure in advance.
 type redactor struct {
 	mu      sync.Mutex
-	secrets []string // distinct, unordered
+	learned map[string]bool // header values already learned (each request repeats them)
+	secrets []string        // distinct, unordered
 	r       *strings.Replacer
 	forms   []string // the secrets and the spellings JSON may give them
 }
@@ -92,6 +93,18 @@ func (r *redactor) receivedCookies(h http.Header) {
 // parameters), and the decoded user and password of Basic credentials.
 func (r *redactor) learn(values ...string) {
 	for _, v := range values {
+		r.mu.Lock()
+		seen := r.learned[v]
+		if !seen {
+			if r.learned == nil {
+				r.learned = map[string]bool{}
+			}
+			r.learned[v] = true
+		}
+		r.mu.Unlock()
+		if seen {
+			continue
+		}
 		r.add(v)
 		for _, w := range strings.FieldsFunc(v, func(c rune) bool { return c == ' ' || c == '\t' || c == ',' || c == ';' }) {
 			r.add(w)
