@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/codes"
@@ -86,16 +85,7 @@ func authHost(t *testing.T, id component.ID, token string) *storageHost {
 	f := bearertokenauthextension.NewFactory()
 	cfg := f.CreateDefaultConfig().(*bearertokenauthextension.Config)
 	cfg.BearerToken = configopaque.String(token)
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &storageHost{exts: map[component.ID]component.Component{id: ext}}
-	if err := ext.Start(context.Background(), h); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
-	return h
+	return hostWith(t, id, f, cfg)
 }
 
 // No credential (static header, auth extension token, cookie, URL query)
@@ -169,13 +159,16 @@ func TestSecretsEchoedByTheServerNeverLeave(t *testing.T) {
 	srv.version.Store(1)
 	waitFor(t, "drifts", func() bool { return len(eventsNamed(logs, semconv.EventDrift)) == 3 })
 
-	for _, e := range observed.All() {
-		check := fmt.Sprint(e.Message, e.ContextMap())
+	leaks := func(what, text string) {
+		t.Helper()
 		for _, s := range secrets {
-			if strings.Contains(check, s) {
-				t.Errorf("collector log leaks %q: %s", s, check)
+			if strings.Contains(text, s) {
+				t.Errorf("%s leaks %q: %s", what, s, text)
 			}
 		}
+	}
+	for _, e := range observed.All() {
+		leaks("the collector log", fmt.Sprint(e.Message, e.ContextMap()))
 	}
 	var plm plog.JSONMarshaler
 	for _, l := range logs.AllLogs() {
@@ -183,11 +176,7 @@ func TestSecretsEchoedByTheServerNeverLeave(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range secrets {
-			if strings.Contains(string(b), s) {
-				t.Errorf("events leak %q: %s", s, b)
-			}
-		}
+		leaks("the events", string(b))
 	}
 	snap := eventsNamed(logs, semconv.EventSnapshot)[0]
 	if v, _ := snap.Attributes().Get(semconv.ServerInfoName); !strings.Contains(v.Str(), "[REDACTED]") {
@@ -195,12 +184,7 @@ func TestSecretsEchoedByTheServerNeverLeave(t *testing.T) {
 	}
 	urls, failed := 0, 0
 	for _, sp := range spans.Ended() {
-		text := fmt.Sprint(sp.Name(), sp.Attributes(), sp.Status(), sp.Events())
-		for _, s := range secrets {
-			if strings.Contains(text, s) {
-				t.Errorf("a span leaks %q: %s", s, text)
-			}
-		}
+		leaks("a span", fmt.Sprint(sp.Name(), sp.Attributes(), sp.Status(), sp.Events()))
 		for _, a := range sp.Attributes() {
 			if a.Key == semconv.URLFull {
 				urls++
@@ -219,10 +203,6 @@ func TestSecretsEchoedByTheServerNeverLeave(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range secrets {
-			if strings.Contains(string(b), s) {
-				t.Errorf("metrics leak %q", s)
-			}
-		}
+		leaks("the metrics", string(b))
 	}
 }
