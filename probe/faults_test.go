@@ -362,6 +362,27 @@ func TestSecretsAddedByTheHTTPClientNeverLeak(t *testing.T) {
 		check(t, "the error", err.Error())
 	})
 
+	t.Run("HTTP/2", func(t *testing.T) {
+		ts := httptest.NewUnstartedServer(faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			msg, _ := json.Marshal(r.Proto + " host " + r.Host + " " + echoHeaders(r))
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`, id, msg)
+		}})
+		ts.EnableHTTP2 = true
+		ts.StartTLS()
+		defer ts.Close()
+		h2 := ts.Client()
+		h2.Transport = headerAdder{next: h2.Transport, h: added}
+		_, err := Probe(context.Background(), Target{URL: ts.URL + "/mcp", HTTPClient: h2}, o)
+		if err == nil || !strings.Contains(err.Error(), "HTTP/2.0 host") || !strings.Contains(err.Error(), "Authorization: "+redacted) {
+			t.Fatalf("want the HTTP/2 echo, redacted: %v", err)
+		}
+		check(t, "the error", err.Error())
+		if !strings.Contains(err.Error(), "host "+strings.TrimPrefix(ts.URL, "https://")) {
+			t.Errorf("HTTP/2 pseudo headers (:authority) are no secrets: %v", err)
+		}
+	})
+
 	t.Run("snapshot", func(t *testing.T) {
 		url := serveFault(t, faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
 			desc, _ := json.Marshal("Called with " + echoHeaders(r))

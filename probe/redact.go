@@ -73,9 +73,10 @@ var publicHeaders = map[string]bool{
 }
 
 // sentHeader records the values of a header as it was written on the wire
-// (an httptrace hook: it sees what every RoundTripper added).
+// (an httptrace hook: it sees what every RoundTripper added). HTTP/2 pseudo
+// headers (":authority", ":path") name the endpoint, which errors must keep.
 func (r *redactor) sentHeader(name string, values []string) {
-	if !publicHeaders[http.CanonicalHeaderKey(name)] {
+	if !strings.HasPrefix(name, ":") && !publicHeaders[http.CanonicalHeaderKey(name)] {
 		r.learn(values...)
 	}
 }

@@ -19,13 +19,15 @@ func TestRedactorLearnsCredentialShapes(t *testing.T) {
 	r.sentHeader("X-Api-Key", []string{"  key-5544332211  "})
 	r.sentHeader("Content-Type", []string{"application/json"}) // the probe's own: not a secret
 	r.sentHeader("Mcp-Method", []string{"resources/templates/list"})
+	r.sentHeader(":authority", []string{"mcp.example.com:443"}) // HTTP/2 pseudo headers
+	r.sentHeader(":path", []string{"/v1/mcp/endpoint"})
 	r.receivedCookies(http.Header{"Set-Cookie": {"session=srv-24681357; Path=/; HttpOnly"}})
 	for _, s := range []string{"alice-admin", "pw-0123456789", "sess-99887766", "csrf-11223344", "key-5544332211", "srv-24681357"} {
 		if got := r.text("echo " + s + " end"); got != "echo "+redacted+" end" {
 			t.Errorf("%s: got %q", s, got)
 		}
 	}
-	for _, s := range []string{"application/json", "resources/templates/list"} {
+	for _, s := range []string{"application/json", "resources/templates/list", "mcp.example.com:443", "/v1/mcp/endpoint"} {
 		if got := r.text(s); got != s {
 			t.Errorf("%q is no secret, got %q", s, got)
 		}
