@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/embedded"
+	nooptrace "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -19,7 +20,9 @@ import (
 // url.full with the query (an API key) and transport errors that quote the
 // request URL: its spans go through the target's redactor.
 func clientTelemetry(set component.TelemetrySettings, red *probe.Redactor) component.TelemetrySettings {
-	if set.TracerProvider != nil {
+	switch set.TracerProvider.(type) {
+	case nil, nooptrace.TracerProvider: // no span is recorded: nothing to redact
+	default:
 		set.TracerProvider = redactingTracerProvider{tp: set.TracerProvider, red: red}
 	}
 	return set
@@ -43,7 +46,10 @@ type redactingTracer struct {
 
 func (t redactingTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	c := trace.NewSpanStartConfig(opts...)
-	clean := []trace.SpanStartOption{trace.WithAttributes(redactAttrs(t.red, c.Attributes())...), trace.WithSpanKind(c.SpanKind())}
+	clean := []trace.SpanStartOption{trace.WithSpanKind(c.SpanKind())}
+	if attrs := c.Attributes(); len(attrs) > 0 {
+		clean = append(clean, trace.WithAttributes(redactAttrs(t.red, attrs)...))
+	}
 	if !c.Timestamp().IsZero() {
 		clean = append(clean, trace.WithTimestamp(c.Timestamp()))
 	}
