@@ -1,18 +1,23 @@
 package probe
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -25,19 +30,27 @@ type faultServer struct {
 }
 
 func (f faultServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.serve(w, r, func(method string, id json.RawMessage) bool {
+		if method != f.at {
+			return false
+		}
+		f.fault(w, r, id)
+		return true
+	})
+}
+
+// serve decodes a request and lets special handle it; what special declines
+// gets the well-behaved answer.
+func (f faultServer) serve(w http.ResponseWriter, r *http.Request, special func(method string, id json.RawMessage) bool) {
 	var req struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
-		Params struct {
-			Cursor string `json:"cursor"`
-		} `json:"params"`
 	}
 	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	if req.Method == f.at {
-		f.fault(w, r, req.ID)
+	if special(req.Method, req.ID) {
 		return
 	}
 	switch req.Method {
@@ -159,6 +172,8 @@ func TestHTTPFaults(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}}, ClassTimeout, StepListTools, nil},
+		{"nesting past the envelope scanner's depth", faultServer{"tools/list", result(`{"tools":[{"name":"a","inputSchema":` + nested(600) + `}]}`)}, ClassTooLarge, StepListTools, nil},
+		{"nesting past the document depth limit", faultServer{"tools/list", result(`{"tools":[{"name":"a","inputSchema":` + nested(200) + `}]}`)}, ClassTooLarge, StepListTools, nil},
 		{"unknown resultType", faultServer{"tools/list", result(`{"resultType":"input_required","tools":[]}`)}, ClassProtocolError, StepListTools, nil},
 		{"JSON-RPC error on tools/list", faultServer{"tools/list", jsonBody(200, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"internal"}}`)}, ClassProtocolError, StepListTools,
 			func(t *testing.T, pe *Error) {
@@ -180,6 +195,11 @@ func TestHTTPFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nested is an object nested n levels deep.
+func nested(n int) string {
+	return strings.Repeat(`{"a":`, n-1) + `{}` + strings.Repeat(`}`, n-1)
 }
 
 func TestUnreachable(t *testing.T) {
@@ -443,7 +463,156 @@ func TestStdioFaults(t *testing.T) {
 			t.Errorf("error %v does not give the exit status", pe)
 		}
 	})
+	t.Run("exits while a process it started holds stdout", func(t *testing.T) {
+		// The grandchild leaves the process group (setsid), so stdout never
+		// reaches EOF: the exit itself must end the probe.
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		script := `setsid sh -c 'echo $$ > "$1"; exec sleep 60' sh "$1" &
+			until [ -s "$1" ]; do sleep 0.01; done; echo "fatal: no config" >&2; exit 3`
+		o := faultOptions()
+		o.DiscoverTimeout, o.RequestTimeout = time.Minute, time.Minute // only the exit can end it in time
+		_, err := Probe(context.Background(), Target{Command: "/bin/sh", Args: []string{"-c", script, "sh", pidFile}}, o)
+		t.Cleanup(func() { _ = syscall.Kill(waitPID(t, pidFile), syscall.SIGKILL) })
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Class != ClassUnreachable || pe.Step != StepDiscover {
+			t.Fatalf("got %v, want unreachable at server/discover", err)
+		}
+		if !strings.Contains(pe.Error(), "exit status 3") || !strings.Contains(pe.Stderr, "fatal: no config") {
+			t.Errorf("error %v (stderr %q) does not give the exit status and stderr", pe, pe.Stderr)
+		}
+	})
 	t.Run("command not found", func(t *testing.T) {
 		expectFailure(t, Target{Command: filepath.Join(t.TempDir(), "no-such-server")}, faultOptions(), ClassUnreachable, StepConnect)
 	})
+}
+
+// floodServer is a 2026-07-28 server that answers tools/list with an SSE
+// stream carrying n requests to the client (roots/list), and the result once
+// every request was answered (like a server that lists by the client's
+// roots). It counts the replies the probe posts back.
+type floodServer struct {
+	n       int
+	replies atomic.Int64
+}
+
+func (f *floodServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/replies" {
+		fmt.Fprint(w, f.replies.Load())
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	if !bytes.Contains(body, []byte(`"method"`)) {
+		f.replies.Add(1)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	faultServer{"tools/list", f.stream}.ServeHTTP(w, r)
+}
+
+func (f *floodServer) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+	n := f.n
+	if q, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil {
+		n = q // the benchmark's server floods as much as each URL asks
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	bw := bufio.NewWriter(w)
+	start := f.replies.Load()
+	for i := range n {
+		fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":\"s%d\",\"method\":\"roots/list\"}\n\n", i)
+	}
+	_ = bw.Flush()
+	w.(http.Flusher).Flush()
+	for f.replies.Load()-start < int64(n) {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+	fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":\"a\"}]}}\n\n", id)
+	_ = bw.Flush()
+}
+
+// A server cannot make the probe send a POST (and hold a goroutine) for
+// every request it streams: past MaxServerRequests the probe fails.
+func TestServerRequestFlood(t *testing.T) {
+	verifyNoLeaks(t)
+	flood := &floodServer{n: 5000}
+	ts := httptest.NewServer(flood)
+	defer ts.Close()
+	pe := expectFailure(t, Target{URL: ts.URL + "/mcp"}, faultOptions(), ClassProtocolError, StepListTools)
+	if got := flood.replies.Load(); got > DefaultMaxServerRequests {
+		t.Errorf("the probe posted %d replies, more than its cap of %d", got, DefaultMaxServerRequests)
+	}
+	if !strings.Contains(pe.Error(), "requests") {
+		t.Errorf("error %v does not say what was exceeded", pe)
+	}
+
+	// A few requests are answered, each once, and the probe succeeds.
+	few := &floodServer{n: 3}
+	ts2 := httptest.NewServer(few)
+	defer ts2.Close()
+	o := faultOptions()
+	o.Settle = -1
+	res := mustProbe(t, Target{URL: ts2.URL + "/mcp"}, o)
+	if len(res.Snapshot.Tools) != 1 {
+		t.Errorf("got %d tools, want 1", len(res.Snapshot.Tools))
+	}
+}
+
+// stormServer is a 2026-07-28 server that announces tools/list_changed on
+// its subscriptions/listen stream every few milliseconds, forever, and
+// lists a different tool each time; with hang, every listing after the first
+// hangs until the client gives up.
+type stormServer struct {
+	hang   bool
+	listed atomic.Int64
+}
+
+func (f *stormServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	faultServer{"", nil}.serve(w, r, func(method string, id json.RawMessage) bool {
+		switch method {
+		case "server/discover":
+			writeResult(w, id, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}}}`)
+		case "tools/list":
+			n := f.listed.Add(1)
+			if f.hang && n > 1 {
+				<-r.Context().Done()
+				return true
+			}
+			writeResult(w, id, fmt.Sprintf(`{"tools":[{"name":"t%d"}]}`, n))
+		case "subscriptions/listen":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for r.Context().Err() == nil {
+				fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+				w.(http.Flusher).Flush()
+				time.Sleep(5 * time.Millisecond)
+			}
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+// A server that never stops announcing changes yields the last listing,
+// marked unsettled, before the probe's deadline: never a timeout, whatever
+// the settle options would allow (here 4 quiet waits of up to 1 s each and
+// the re-listings, in a probe of 3 s), also when a re-listing hangs.
+func TestListChangedStorm(t *testing.T) {
+	verifyNoLeaks(t)
+	for _, hang := range []bool{false, true} {
+		t.Run(fmt.Sprintf("relisting hangs %v", hang), func(t *testing.T) {
+			storm := &stormServer{hang: hang}
+			ts := httptest.NewServer(storm)
+			defer ts.Close()
+			o := Options{Timeout: 3 * time.Second, RequestTimeout: time.Minute, Settle: 100 * time.Millisecond}
+			res := mustProbe(t, Target{URL: ts.URL + "/mcp"}, o)
+			if res.Settled || len(res.Snapshot.Tools) != 1 || res.ListChanged == 0 {
+				t.Fatalf("settled %v with %d tools after %d listings and %d list_changed; want an unsettled snapshot of 1 tool",
+					res.Settled, len(res.Snapshot.Tools), res.Listings, res.ListChanged)
+			}
+		})
+	}
 }
