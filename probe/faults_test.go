@@ -403,6 +403,23 @@ func TestSecretsAddedByTheHTTPClientNeverLeak(t *testing.T) {
 		}
 	})
 
+	t.Run("cut by truncation", func(t *testing.T) {
+		// The probe quotes at most 200 bytes of the versions: the cut falls
+		// 12 bytes into the echoed token.
+		url := serveFault(t, faultServer{"server/discover", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			v, _ := json.Marshal(strings.Repeat("v", 200-1-len("Bearer ")-12) + r.Header.Get("Authorization"))
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":[%s]}}}`, id, v)
+		}})
+		_, err := Probe(context.Background(), Target{URL: url, HTTPClient: client()}, o)
+		if err == nil || !strings.Contains(err.Error(), redacted+"…") {
+			t.Fatalf("want the versions cut inside the token, redacted: %v", err)
+		}
+		if strings.Contains(err.Error(), token[:12]) {
+			t.Errorf("the head of the token leaked: %v", err)
+		}
+	})
+
 	t.Run("snapshot", func(t *testing.T) {
 		url := serveFault(t, faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
 			desc, _ := json.Marshal("Called with " + echoHeaders(r))

@@ -177,11 +177,43 @@ func jsonSpelling(s string) string {
 }
 
 func (r *redactor) text(s string) string {
-	rep, _ := r.replacer()
+	rep, forms := r.replacer()
 	if rep == nil {
 		return s
 	}
-	return rep.Replace(s)
+	return cutSecrets(rep.Replace(s), forms)
+}
+
+// minCutLen is the shortest part of a secret, left before a truncation
+// mark, that is redacted.
+const minCutLen = 4
+
+// cutSecrets redacts what is left of a secret where server text was
+// truncated ("…") inside it: the visible head of a token is still a leak.
+func cutSecrets(s string, forms []string) string {
+	const mark = "…"
+	if !strings.Contains(s, mark) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, mark)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		head := s[:i]
+		for _, f := range forms {
+			for n := min(len(f)-1, len(head)); n >= minCutLen; n-- {
+				if strings.HasSuffix(head, f[:n]) {
+					head = head[:len(head)-n] + redacted
+					break
+				}
+			}
+		}
+		b.WriteString(head + mark)
+		s = s[i+len(mark):]
+	}
 }
 
 // json returns raw with every secret inside its strings (member names and

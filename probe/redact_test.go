@@ -92,3 +92,19 @@ func BenchmarkProbeSecrets(b *testing.B) {
 	b.ReportMetric(secrets.cpu.Seconds()/none.cpu.Seconds(), "cpu-vs-no-secrets")
 	b.ReportMetric(float64(secrets.mallocs)/float64(none.mallocs), "allocs-vs-no-secrets")
 }
+
+// Server text the probe shortens ("…") may end inside a secret: what is left
+// of it is redacted too.
+func TestRedactorTruncatedSecret(t *testing.T) {
+	const token = "trunc-0123456789-token"
+	r := newRedactor(&Target{Headers: http.Header{"Authorization": {"Bearer " + token}}})
+	for cut := minCutLen; cut < len(token); cut++ {
+		got := r.text(truncate("server says: Bearer "+token+" and more", len("server says: Bearer ")+cut))
+		if strings.Contains(got, token[:cut]) || !strings.HasSuffix(got, redacted+"…") {
+			t.Errorf("cut after %d bytes: %q", cut, got)
+		}
+	}
+	if got := r.text(truncate("a plain message that is long", 10)); got != "a plain me…" {
+		t.Errorf("text without a secret changed: %q", got)
+	}
+}
