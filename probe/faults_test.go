@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
 )
 
 // faultServer is a small MCP server of our own (2026-07-28, JSON
@@ -42,26 +44,19 @@ func (f faultServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve decodes a request and lets special handle it; what special declines
 // gets the well-behaved answer.
 func (f faultServer) serve(w http.ResponseWriter, r *http.Request, special func(method string, id json.RawMessage) bool) {
-	var req struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
-		http.Error(w, "bad request", http.StatusBadRequest)
+	id, method, ok := testservers.ReadRequest(w, r)
+	if !ok || special(method, id) {
 		return
 	}
-	if special(req.Method, req.ID) {
-		return
-	}
-	switch req.Method {
+	switch method {
 	case "server/discover":
-		writeResult(w, req.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fault","version":"0"}}}`)
+		writeResult(w, id, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fault","version":"0"}}}`)
 	case "tools/list":
-		writeResult(w, req.ID, `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`)
+		writeResult(w, id, `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, id)
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -47,25 +48,21 @@ func echoed(r *http.Request) string {
 }
 
 func (e *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
-		http.Error(w, "bad request", http.StatusBadRequest)
+	id, method, ok := testservers.ReadRequest(w, r)
+	if !ok {
 		return
 	}
 	echo, _ := json.Marshal(echoed(r))
 	w.Header().Set("Content-Type", "application/json")
 	var result string
 	switch {
-	case req.Method == "tools/list" && e.failing.Load():
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`, req.ID, echo)
+	case method == "tools/list" && e.failing.Load():
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`, id, echo)
 		return
-	case req.Method == "server/discover":
+	case method == "server/discover":
 		result = fmt.Sprintf(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"instructions":%s,`+
 			`"_meta":{"io.modelcontextprotocol/serverInfo":{"name":%s,"version":"1"}}}`, echo, echo)
-	case req.Method == "tools/list":
+	case method == "tools/list":
 		result = fmt.Sprintf(`{"tools":[{"name":"whoami","description":%s,"inputSchema":{"type":"object"}}`, echo)
 		if e.version.Load() > 0 {
 			result += fmt.Sprintf(`,{"name":"login","description":%s,"inputSchema":{"type":"object","required":["user"],"properties":{"user":{"type":"string","default":%s}}}}`, echo, echo)
@@ -73,10 +70,10 @@ func (e *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		result += "]}"
 	default:
 		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, id)
 		return
 	}
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
 }
 
 // authHost holds a started bearertokenauth extension.
