@@ -117,6 +117,21 @@ func TestSnapshotUsage(t *testing.T) {
 	}
 }
 
+// A header value with CR or LF would make every probe fail as unreachable:
+// it is a usage error that names the header and never prints its value.
+func TestSnapshotRefusesHeaderWithLineBreak(t *testing.T) {
+	url := mcpServer(t, "")
+	for _, v := range []string{"Bearer tok-0123456789\r\nX-Injected: 1", "Bearer tok-0123456789\nX", "tok-0123456789\rX"} {
+		code, _, stderr := runCLI("snapshot", "--url", url, "-H", "Authorization: "+v, "--settle", "20ms")
+		if code != exitUsage || !strings.Contains(stderr, "header Authorization") {
+			t.Errorf("%q: exit %d, want %d naming the header: %s", v, code, exitUsage, stderr)
+		}
+		if strings.Contains(stderr, "0123456789") {
+			t.Errorf("the header value was printed: %s", stderr)
+		}
+	}
+}
+
 // End to end over stdio against the real npm server, declaring what the
 // fixtures were captured with: the tools match the fixture.
 func TestSnapshotStdioServerEverything(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -74,11 +75,18 @@ func newStorageHost(t *testing.T, dir string) *storageHost {
 	cfg := f.CreateDefaultConfig().(*filestorage.Config)
 	cfg.Directory = dir
 	cfg.Compaction.Directory = dir
+	return hostWith(t, storageID, f, cfg)
+}
+
+// hostWith is a host holding one real extension, started under id and
+// shut down when the test ends.
+func hostWith(t *testing.T, id component.ID, f extension.Factory, cfg component.Config) *storageHost {
+	t.Helper()
 	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &storageHost{exts: map[component.ID]component.Component{storageID: ext}}
+	h := &storageHost{exts: map[component.ID]component.Component{id: ext}}
 	if err := ext.Start(context.Background(), h); err != nil {
 		t.Fatal(err)
 	}
