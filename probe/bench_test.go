@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -131,4 +132,82 @@ func (r *rawClient) snapshot(url string) error {
 		}
 	}
 	return nil
+}
+
+// BenchmarkServerRequestFlood measures what a server that streams thousands
+// of requests to the client (roots/list) in one tools/list response costs
+// the probe: bytes allocated and the peak of live heap per probe, and the
+// replies it posted back. The server (in a child process) answers the
+// listing only once every request was answered. The baseline, in the same
+// run, is a probe of the same server streaming 3 requests; alloc-vs-3 is
+// the flood's allocation over it.
+func BenchmarkServerRequestFlood(b *testing.B) {
+	base := testservers.SpawnSelf(b, floodServerEnv, 1)[0]
+	o := Options{Timeout: 30 * time.Second}
+	replies := func() int64 {
+		resp, err := http.Get(base + "/replies")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var n int64
+		_, _ = fmt.Fscan(resp.Body, &n)
+		return n
+	}
+	probe := func(n int) (alloc, peak uint64, posted int64, err error) {
+		posted = -replies()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		alloc0, heap0 := ms.TotalAlloc, ms.HeapAlloc
+		stop := make(chan struct{})
+		peaks := make(chan uint64)
+		go func() { peaks <- heapPeak(stop) }()
+		_, err = Probe(context.Background(), Target{URL: fmt.Sprintf("%s/mcp?n=%d", base, n)}, o)
+		close(stop)
+		peak = <-peaks
+		runtime.ReadMemStats(&ms)
+		return ms.TotalAlloc - alloc0, max(peak, heap0) - heap0, posted + replies(), err
+	}
+	for _, n := range []int{5000, 20000} {
+		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
+			var alloc, peak, baseAlloc uint64
+			var posted int64
+			var last error
+			for b.Loop() {
+				a, p, r, err := probe(n)
+				alloc, peak, posted, last = alloc+a, max(peak, p), posted+r, err
+			}
+			for range b.N {
+				a, _, _, err := probe(3)
+				if err != nil {
+					b.Fatalf("the baseline probe failed: %v", err)
+				}
+				baseAlloc += a
+			}
+			nf := float64(b.N)
+			b.ReportMetric(float64(alloc)/nf/(1<<20), "alloc-MB/probe")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(posted)/nf, "replies/probe")
+			b.ReportMetric(float64(alloc)/float64(baseAlloc), "alloc-vs-3")
+			b.Logf("last outcome: %v", last)
+		})
+	}
+}
+
+// heapPeak samples the live heap until stop is closed and returns its peak.
+func heapPeak(stop <-chan struct{}) uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		metrics.Read(sample)
+		peak = max(peak, sample[0].Value.Uint64())
+		select {
+		case <-stop:
+			return peak
+		case <-t.C:
+		}
+	}
 }

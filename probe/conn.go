@@ -41,6 +41,13 @@ type probeRuntime struct {
 	opts   Options
 	red    *redactor
 	budget *budget
+	// abort stops the probe with an *Error from a part that cannot return
+	// one (a transport's reader); the probe reports it instead of whatever
+	// the cancellation caused.
+	abort context.CancelCauseFunc
+	// serverRequests counts the requests the server sent, against
+	// Options.MaxServerRequests.
+	serverRequests atomic.Int64
 }
 
 // budget counts the bytes received in one probe against MaxTotalBytes.
@@ -191,7 +198,7 @@ func (m messageStream) reply(ctx context.Context, r *jsonrpc.Response) error { r
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	m, err := topMembers(data)
 	if err != nil {
-		return nil, failure(ClassProtocolError, "malformed JSON-RPC message: %v", err)
+		return nil, asError(fmt.Errorf("malformed JSON-RPC message: %w", err))
 	}
 	var version string
 	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {

@@ -1,18 +1,27 @@
 package probe
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
 )
 
 // faultServer is a small MCP server of our own (2026-07-28, JSON
@@ -23,30 +32,31 @@ type faultServer struct {
 }
 
 func (f faultServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Cursor string `json:"cursor"`
-		} `json:"params"`
-	}
-	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
-		http.Error(w, "bad request", http.StatusBadRequest)
+	f.serve(w, r, func(method string, id json.RawMessage) bool {
+		if method != f.at {
+			return false
+		}
+		f.fault(w, r, id)
+		return true
+	})
+}
+
+// serve decodes a request and lets special handle it; what special declines
+// gets the well-behaved answer.
+func (f faultServer) serve(w http.ResponseWriter, r *http.Request, special func(method string, id json.RawMessage) bool) {
+	id, method, ok := testservers.ReadRequest(w, r)
+	if !ok || special(method, id) {
 		return
 	}
-	if req.Method == f.at {
-		f.fault(w, r, req.ID)
-		return
-	}
-	switch req.Method {
+	switch method {
 	case "server/discover":
-		writeResult(w, req.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fault","version":"0"}}}`)
+		writeResult(w, id, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fault","version":"0"}}}`)
 	case "tools/list":
-		writeResult(w, req.ID, `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`)
+		writeResult(w, id, `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, id)
 	}
 }
 
@@ -157,6 +167,8 @@ func TestHTTPFaults(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}}, ClassTimeout, StepListTools, nil},
+		{"nesting past the envelope scanner's depth", faultServer{"tools/list", result(`{"tools":[{"name":"a","inputSchema":` + nested(600) + `}]}`)}, ClassTooLarge, StepListTools, nil},
+		{"nesting past the document depth limit", faultServer{"tools/list", result(`{"tools":[{"name":"a","inputSchema":` + nested(200) + `}]}`)}, ClassTooLarge, StepListTools, nil},
 		{"unknown resultType", faultServer{"tools/list", result(`{"resultType":"input_required","tools":[]}`)}, ClassProtocolError, StepListTools, nil},
 		{"JSON-RPC error on tools/list", faultServer{"tools/list", jsonBody(200, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"internal"}}`)}, ClassProtocolError, StepListTools,
 			func(t *testing.T, pe *Error) {
@@ -178,6 +190,11 @@ func TestHTTPFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nested is an object nested n levels deep.
+func nested(n int) string {
+	return strings.Repeat(`{"a":`, n-1) + `{}` + strings.Repeat(`}`, n-1)
 }
 
 func TestUnreachable(t *testing.T) {
@@ -239,12 +256,194 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	// A stdio child that prints its secret environment to stderr.
 	const envSecret = "env-24682468-secret"
-	pe := expectFailure(t, stdioTarget(t, "exit", "API_TOKEN="+envSecret), faultOptions(), ClassUnreachable, StepDiscover)
+	// Seen at server/discover, or at initialize when the discover timeout
+	// expires first on a loaded machine.
+	_, err = Probe(context.Background(), stdioTarget(t, "exit", "API_TOKEN="+envSecret), faultOptions())
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Class != ClassUnreachable {
+		t.Fatalf("got %v, want unreachable", err)
+	}
 	if strings.Contains(pe.Stderr, envSecret) || strings.Contains(pe.Error(), envSecret) {
 		t.Errorf("stdio env secret leaked: %q / %v", pe.Stderr, pe)
 	}
 	if !strings.Contains(pe.Stderr, "fatal: missing configuration") {
 		t.Errorf("stderr tail %q lacks the child's message", pe.Stderr)
+	}
+}
+
+// headerAdder is what confighttp's header RoundTripper and an auth
+// extension do: add credentials the probe is never told about.
+type headerAdder struct {
+	next http.RoundTripper
+	h    http.Header
+}
+
+func (a headerAdder) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, vs := range a.h {
+		if prev := req.Header.Get(k); k == "Cookie" && prev != "" { // the jar's cookies
+			vs = []string{prev + "; " + vs[0]}
+		}
+		req.Header[k] = vs
+	}
+	return a.next.RoundTrip(req)
+}
+
+// echoHeaders echoes the request's credentials, as a careless server's
+// error page does, and one header that is no secret.
+func echoHeaders(r *http.Request) string {
+	var b strings.Builder
+	for _, k := range []string{"Authorization", "X-Api-Key", "Cookie", "Proxy-Authorization", "Mcp-Method"} {
+		fmt.Fprintf(&b, "%s: %s; ", k, r.Header.Get(k))
+	}
+	return b.String()
+}
+
+// Credentials an HTTPClient adds on its own (auth extension tokens, static
+// headers of confighttp, cookies of its jar, Basic credentials) never appear
+// in errors, logs or snapshots, even when the server echoes them.
+func TestSecretsAddedByTheHTTPClientNeverLeak(t *testing.T) {
+	const (
+		token  = "ext-0123456789-token"
+		apiKey = "apikey-2468013579"
+		cookie = "cfgcookie-11223344"
+		jarred = "srvcookie-99887766"
+		pass   = "basic-pw-5544332211"
+	)
+	secrets := []string{token, apiKey, cookie, jarred, pass}
+	added := http.Header{
+		"Authorization":       {"Bearer " + token},
+		"X-Api-Key":           {apiKey},
+		"Cookie":              {"theme=dark-mode-on; sid=" + cookie},
+		"Proxy-Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("proxyuser:"+pass))},
+	}
+	client := func() *http.Client {
+		jar, _ := cookiejar.New(nil)
+		return &http.Client{Transport: headerAdder{next: http.DefaultTransport, h: added}, Jar: jar}
+	}
+	var logs bytes.Buffer
+	o := faultOptions()
+	o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	check := func(t *testing.T, what, text string) {
+		t.Helper()
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s leaks %q: %s", what, s, text)
+			}
+		}
+	}
+
+	t.Run("error", func(t *testing.T) {
+		echo := faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			msg, _ := json.Marshal("rejected: " + echoHeaders(r))
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`, id, msg)
+		}}
+		setCookie := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: jarred, Path: "/"})
+			echo.ServeHTTP(w, r)
+		})
+		ts := httptest.NewServer(setCookie)
+		defer ts.Close()
+		logs.Reset()
+		_, err := Probe(context.Background(), Target{URL: ts.URL + "/mcp", HTTPClient: client()}, o)
+		if err == nil || !strings.Contains(err.Error(), redacted) {
+			t.Fatalf("want an error with the echoed headers redacted, got %v", err)
+		}
+		if !strings.Contains(err.Error(), "Mcp-Method: tools/list") {
+			t.Errorf("a header that is no credential was redacted too: %v", err)
+		}
+		if !strings.Contains(logs.String(), "tools/list") {
+			t.Fatalf("the probe's debug log is empty: %s", logs.String())
+		}
+		check(t, "the error", err.Error())
+		check(t, "the debug log", logs.String())
+	})
+
+	t.Run("status error", func(t *testing.T) {
+		url := serveFault(t, faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			// A cookie set and echoed in the same response.
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: jarred})
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			msg, _ := json.Marshal(echoHeaders(r) + "new session " + jarred)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":%s}}`, id, msg)
+		}})
+		_, err := Probe(context.Background(), Target{URL: url, HTTPClient: client()}, o)
+		var pe *Error
+		if !errors.As(err, &pe) || pe.StatusCode != http.StatusForbidden || !strings.Contains(err.Error(), "new session") {
+			t.Fatalf("want the 403 with its message, got %v", err)
+		}
+		check(t, "the error", err.Error())
+	})
+
+	t.Run("HTTP/2", func(t *testing.T) {
+		ts := httptest.NewUnstartedServer(faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			msg, _ := json.Marshal(r.Proto + " host " + r.Host + " " + echoHeaders(r))
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`, id, msg)
+		}})
+		ts.EnableHTTP2 = true
+		ts.StartTLS()
+		defer ts.Close()
+		h2 := ts.Client()
+		h2.Transport = headerAdder{next: h2.Transport, h: added}
+		_, err := Probe(context.Background(), Target{URL: ts.URL + "/mcp", HTTPClient: h2}, o)
+		if err == nil || !strings.Contains(err.Error(), "HTTP/2.0 host") || !strings.Contains(err.Error(), "Authorization: "+redacted) {
+			t.Fatalf("want the HTTP/2 echo, redacted: %v", err)
+		}
+		check(t, "the error", err.Error())
+		if !strings.Contains(err.Error(), "host "+strings.TrimPrefix(ts.URL, "https://")) {
+			t.Errorf("HTTP/2 pseudo headers (:authority) are no secrets: %v", err)
+		}
+	})
+
+	t.Run("cut by truncation", func(t *testing.T) {
+		// The probe quotes at most 200 bytes of the versions: the cut falls
+		// 12 bytes into the echoed token.
+		url := serveFault(t, faultServer{"server/discover", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			v, _ := json.Marshal(strings.Repeat("v", 200-1-len("Bearer ")-12) + r.Header.Get("Authorization"))
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":[%s]}}}`, id, v)
+		}})
+		_, err := Probe(context.Background(), Target{URL: url, HTTPClient: client()}, o)
+		if err == nil || !strings.Contains(err.Error(), redacted+"…") {
+			t.Fatalf("want the versions cut inside the token, redacted: %v", err)
+		}
+		if strings.Contains(err.Error(), token[:12]) {
+			t.Errorf("the head of the token leaked: %v", err)
+		}
+	})
+
+	t.Run("snapshot", func(t *testing.T) {
+		url := serveFault(t, faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			desc, _ := json.Marshal("Called with " + echoHeaders(r))
+			writeResult(w, id, fmt.Sprintf(`{"tools":[{"name":"a","description":%s,"inputSchema":{"type":"object","default":%q}}]}`, desc, token))
+		}})
+		snap, err := Probe(context.Background(), Target{URL: url, HTTPClient: client()}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(snap)
+		check(t, "the snapshot", string(raw))
+		if !bytes.Contains(raw, []byte(redacted)) {
+			t.Errorf("the echoed token should read %s: %s", redacted, raw)
+		}
+	})
+}
+
+func TestHeaderWithLineBreakIsInvalid(t *testing.T) {
+	const secret = "tok-0123456789"
+	for _, v := range []string{"Bearer " + secret + "\r\nX-Injected: 1", secret + "\n", "a\rb" + secret} {
+		err := (&Target{URL: "http://127.0.0.1:1/mcp", Headers: http.Header{"Authorization": {v}}}).Validate()
+		if err == nil || !strings.Contains(err.Error(), "header Authorization") {
+			t.Errorf("%q: got %v, want an error naming the header", v, err)
+		} else if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error quotes the value: %v", err)
+		}
+	}
+	if err := (&Target{URL: "http://127.0.0.1:1/mcp", Headers: http.Header{"Bad Name": {"x"}}}).Validate(); err == nil {
+		t.Error("a header name with a space must be refused")
 	}
 }
 
@@ -276,7 +475,156 @@ func TestStdioFaults(t *testing.T) {
 			t.Errorf("error %v does not give the exit status", pe)
 		}
 	})
+	t.Run("exits while a process it started holds stdout", func(t *testing.T) {
+		// The grandchild leaves the process group (setsid), so stdout never
+		// reaches EOF: the exit itself must end the probe.
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		script := `setsid sh -c 'echo $$ > "$1"; exec sleep 60' sh "$1" &
+			until [ -s "$1" ]; do sleep 0.01; done; echo "fatal: no config" >&2; exit 3`
+		o := faultOptions()
+		o.DiscoverTimeout, o.RequestTimeout = time.Minute, time.Minute // only the exit can end it in time
+		_, err := Probe(context.Background(), Target{Command: "/bin/sh", Args: []string{"-c", script, "sh", pidFile}}, o)
+		t.Cleanup(func() { _ = syscall.Kill(waitPID(t, pidFile), syscall.SIGKILL) })
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Class != ClassUnreachable || pe.Step != StepDiscover {
+			t.Fatalf("got %v, want unreachable at server/discover", err)
+		}
+		if !strings.Contains(pe.Error(), "exit status 3") || !strings.Contains(pe.Stderr, "fatal: no config") {
+			t.Errorf("error %v (stderr %q) does not give the exit status and stderr", pe, pe.Stderr)
+		}
+	})
 	t.Run("command not found", func(t *testing.T) {
 		expectFailure(t, Target{Command: filepath.Join(t.TempDir(), "no-such-server")}, faultOptions(), ClassUnreachable, StepConnect)
 	})
+}
+
+// floodServer is a 2026-07-28 server that answers tools/list with an SSE
+// stream carrying n requests to the client (roots/list), and the result once
+// every request was answered (like a server that lists by the client's
+// roots). It counts the replies the probe posts back.
+type floodServer struct {
+	n       int
+	replies atomic.Int64
+}
+
+func (f *floodServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/replies" {
+		fmt.Fprint(w, f.replies.Load())
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	if !bytes.Contains(body, []byte(`"method"`)) {
+		f.replies.Add(1)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	faultServer{"tools/list", f.stream}.ServeHTTP(w, r)
+}
+
+func (f *floodServer) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+	n := f.n
+	if q, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil {
+		n = q // the benchmark's server floods as much as each URL asks
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	bw := bufio.NewWriter(w)
+	start := f.replies.Load()
+	for i := range n {
+		fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":\"s%d\",\"method\":\"roots/list\"}\n\n", i)
+	}
+	_ = bw.Flush()
+	w.(http.Flusher).Flush()
+	for f.replies.Load()-start < int64(n) {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+	fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":\"a\"}]}}\n\n", id)
+	_ = bw.Flush()
+}
+
+// A server cannot make the probe send a POST (and hold a goroutine) for
+// every request it streams: past MaxServerRequests the probe fails.
+func TestServerRequestFlood(t *testing.T) {
+	verifyNoLeaks(t)
+	flood := &floodServer{n: 5000}
+	ts := httptest.NewServer(flood)
+	defer ts.Close()
+	pe := expectFailure(t, Target{URL: ts.URL + "/mcp"}, faultOptions(), ClassProtocolError, StepListTools)
+	if got := flood.replies.Load(); got > DefaultMaxServerRequests {
+		t.Errorf("the probe posted %d replies, more than its cap of %d", got, DefaultMaxServerRequests)
+	}
+	if !strings.Contains(pe.Error(), "requests") {
+		t.Errorf("error %v does not say what was exceeded", pe)
+	}
+
+	// A few requests are answered, each once, and the probe succeeds.
+	few := &floodServer{n: 3}
+	ts2 := httptest.NewServer(few)
+	defer ts2.Close()
+	o := faultOptions()
+	o.Settle = -1
+	res := mustProbe(t, Target{URL: ts2.URL + "/mcp"}, o)
+	if len(res.Snapshot.Tools) != 1 {
+		t.Errorf("got %d tools, want 1", len(res.Snapshot.Tools))
+	}
+}
+
+// stormServer is a 2026-07-28 server that announces tools/list_changed on
+// its subscriptions/listen stream every few milliseconds, forever, and
+// lists a different tool each time; with hang, every listing after the first
+// hangs until the client gives up.
+type stormServer struct {
+	hang   bool
+	listed atomic.Int64
+}
+
+func (f *stormServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	faultServer{"", nil}.serve(w, r, func(method string, id json.RawMessage) bool {
+		switch method {
+		case "server/discover":
+			writeResult(w, id, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}}}`)
+		case "tools/list":
+			n := f.listed.Add(1)
+			if f.hang && n > 1 {
+				<-r.Context().Done()
+				return true
+			}
+			writeResult(w, id, fmt.Sprintf(`{"tools":[{"name":"t%d"}]}`, n))
+		case "subscriptions/listen":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for r.Context().Err() == nil {
+				fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+				w.(http.Flusher).Flush()
+				time.Sleep(5 * time.Millisecond)
+			}
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+// A server that never stops announcing changes yields the last listing,
+// marked unsettled, before the probe's deadline: never a timeout, whatever
+// the settle options would allow (here 4 quiet waits of up to 1 s each and
+// the re-listings, in a probe of 3 s), also when a re-listing hangs.
+func TestListChangedStorm(t *testing.T) {
+	verifyNoLeaks(t)
+	for _, hang := range []bool{false, true} {
+		t.Run(fmt.Sprintf("relisting hangs %v", hang), func(t *testing.T) {
+			storm := &stormServer{hang: hang}
+			ts := httptest.NewServer(storm)
+			defer ts.Close()
+			o := Options{Timeout: 3 * time.Second, RequestTimeout: time.Minute, Settle: 100 * time.Millisecond}
+			res := mustProbe(t, Target{URL: ts.URL + "/mcp"}, o)
+			if res.Settled || len(res.Snapshot.Tools) != 1 || res.ListChanged == 0 {
+				t.Fatalf("settled %v with %d tools after %d listings and %d list_changed; want an unsettled snapshot of 1 tool",
+					res.Settled, len(res.Snapshot.Tools), res.Listings, res.ListChanged)
+			}
+		})
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
 )
@@ -31,6 +30,10 @@ type handshake struct {
 type errLegacy struct {
 	preferred string
 	why       string
+	// late is, when the server stayed silent on stdio, the discover request
+	// (asking for version), still awaiting an answer.
+	late    *pending
+	version string
 }
 
 func (e *errLegacy) Error() string { return "legacy server: " + e.why }
@@ -40,13 +43,13 @@ func (e *errLegacy) Error() string { return "legacy server: " + e.why }
 // JSON-RPC error identifies a modern server; anything else (any other
 // error code, a 4xx without a modern error body, and on stdio silence)
 // identifies a legacy one and yields *errLegacy.
-func (p *prober) discover(ctx context.Context, s *session, timeout time.Duration, fallbackOnTimeout bool) (*handshake, error) {
+func (p *prober) discover(ctx context.Context, s *session) (*handshake, error) {
 	version := modernVersion
 	for attempt := 0; attempt < 2; attempt++ {
 		s.modernVersion = version
 		s.c.negotiated(version, true)
 		p.progress(StepDiscover)
-		result, err := s.request(ctx, string(StepDiscover), nil, timeout)
+		result, err := p.askDiscover(ctx, s)
 		if err == nil {
 			hs, err := p.discovered(result, version)
 			if err != nil {
@@ -59,7 +62,10 @@ func (p *prober) discover(ctx context.Context, s *session, timeout time.Duration
 		s.c.negotiated("", false)
 		var re *rpcError
 		var se *statusError
+		var silent *errSilent
 		switch {
+		case errors.As(err, &silent):
+			return nil, &errLegacy{why: "no answer to server/discover", late: silent.late, version: version}
 		case errors.As(err, &re) && re.Code == codeUnsupportedProtocolVersion:
 			next, legacy, nerr := negotiate(supportedOf(re.Data))
 			if nerr != nil {
@@ -76,18 +82,11 @@ func (p *prober) discover(ctx context.Context, s *session, timeout time.Duration
 			return nil, &errLegacy{why: fmt.Sprintf("server/discover answered error %d", re.Code)}
 		case errors.As(err, &se):
 			return nil, p.discoverStatus(se)
-		case fallbackOnTimeout && ctx.Err() == nil && isTimeout(err):
-			return nil, &errLegacy{why: "no answer to server/discover"}
 		default:
 			return nil, err
 		}
 	}
 	return nil, failure(ClassProtocolError, "server/discover: no mutually supported protocol version")
-}
-
-func isTimeout(err error) bool {
-	var pe *Error
-	return errors.As(err, &pe) && pe.Class == ClassTimeout
 }
 
 // discoverStatus classifies an HTTP refusal of server/discover.
@@ -168,7 +167,8 @@ func (p *prober) discovered(result json.RawMessage, requested string) (*handshak
 	}, nil
 }
 
-// initialize runs the initialize-era handshake, then notifications/initialized.
+// initialize sends the initialize-era handshake request; initialized
+// completes the handshake.
 func (p *prober) initialize(ctx context.Context, s *session, version string) (*handshake, error) {
 	if version == "" {
 		version = legacyVersions[0]
@@ -202,11 +202,6 @@ func (p *prober) initialize(ctx context.Context, s *session, version string) (*h
 	if err != nil {
 		return nil, err
 	}
-	s.c.negotiated(*r.ProtocolVersion, false)
-	p.progress(StepInitialized)
-	if err := s.notify(ctx, string(StepInitialized), p.rt.opts.RequestTimeout); err != nil {
-		return nil, at(StepInitialized, err)
-	}
 	return &handshake{
 		generation:      contract.SpecStateful2025,
 		protocolVersion: *r.ProtocolVersion,
@@ -214,6 +209,14 @@ func (p *prober) initialize(ctx context.Context, s *session, version string) (*h
 		serverInfo:      r.ServerInfo,
 		instructions:    instr,
 	}, nil
+}
+
+// initialized adopts the version initialize negotiated and sends
+// notifications/initialized.
+func (p *prober) initialized(ctx context.Context, s *session, hs *handshake) error {
+	s.c.negotiated(hs.protocolVersion, false)
+	p.progress(StepInitialized)
+	return s.notify(ctx, string(StepInitialized), p.rt.opts.RequestTimeout)
 }
 
 // instructionsOf reads an optional instructions member.

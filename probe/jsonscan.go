@@ -2,9 +2,16 @@ package probe
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
 )
+
+// maxMessageDepth is the deepest nesting the probe reads in a message (the
+// envelope walker's bound); Options.Validate keeps Limits.MaxDepth below it,
+// so every depth over the limit is too_large wherever it is found.
+const maxMessageDepth = jsonwire.MaxDepth
 
 // errNotObject is returned by topMembers for input that is not a JSON object.
 var errNotObject = errors.New("not a JSON object")
@@ -36,6 +43,11 @@ func topMembers(raw []byte) (map[string][]byte, error) {
 		out[name] = m.Value
 	}
 	if o.Err() {
+		if jsonwire.Deeper(raw, maxMessageDepth) {
+			// The walker's own bound: report it as the limit it is, like
+			// the shallower depths contract.Limits refuses.
+			return nil, fmt.Errorf("%w: more than %d levels", contract.ErrTooDeep, maxMessageDepth)
+		}
 		return nil, errors.New("malformed JSON object")
 	}
 	if jsonwire.SkipSpace(raw, o.End()) != len(raw) {

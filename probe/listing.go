@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
 )
@@ -130,6 +131,11 @@ func (p *prober) parsePage(kind contract.Kind, raw []byte, prev *listing, page i
 	if _, ok := parsed.Definitions[kind]; !ok {
 		return contract.Page{}, failure(ClassInvalidListing, "the result has no %q array", kind.ListMember())
 	}
+	// A server that echoes a credential into a definition: the page was
+	// checked as sent; the snapshot holds it redacted.
+	if clean, ok := p.rt.red.json(raw); ok {
+		return p.rt.opts.Limits.ParsePage(clean)
+	}
 	return parsed, nil
 }
 
@@ -148,7 +154,9 @@ func sameContract(a, b listings) bool {
 }
 
 // settle lists until two consecutive rounds agree with no list_changed in
-// between, waiting for a quiet period before each re-listing.
+// between, waiting for a quiet period before each re-listing. It ends by
+// settleDeadline, settled or not: a re-listing cut short by it is dropped
+// and the previous round stands.
 func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) (listings, bool, int, error) {
 	cur, err := p.collect(ctx, s, kinds, nil)
 	if err != nil {
@@ -158,13 +166,21 @@ func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) 
 	if p.rt.opts.Settle < 0 {
 		return cur, false, rounds, nil
 	}
+	sctx, cancel := context.WithDeadline(ctx, p.settleDeadline(ctx))
+	defer cancel()
 	for rounds < p.rt.opts.MaxSettleRounds {
-		if err := s.quiet(ctx, p.rt.opts.Settle); err != nil {
-			return nil, false, rounds, &Error{Class: ClassTimeout, Step: StepSettle, Err: err}
+		if err := s.quiet(sctx, p.rt.opts.Settle); err != nil {
+			if ctx.Err() != nil {
+				return nil, false, rounds, &Error{Class: ClassTimeout, Step: StepSettle, Err: err}
+			}
+			break // settling ran out of time while the server kept announcing changes
 		}
 		before := s.changes.Load()
-		next, err := p.collect(ctx, s, kinds, cur)
+		next, err := p.collect(sctx, s, kinds, cur)
 		if err != nil {
+			if sctx.Err() != nil && ctx.Err() == nil {
+				break
+			}
 			return nil, false, rounds, err
 		}
 		rounds++
@@ -175,4 +191,18 @@ func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) 
 		}
 	}
 	return cur, false, rounds, nil
+}
+
+// settleDeadline is when settling must end: MaxSettleTime from now, and
+// never later than 90 % of the time left before the probe's deadline, so
+// that the snapshot is assembled before it.
+func (p *prober) settleDeadline(ctx context.Context) time.Time {
+	now := time.Now()
+	end := now.Add(p.rt.opts.MaxSettleTime)
+	if d, ok := ctx.Deadline(); ok {
+		if byDeadline := now.Add(d.Sub(now) * 9 / 10); byDeadline.Before(end) {
+			end = byDeadline
+		}
+	}
+	return end
 }

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -15,8 +16,12 @@ const (
 	DefaultDiscoverTimeout = 3 * time.Second
 	DefaultSettle          = 500 * time.Millisecond
 	DefaultMaxSettleRounds = 5
+	DefaultMaxSettleTime   = 10 * time.Second
 	DefaultMaxPages        = 1000
 	DefaultMaxStderrBytes  = 64 << 10
+	// DefaultMaxServerRequests bounds the requests a server may send the
+	// probe in one probe (real servers send a few: roots/list, ping).
+	DefaultMaxServerRequests = 100
 	// messageSlack is what a JSON-RPC envelope adds around a result.
 	messageSlack = 64 << 10
 )
@@ -42,6 +47,12 @@ type Options struct {
 	// still changing after that is snapshotted as last listed, with
 	// Result.Settled false.
 	MaxSettleRounds int
+	// MaxSettleTime bounds settling (the waits and re-listings after the
+	// first listing); settling also ends when 90 % of the time left before
+	// the probe's deadline has passed. Either way the snapshot is the last
+	// complete listing, with Result.Settled false: a server that never stops
+	// announcing changes is not a timeout.
+	MaxSettleTime time.Duration
 
 	// Limits bound each document (a list result page) and each listing.
 	Limits contract.Limits
@@ -57,6 +68,12 @@ type Options struct {
 	MaxPages int
 	// MaxStderrBytes bounds the stderr tail kept from a stdio server.
 	MaxStderrBytes int
+	// MaxServerRequests bounds the requests (roots/list, ping, …) a server
+	// may send the probe in one probe; one more fails the probe with
+	// protocol_error. Each is answered (at most four at a time), so without
+	// a bound a server could make the probe send a reply for every line it
+	// streams.
+	MaxServerRequests int
 
 	// Logger receives debug records of each step; nil discards them.
 	// Records never hold a configured secret.
@@ -72,9 +89,12 @@ type Options struct {
 
 // Validate reports options that cannot be meant.
 func (o *Options) Validate() error {
-	if o.Timeout < 0 || o.RequestTimeout < 0 || o.DiscoverTimeout < 0 || o.MaxSettleRounds < 0 ||
-		o.MaxMessageBytes < 0 || o.MaxEventBytes < 0 || o.MaxTotalBytes < 0 || o.MaxPages < 0 || o.MaxStderrBytes < 0 {
+	if o.Timeout < 0 || o.RequestTimeout < 0 || o.DiscoverTimeout < 0 || o.MaxSettleRounds < 0 || o.MaxSettleTime < 0 ||
+		o.MaxMessageBytes < 0 || o.MaxEventBytes < 0 || o.MaxTotalBytes < 0 || o.MaxPages < 0 || o.MaxStderrBytes < 0 || o.MaxServerRequests < 0 {
 		return errors.New("probe options must not be negative (except settle)")
+	}
+	if o.Limits.MaxDepth >= maxMessageDepth { // a message nests its result one level deeper
+		return fmt.Errorf("limits.max_depth must be below %d, the deepest nesting the probe reads in a message", maxMessageDepth)
 	}
 	return o.Limits.Validate()
 }
@@ -95,6 +115,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSettleRounds == 0 {
 		o.MaxSettleRounds = DefaultMaxSettleRounds
+	}
+	if o.MaxSettleTime == 0 {
+		o.MaxSettleTime = DefaultMaxSettleTime
 	}
 	d := contract.DefaultLimits()
 	if o.Limits.MaxDocumentBytes <= 0 {
@@ -123,6 +146,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxStderrBytes == 0 {
 		o.MaxStderrBytes = DefaultMaxStderrBytes
+	}
+	if o.MaxServerRequests == 0 {
+		o.MaxServerRequests = DefaultMaxServerRequests
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -54,17 +54,33 @@ func ProbeResult(ctx context.Context, t Target, o Options) (*Result, error) {
 	}
 	o = o.withDefaults()
 	start := time.Now()
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	p := &prober{t: &t, rt: &probeRuntime{opts: o, red: newRedactor(&t), budget: newBudget(o.MaxTotalBytes)}}
+	p := &prober{t: &t, rt: &probeRuntime{opts: o, red: newRedactor(&t), budget: newBudget(o.MaxTotalBytes), abort: abort}}
 	res, err := p.run(ctx)
 	p.release(ctx.Err() != nil)
 	if err != nil {
-		return nil, p.finish(err)
+		return nil, p.finish(abortCause(ctx, err))
 	}
 	res.Stderr = p.stderr()
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// abortCause returns the error the probe was aborted with (probeRuntime.abort)
+// in place of err, which is then only a consequence (a cancelled request),
+// keeping err's step; else err.
+func abortCause(ctx context.Context, err error) error {
+	var cause *Error
+	if !errors.As(context.Cause(ctx), &cause) {
+		return err
+	}
+	if cause.Step == "" {
+		cause.Step = asError(err).Step
+	}
+	return cause
 }
 
 // prober is one probe of one target.
@@ -103,9 +119,9 @@ func (p *prober) run(ctx context.Context) (*Result, error) {
 		ObservedAt:         p.rt.opts.Now().UTC(),
 		ProtocolVersion:    hs.protocolVersion,
 		SpecGeneration:     hs.generation,
-		ServerInfo:         nullToNil(hs.serverInfo),
-		Capabilities:       nullToNil(hs.capabilities),
-		Instructions:       hs.instructions,
+		ServerInfo:         nullToNil(p.rt.red.jsonText(hs.serverInfo)),
+		Capabilities:       nullToNil(p.rt.red.jsonText(hs.capabilities)),
+		Instructions:       p.rt.red.textPtr(hs.instructions),
 		ClientCapabilities: s.clientCaps,
 	}
 	for _, k := range contract.Kinds {
@@ -141,7 +157,7 @@ func (p *prober) connect(ctx context.Context) (*handshake, error) {
 			return nil, at(StepConnect, err)
 		}
 		s.c = c
-		return p.handshake(ctx, s, p.rt.opts.DiscoverTimeout, true)
+		return p.handshake(ctx, s)
 	}
 	base, err := newHTTPBase(p.t, p.rt)
 	if err != nil {
@@ -153,7 +169,7 @@ func (p *prober) connect(ctx context.Context) (*handshake, error) {
 	s := p.newSession(ctx)
 	sc := newStreamable(ctx, base, s.receive)
 	s.c = sc
-	hs, err := p.handshake(ctx, s, p.rt.opts.RequestTimeout, false)
+	hs, err := p.handshake(ctx, s)
 	var se *statusError
 	if err != nil && tr == TransportAuto && errors.As(err, &se) && !se.modern() &&
 		(se.code == http.StatusBadRequest || se.code == http.StatusNotFound || se.code == http.StatusMethodNotAllowed) {
@@ -171,21 +187,33 @@ func (p *prober) connect(ctx context.Context) (*handshake, error) {
 	return hs, nil
 }
 
-// handshake tries server/discover and falls back to initialize on a legacy
-// answer. Errors are returned unclassified, so connect can inspect them.
-func (p *prober) handshake(ctx context.Context, s *session, discoverTimeout time.Duration, fallbackOnTimeout bool) (*handshake, error) {
-	hs, err := p.discover(ctx, s, discoverTimeout, fallbackOnTimeout)
+// handshake decides the server's generation, in this one place: it tries
+// server/discover and falls back to initialize on a legacy answer. On stdio
+// a discover request the server left unanswered stays pending through the
+// fallback, and a DiscoverResult that arrives by the initialize answer
+// still makes the server modern (see lateDiscover). Errors are returned
+// unclassified, so connect can inspect them.
+func (p *prober) handshake(ctx context.Context, s *session) (*handshake, error) {
+	hs, err := p.discover(ctx, s)
 	var legacy *errLegacy
-	if errors.As(err, &legacy) {
-		p.rt.opts.Logger.Debug("probe: falling back to initialize", "why", p.rt.red.text(legacy.why))
-		hs, err = p.initialize(ctx, s, legacy.preferred)
+	if !errors.As(err, &legacy) {
 		if err != nil {
-			return nil, p.stepped(StepInitialize, err)
+			return nil, p.stepped(StepDiscover, err)
 		}
 		return hs, nil
 	}
+	p.rt.opts.Logger.Debug("probe: falling back to initialize", "why", p.rt.red.text(legacy.why))
+	hs, err = p.initialize(ctx, s, legacy.preferred)
+	if legacy.late != nil {
+		if modern := p.lateDiscover(ctx, s, legacy, err); modern != nil {
+			return modern, nil
+		}
+	}
 	if err != nil {
-		return nil, p.stepped(StepDiscover, err)
+		return nil, p.stepped(StepInitialize, err)
+	}
+	if err := p.initialized(ctx, s, hs); err != nil {
+		return nil, p.classify(StepInitialized, err)
 	}
 	return hs, nil
 }
@@ -219,6 +247,9 @@ func (p *prober) connectSSE(ctx context.Context, base *httpBase) (*handshake, er
 	hs, err := p.initialize(ctx, s, "")
 	if err != nil {
 		return nil, p.classify(StepInitialize, err)
+	}
+	if err := p.initialized(ctx, s, hs); err != nil {
+		return nil, p.classify(StepInitialized, err)
 	}
 	return hs, nil
 }

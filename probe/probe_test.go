@@ -243,6 +243,11 @@ func TestInvalidTargets(t *testing.T) {
 			t.Errorf("%+v: got %v, want a configuration error", tc, err)
 		}
 	}
+	// Deeper limits than the envelope walker reads could not be honoured.
+	o := Options{Limits: contract.Limits{MaxDepth: maxMessageDepth}}
+	if _, err := Probe(context.Background(), Target{URL: "http://example.com/mcp"}, o); err == nil || isProbeError(err) {
+		t.Errorf("max depth %d: got %v, want a configuration error", o.Limits.MaxDepth, err)
+	}
 }
 
 // Hundreds of concurrent probes share nothing and leave nothing behind.

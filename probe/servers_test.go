@@ -160,7 +160,14 @@ func TestMain(m *testing.M) {
 	if n, _ := strconv.Atoi(os.Getenv(httpServersEnv)); n > 0 {
 		os.Exit(runHTTPServers(n))
 	}
-	os.Exit(m.Run())
+	if os.Getenv(floodServerEnv) != "" {
+		os.Exit(runFloodServer())
+	}
+	code := m.Run()
+	if sdkServerDir != "" {
+		_ = os.RemoveAll(sdkServerDir)
+	}
+	os.Exit(code)
 }
 
 // httpServersEnv makes the test binary serve that many stateless HTTP
@@ -186,10 +193,30 @@ func runHTTPServers(n int) int {
 	return 0
 }
 
+// floodServerEnv makes the test binary serve one floodServer (the flood
+// size is the URL's n query parameter), print its URL, and run until stdin
+// closes: the flood benchmark's server.
+const floodServerEnv = "PROBE_TEST_FLOOD_SERVER"
+
+func runFloodServer() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go func() { _ = http.Serve(l, &floodServer{}) }()
+	fmt.Printf("http://%s\n", l.Addr())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
 // runStdioServer is the child's main.
 func runStdioServer(mode string) int {
 	if f := os.Getenv("PROBE_TEST_PIDFILE"); f != "" {
 		_ = os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	}
+	if d, err := time.ParseDuration(os.Getenv("PROBE_TEST_DELAY")); err == nil {
+		time.Sleep(d) // a slow start: nothing is read from stdin meanwhile
 	}
 	switch mode {
 	case "modern", "legacy":

@@ -45,7 +45,20 @@ type session struct {
 	replies sync.WaitGroup
 	bg      context.Context
 	stop    context.CancelFunc
+	// Answers to server requests wait here for one of at most
+	// answerWorkers goroutines (the queue is bounded by MaxServerRequests).
+	answers []queuedAnswer
+	workers int
 }
+
+// queuedAnswer is a reply to a server request, waiting to be sent.
+type queuedAnswer struct {
+	method string
+	resp   *jsonrpc.Response
+}
+
+// answerWorkers bounds the replies to server requests sent at once.
+const answerWorkers = 4
 
 func newSession(ctx context.Context, rt *probeRuntime, clientCaps json.RawMessage) *session {
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -64,14 +77,56 @@ func newSession(ctx context.Context, rt *probeRuntime, clientCaps json.RawMessag
 func (s *session) request(ctx context.Context, method string, params map[string]any, timeout time.Duration) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	req, err := s.newRequest(method, params)
+	if err != nil {
+		return nil, err
+	}
+	return s.exchange(ctx, req)
+}
+
+// pending is a request whose answer is awaited aside (see start).
+type pending struct {
+	done   chan struct{} // closed when result or err is set
+	result json.RawMessage
+	err    error
+	stop   context.CancelFunc
+}
+
+// start sends a request and awaits its answer on a goroutine of its own,
+// until the answer comes, ctx ends, or cancel is called.
+func (s *session) start(ctx context.Context, method string, params map[string]any) *pending {
+	ctx, stop := context.WithCancel(ctx)
+	p := &pending{done: make(chan struct{}), stop: stop}
+	req, err := s.newRequest(method, params)
+	if err != nil {
+		p.err = err
+		close(p.done)
+		return p
+	}
+	go func() {
+		defer close(p.done)
+		p.result, p.err = s.exchange(ctx, req)
+	}()
+	return p
+}
+
+// cancel stops waiting for the answer and returns once the wait ended.
+func (p *pending) cancel() {
+	p.stop()
+	<-p.done
+}
+
+// newRequest numbers a request and adds the metadata of the generation in use.
+func (s *session) newRequest(method string, params map[string]any) (*jsonrpc.Request, error) {
 	if s.modernVersion != "" {
 		params = s.withMeta(params, s.modernVersion)
 	}
 	id, _ := jsonrpc.MakeID(float64(s.nextID.Add(1)))
-	req, err := newRequest(id, method, params)
-	if err != nil {
-		return nil, err
-	}
+	return newRequest(id, method, params)
+}
+
+// exchange sends req and returns the raw result of its response.
+func (s *session) exchange(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
 	resp, err := s.c.call(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil && !isProbeError(err) {
@@ -164,13 +219,44 @@ func (s *session) receive(msg jsonrpc.Message) {
 		}
 		return
 	}
-	s.aside(func() {
-		ctx, cancel := context.WithTimeout(s.bg, s.rt.opts.RequestTimeout)
-		defer cancel()
-		if err := s.c.reply(ctx, answer(req)); err != nil {
-			s.rt.opts.Logger.Debug("probe: could not answer a server request", "method", req.Method, "error", s.rt.red.text(err.Error()))
+	if n := s.rt.serverRequests.Add(1); n > int64(s.rt.opts.MaxServerRequests) {
+		if n == int64(s.rt.opts.MaxServerRequests)+1 {
+			s.rt.abort(failure(ClassProtocolError, "the server sent more than %d requests to the probe (the limit of server requests)", s.rt.opts.MaxServerRequests))
 		}
-	})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.answers = append(s.answers, queuedAnswer{req.Method, answer(req)})
+	if s.workers < answerWorkers {
+		s.workers++
+		s.replies.Add(1)
+		go s.answerQueued()
+	}
+}
+
+// answerQueued sends queued answers until the queue is empty.
+func (s *session) answerQueued() {
+	defer s.replies.Done()
+	for {
+		s.mu.Lock()
+		if len(s.answers) == 0 || s.closed {
+			s.workers--
+			s.mu.Unlock()
+			return
+		}
+		a := s.answers[0]
+		s.answers = s.answers[1:]
+		s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(s.bg, s.rt.opts.RequestTimeout)
+		if err := s.c.reply(ctx, a.resp); err != nil {
+			s.rt.opts.Logger.Debug("probe: could not answer a server request", "method", truncate(s.rt.red.text(a.method), 80), "error", s.rt.red.text(err.Error()))
+		}
+		cancel()
+	}
 }
 
 // aside runs f on its own goroutine unless the session is closed; close

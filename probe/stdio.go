@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -34,11 +35,12 @@ const (
 // get a typed error when a line exceeds the message limit; the framing is
 // the spec's (one message per line, no embedded newlines).
 type stdioConn struct {
-	rt     *probeRuntime
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *os.File
-	stderr *tailBuffer
+	rt      *probeRuntime
+	cmd     *exec.Cmd
+	stdin   *os.File
+	written atomic.Int64 // bytes written to stdin
+	stdout  *os.File
+	stderr  *tailBuffer
 	messageStream
 
 	stderrPipe *os.File
@@ -47,6 +49,7 @@ type stdioConn struct {
 	writeMu   sync.Mutex
 	exited    chan struct{} // closed when Wait returned
 	waitErr   error
+	waitDone  chan struct{} // closed when the exit was handled
 	readDone  chan struct{}
 	closeOnce sync.Once
 }
@@ -64,7 +67,7 @@ func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
 	cmd.Env = append(os.Environ(), t.Env...)
 	setProcessGroup(cmd)
 	c := &stdioConn{rt: rt, cmd: cmd, stderr: newTailBuffer(rt.opts.MaxStderrBytes),
-		exited: make(chan struct{}), readDone: make(chan struct{}), stderrDone: make(chan struct{})}
+		exited: make(chan struct{}), waitDone: make(chan struct{}), readDone: make(chan struct{}), stderrDone: make(chan struct{})}
 	c.messageStream = messageStream{dm: newDemux(in), write: c.write}
 	p, err := newPipes()
 	if err != nil {
@@ -79,9 +82,11 @@ func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
 	}
 	c.stdin, c.stdout, c.stderrPipe = p.in, p.out, p.err
 	go func() {
+		defer close(c.waitDone)
 		c.waitErr = cmd.Wait()
 		close(c.exited)
 		sweepGroup(cmd) // the server is gone: so is whatever it started
+		c.reportExit()
 	}()
 	go func() {
 		defer close(c.stderrDone)
@@ -156,15 +161,38 @@ func (c *stdioConn) readLoop(r io.Reader) {
 	}
 }
 
+// exitDrain is how long stdout may stay open after the child exited: long
+// enough to read what the child wrote before exiting.
+const exitDrain = 100 * time.Millisecond
+
+// reportExit fails every waiting and later call once the child has exited,
+// also when stdout never ends: a process the child started outside its
+// process group (setsid) can hold stdout open indefinitely, and the probe
+// must not wait for it.
+func (c *stdioConn) reportExit() {
+	t := time.NewTimer(exitDrain)
+	defer t.Stop()
+	select {
+	case <-c.readDone: // stdout ended; readLoop reported why
+	case <-t.C:
+		c.dm.fail(c.exitedError(" (a process it started still holds its stdout)"))
+	}
+}
+
+// exitedError reports the child's exit and status; call once exited is closed.
+func (c *stdioConn) exitedError(note string) error {
+	if c.waitErr != nil {
+		return failure(ClassUnreachable, "the server exited%s: %v", note, c.waitErr)
+	}
+	return failure(ClassUnreachable, "the server exited%s", note)
+}
+
 // exitError says why stdout ended: the child exited (with what status), or
 // closed stdout.
 func (c *stdioConn) exitError() error {
 	select {
 	case <-c.exited:
-		if c.waitErr != nil {
-			return failure(ClassUnreachable, "the server exited: %v", c.waitErr)
-		}
-		return failure(ClassUnreachable, "the server exited")
+		return c.exitedError("")
 	case <-time.After(100 * time.Millisecond):
 		return failure(ClassUnreachable, "the server closed stdout")
 	}
@@ -188,6 +216,17 @@ func readLimitedLine(br *bufio.Reader, max int) ([]byte, error) {
 
 func (c *stdioConn) transport() string { return contract.TransportStdio }
 
+// inputRead reports whether the child has read everything the probe wrote
+// to its stdin (false before the first write); known is false where the
+// platform cannot tell.
+func (c *stdioConn) inputRead() (read, known bool) {
+	unread, ok := unreadBytes(c.stdin)
+	if !ok {
+		return false, false
+	}
+	return c.written.Load() > 0 && unread == 0, true
+}
+
 func (c *stdioConn) negotiated(string, bool) {}
 
 func (c *stdioConn) write(ctx context.Context, msg jsonrpc.Message) error {
@@ -202,7 +241,8 @@ func (c *stdioConn) write(ctx context.Context, msg jsonrpc.Message) error {
 	go func() {
 		c.writeMu.Lock()
 		defer c.writeMu.Unlock()
-		_, err := c.stdin.Write(data)
+		n, err := c.stdin.Write(data)
+		c.written.Add(int64(n))
 		done <- err
 	}()
 	select {
@@ -238,6 +278,7 @@ func (c *stdioConn) close(hurry bool) {
 		c.stderrPipe.Close()
 		<-c.readDone
 		<-c.stderrDone
+		<-c.waitDone
 		c.dm.fail(&Error{Class: ClassUnreachable, Err: errClosed})
 	})
 }

@@ -85,6 +85,30 @@ func SkipValue(b []byte, i int) (end int, ok bool) {
 	}
 }
 
+// Deeper reports whether the text b nests objects and arrays more than max
+// levels deep (brackets inside strings do not count), so a caller can tell
+// a frame that SkipValue refused for its depth from a malformed one.
+func Deeper(b []byte, max int) bool {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			if depth++; depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		case '"':
+			e, ok := endOfString(b, i+1)
+			if !ok {
+				return false
+			}
+			i = e
+		}
+	}
+	return false
+}
+
 // endOfString returns the index of the quote closing the string whose
 // content starts at i.
 func endOfString(b []byte, i int) (int, bool) {

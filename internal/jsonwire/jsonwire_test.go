@@ -3,6 +3,7 @@ package jsonwire
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -151,4 +152,22 @@ func FuzzInjectMeta(f *testing.F) {
 			t.Fatalf("members other than _meta changed: %s -> %s", in, out)
 		}
 	})
+}
+
+func TestDeeper(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for in, want := range map[string]bool{
+		deep(MaxDepth):                   false,
+		deep(MaxDepth + 1):               true,
+		`["` + deep(MaxDepth+1) + `"]`:   false, // brackets in a string
+		`{"a":` + deep(MaxDepth) + `}`:   true,
+		`["\"` + deep(MaxDepth+1) + `"]`: false,
+	} {
+		if got := Deeper([]byte(in), MaxDepth); got != want {
+			t.Errorf("Deeper(%.40q…) = %v, want %v", in, got, want)
+		}
+		if _, ok := SkipValue([]byte(in), 0); ok == want {
+			t.Errorf("SkipValue(%.40q…) ok = %v, but Deeper says %v", in, ok, want)
+		}
+	}
 }

@@ -28,6 +28,13 @@ func FileStorage(tb testing.TB, dir string, tweak func(*filestorage.Config)) ext
 	if tweak != nil {
 		tweak(cfg)
 	}
+	return Extension(tb, f, cfg)
+}
+
+// Extension creates and starts an extension of factory f with cfg; it is
+// shut down with the test.
+func Extension(tb testing.TB, f extension.Factory, cfg component.Config) extension.Extension {
+	tb.Helper()
 	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
 	if err != nil {
 		tb.Fatal(err)

@@ -109,7 +109,9 @@ func interceptorSpan(td ptrace.Traces, c call) ptrace.Span {
 }
 
 // traceloopSpan appends the client span @traceloop/instrumentation-mcp
-// emits for tools/call: no server identity, no session, no digest.
+// emits for tools/call (no server identity, no digest), but with no parent:
+// without its mcp.client.session span it has no session. Real recordings:
+// traceloop_test.go.
 func traceloopSpan(td ptrace.Traces, service, tool string, at time.Time) ptrace.Span {
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr(semconv.ServiceName, service)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/internal/safestorage"
+	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
 )
 
@@ -114,9 +115,10 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 	r.store = store
 	for _, t := range r.targets {
 		if t.cfg.Endpoint != "" {
-			client, err := t.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), r.set.TelemetrySettings)
-			if err != nil {
-				return fmt.Errorf("mcpdrift: target %q: %w", t.name, err)
+			red := probe.NewRedactor(t.probeTarget())
+			client, err := t.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), clientTelemetry(r.set.TelemetrySettings, red))
+			if err != nil { // a proxy_url that does not parse is quoted whole
+				return fmt.Errorf("mcpdrift: target %q: %s", t.name, red.Text(err.Error()))
 			}
 			t.httpClient = client
 		}

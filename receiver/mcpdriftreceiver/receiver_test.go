@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -69,6 +70,13 @@ var storageID = component.MustNewID("file_storage")
 func newStorageHost(t *testing.T, dir string, tweak func(*filestorage.Config)) *storageHost {
 	t.Helper()
 	return storagetest.NewHost(map[component.ID]component.Component{storageID: storagetest.FileStorage(t, dir, tweak)})
+}
+
+// hostWith is a host holding one real extension, started under id and
+// shut down when the test ends.
+func hostWith(t *testing.T, id component.ID, f extension.Factory, cfg component.Config) *storageHost {
+	t.Helper()
+	return storagetest.NewHost(map[component.ID]component.Component{id: storagetest.Extension(t, f, cfg)})
 }
 
 func testConfig(targets ...string) *Config {

@@ -1,0 +1,112 @@
+package probe
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
+)
+
+// sdkServerBin is testdata/sdkserver, a stdio server on the real go-sdk or
+// mcp-go, built once per test run into sdkServerDir (TestMain removes it).
+var (
+	sdkServerOnce sync.Once
+	sdkServerDir  string
+	sdkServerBin  string
+	sdkServerErr  error
+)
+
+func sdkServer(t testing.TB) string {
+	t.Helper()
+	sdkServerOnce.Do(func() {
+		if sdkServerDir, sdkServerErr = os.MkdirTemp("", "probe-sdkserver-"); sdkServerErr != nil {
+			return
+		}
+		sdkServerBin = filepath.Join(sdkServerDir, "sdkserver")
+		out, err := exec.Command("go", "build", "-o", sdkServerBin, "./testdata/sdkserver").CombinedOutput()
+		if err != nil {
+			sdkServerErr = &exec.Error{Name: "go build ./testdata/sdkserver: " + string(out), Err: err}
+		}
+	})
+	if sdkServerErr != nil {
+		t.Fatal(sdkServerErr)
+	}
+	return sdkServerBin
+}
+
+// startupCase is a stdio server that starts late, and the generation it speaks.
+type startupCase struct {
+	name   string
+	target Target
+	gen    contract.SpecGeneration
+	tools  int
+}
+
+// probeStartups probes every case at once (they mostly wait) with the
+// default options, and checks each snapshot's generation.
+func probeStartups(t *testing.T, cases []startupCase) {
+	var wg sync.WaitGroup
+	for _, c := range cases {
+		wg.Go(func() {
+			t.Run(c.name, func(t *testing.T) {
+				res := mustProbe(t, c.target, Options{})
+				s := res.Snapshot
+				if s.SpecGeneration != c.gen || len(s.Tools) != c.tools {
+					t.Errorf("got %s (%s) with %d tools, want %s with %d", s.SpecGeneration, s.ProtocolVersion, len(s.Tools), c.gen, c.tools)
+				}
+			})
+		})
+	}
+	wg.Wait()
+}
+
+// Stdio servers that start late (loading a runtime, a model, an npx
+// install) get the generation they speak: the discover timeout counts from
+// when the server read the request, not from when it was sent. A 4 s start
+// made a go-sdk server fail ("duplicate initialize") and an mcp-go server
+// be recorded as stateful_2025. Legacy servers that start late, answering
+// discover with an error or not at all, still fall back to initialize.
+func TestSlowStartingStdioServers(t *testing.T) {
+	bin := sdkServer(t)
+	var cases []startupCase
+	for _, sdk := range []string{"gosdk", "mcpgo"} {
+		for _, delay := range []string{"1s", "4s", "15s"} {
+			cases = append(cases, startupCase{sdk + " " + delay, Target{Command: bin, Args: []string{"-sdk", sdk, "-delay", delay}}, contract.SpecStateless2026, 2})
+		}
+	}
+	cases = append(cases,
+		startupCase{"legacy gosdk 4s", Target{Command: bin, Args: []string{"-sdk", "gosdk", "-legacy", "-delay", "4s"}}, contract.SpecStateful2025, 2},
+		startupCase{"legacy ignoring discover 4s", stdioTarget(t, "deaf-to-discover", "PROBE_TEST_DELAY=4s"), contract.SpecStateful2025, 2},
+	)
+	// Behind a relay that reads stdin at once (as docker run -i does), the
+	// probe cannot see the start-up: it falls back after DiscoverTimeout,
+	// and the server, once started, answers the discover request it finds
+	// first in its input alongside initialize.
+	relayed := func(args ...string) Target {
+		return Target{Command: "/bin/sh", Args: append([]string{"-c", `cat | "$0" "$@"`, bin}, args...)}
+	}
+	for _, sdk := range []string{"gosdk", "mcpgo"} {
+		cases = append(cases, startupCase{sdk + " 4s behind an eager relay", relayed("-sdk", sdk, "-delay", "4s"), contract.SpecStateless2026, 2})
+	}
+	cases = append(cases, startupCase{"legacy gosdk 4s behind an eager relay", relayed("-sdk", "gosdk", "-legacy", "-delay", "4s"), contract.SpecStateful2025, 2})
+	probeStartups(t, cases)
+}
+
+// @upstash/context7-mcp speaks 2026-07-28 over stdio; started late (as
+// under load, or through npx) it must still be recorded as such.
+func TestContext7SlowStart(t *testing.T) {
+	entry := testservers.NPMPackage(t, "context7-mcp-4.1.1", filepath.Join("@upstash", "context7-mcp", "dist", "index.js"))
+	node := testservers.Node(t)
+	late := func(d time.Duration) Target {
+		return Target{Command: "/bin/sh", Args: []string{"-c", `sleep "$1"; exec "$2" "$3"`, "sh", d.String(), node, entry}}
+	}
+	probeStartups(t, []startupCase{
+		{"at once", Target{Command: node, Args: []string{entry}}, contract.SpecStateless2026, 2},
+		{"after 4s", late(4 * time.Second), contract.SpecStateless2026, 2},
+	})
+}
