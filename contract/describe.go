@@ -211,8 +211,7 @@ func paramOf(c Change) string {
 
 // jsonText returns the string a JSON string holds, or the JSON text.
 func jsonText(raw json.RawMessage) string {
-	var s string
-	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+	if s, ok := UnquoteKey(raw); ok { // exact: a name may hold an unpaired surrogate
 		return s
 	}
 	return string(raw)
@@ -224,8 +223,7 @@ func displayFull(raw json.RawMessage, limit int) (string, bool) {
 	if raw == nil {
 		return "(absent)", false
 	}
-	var s string
-	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+	if s, ok := UnquoteKey(raw); ok {
 		cut := utf8.RuneCountInString(s) > limit
 		return QuoteForDisplay(truncateRunes(s, limit)), cut
 	}

@@ -103,8 +103,7 @@ func displayValue(raw json.RawMessage) string {
 	if raw == nil {
 		return "(absent)"
 	}
-	var s string
-	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+	if s, ok := UnquoteKey(raw); ok {
 		return QuoteForDisplay(truncateRunes(s, 40))
 	}
 	return safeText(truncateRunes(string(raw), 40))
@@ -227,7 +226,10 @@ func diffDefinition(c *collector, k Kind, name string, old, new Definition, opts
 	default:
 		dd.resource(ov, nv)
 	}
-	if len(c.changes) == before && old.Digest != new.Digest {
+	// A renamed definition's digest differs by its name alone, which the
+	// rename already reports.
+	renamedOnly := old.Key != new.Key && equalValues(ov.without(k.KeyMember()), nv.without(k.KeyMember()))
+	if len(c.changes) == before && old.Digest != new.Digest && !renamedOnly {
 		c.add(subject+".definition.reformatted", subject, name, "", nil, nil, nil)
 	}
 }

@@ -12,9 +12,9 @@ import (
 // reads. Every human-facing format passes server text through SanitizeText.
 
 // SanitizeText returns s with control, format (bidi, zero-width, tag),
-// line/paragraph-separator, private-use and unassigned-looking characters, and
-// bytes that are not UTF-8, written as visible escapes (\n, \t, \u{202E},
-// \x{FF}). Printable text, including non-ASCII letters and emoji, is kept.
+// line/paragraph-separator, private-use and unassigned-looking characters,
+// unpaired surrogates kept in a key (key.go), and bytes that are not UTF-8,
+// written as visible escapes (\n, \t, \u{202E}, \u{D800}, \x{FF}). Printable text, including non-ASCII letters and emoji, is kept.
 func SanitizeText(s string) string {
 	if isPlainText(s) {
 		return s
@@ -23,6 +23,13 @@ func SanitizeText(s string) string {
 	b.Grow(len(s) + 16)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
+		if u, ok := surrogateAt(s[i:]); ok { // an unpaired surrogate in a key
+			b.WriteString(`\u{`)
+			b.WriteString(strings.ToUpper(strconv.FormatUint(uint64(u), 16)))
+			b.WriteByte('}')
+			i += 3
+			continue
+		}
 		if r == utf8.RuneError && size == 1 {
 			b.WriteString(`\x{`)
 			b.WriteString(strings.ToUpper(strconv.FormatUint(uint64(s[i]), 16)))

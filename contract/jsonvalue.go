@@ -60,6 +60,18 @@ func (v *value) get(name string) *value {
 	return nil
 }
 
+// without returns a shallow copy of an object without the member called name.
+func (v *value) without(name string) *value {
+	out := &value{kind: '{'}
+	for i, n := range v.names {
+		if n != name {
+			out.names = append(out.names, n)
+			out.members = append(out.members, v.members[i])
+		}
+	}
+	return out
+}
+
 // str returns the string value of an object member, or "" and false.
 func (v *value) str(name string) (string, bool) {
 	m := v.get(name)
@@ -280,10 +292,13 @@ func writeValue(b *bytes.Buffer, v *value, canonical bool) {
 	}
 }
 
+// writeJSONString writes s as a JSON string. Parsed values are UTF-8 (invalid
+// UTF-8 was replaced when parsing); a key may hold unpaired surrogates, which
+// are written back as the escapes they were read from.
 func writeJSONString(b *bytes.Buffer, s string) {
 	out, err := jsontext.AppendQuote(nil, s)
-	if err != nil { // invalid UTF-8 was already replaced when parsing
-		out = strconv.AppendQuote(nil, s)
+	if err != nil {
+		out = AppendJSONKey(nil, s)
 	}
 	b.Write(out)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -64,7 +63,8 @@ type Definition struct {
 type Listing []Definition
 
 // SetDigest is the recipe's set hash: SHA-256 over the sorted "key:digest"
-// lines joined by "\n". An empty listing hashes the empty string.
+// lines joined by "\n", as UTF-8 (an unpaired surrogate in a key is written
+// as U+FFFD). An empty listing hashes the empty string.
 func (l Listing) SetDigest() string {
 	if !slices.IsSortedFunc(l, compareDefinitions) {
 		l = slices.Clone(l)
@@ -75,7 +75,7 @@ func (l Listing) SetDigest() string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(d.Key)
+		b.WriteString(KeyUTF8(d.Key))
 		b.WriteByte(':')
 		b.WriteString(d.Digest)
 	}
@@ -119,64 +119,12 @@ func compareStrings(a, b string) int {
 }
 
 // compareKeyUnits orders keys by UTF-16 code units, as RFC 8785 orders member
-// names. A key that held an unpaired surrogate escape reads as U+FFFD in Go,
-// so for those (rare) definitions the units are taken from the raw JSON.
+// names; a key that holds an unpaired surrogate is not UTF-8 (see key.go).
 func compareKeyUnits(a, b Definition) int {
-	if !utf8.ValidString(a.Key) || !utf8.ValidString(b.Key) || hasReplacement(a.Key) || hasReplacement(b.Key) {
-		return slices.Compare(keyUnits(a), keyUnits(b))
+	if !utf8.ValidString(a.Key) || !utf8.ValidString(b.Key) {
+		return slices.Compare(keyUnits(a.Key), keyUnits(b.Key))
 	}
 	return CompareUTF16(a.Key, b.Key)
-}
-
-func hasReplacement(s string) bool { return bytes.Contains([]byte(s), []byte("\uFFFD")) }
-
-func keyUnits(d Definition) []uint16 {
-	if hasSurrogateEscape(d.Raw) {
-		if units, ok := rawKeyUnits(d.Raw); ok {
-			return units
-		}
-	}
-	return utf16.Encode([]rune(d.Key))
-}
-
-// rawKeyUnits reads the "name"/"uri"/"uriTemplate" member of a raw object as
-// UTF-16 units; the member is whichever of them holds a string.
-func rawKeyUnits(raw []byte) ([]uint16, bool) {
-	p := &surrogateParser{src: raw, maxDepth: DefaultMaxDepth}
-	p.skipSpace()
-	if p.pos >= len(raw) || raw[p.pos] != '{' {
-		return nil, false
-	}
-	p.pos++
-	for {
-		p.skipSpace()
-		if p.pos >= len(raw) || raw[p.pos] != '"' {
-			return nil, false
-		}
-		name, err := p.stringUnits()
-		if err != nil {
-			return nil, false
-		}
-		p.skipSpace()
-		if p.pos >= len(raw) || raw[p.pos] != ':' {
-			return nil, false
-		}
-		p.pos++
-		p.skipSpace()
-		n := string(utf16.Decode(name))
-		if (n == "name" || n == "uri" || n == "uriTemplate") && p.pos < len(raw) && raw[p.pos] == '"' {
-			units, err := p.stringUnits()
-			return units, err == nil
-		}
-		if _, err := p.value(nil, 1); err != nil {
-			return nil, false
-		}
-		p.skipSpace()
-		if p.pos >= len(raw) || raw[p.pos] != ',' {
-			return nil, false
-		}
-		p.pos++
-	}
 }
 
 // CompareUTF16 compares two strings by their UTF-16 code units, the order
@@ -273,7 +221,8 @@ func definitionWithKey(kind Kind, raw, canon, keyValue []byte) (Definition, erro
 	case keyValue[0] != '"':
 		return Definition{}, fmt.Errorf("%w: %q is not a string", ErrNoName, kind.KeyMember())
 	}
-	return Definition{Key: unquoteValid(keyValue), Digest: hashHex(canon), Raw: json.RawMessage(raw)}, nil
+	key, _ := UnquoteKey(keyValue)
+	return Definition{Key: key, Digest: hashHex(canon), Raw: json.RawMessage(raw)}, nil
 }
 
 // readKey reads the key member of a raw definition leniently, for error

@@ -171,3 +171,37 @@ func sortChanges(cs []Change) {
 		return strings.Compare(a.Rule, b.Rule)
 	})
 }
+
+// changeJSON is Change as JSON, with the name as a raw JSON string so that a
+// name holding an unpaired surrogate keeps its escape (see key.go).
+type changeJSON struct {
+	Rule     string          `json:"rule"`
+	Severity Severity        `json:"severity"`
+	Subject  string          `json:"subject"`
+	Name     json.RawMessage `json:"name"`
+	Path     string          `json:"path"`
+	Before   json.RawMessage `json:"before"`
+	After    json.RawMessage `json:"after"`
+	Message  string          `json:"message"`
+}
+
+// MarshalJSON writes the change with its name exact.
+func (c Change) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(changeJSON{Rule: c.Rule, Severity: c.Severity, Subject: c.Subject, Name: AppendJSONKey(nil, c.Name),
+		Path: c.Path, Before: c.Before, After: c.After, Message: c.Message})
+	return bytes.TrimRight(b.Bytes(), "\n"), err
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Change) UnmarshalJSON(b []byte) error {
+	var in changeJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	name, err := optionalKey(in.Name, "change name")
+	*c = Change{Rule: in.Rule, Severity: in.Severity, Subject: in.Subject, Name: name, Path: in.Path, Before: in.Before, After: in.After, Message: in.Message}
+	return err
+}

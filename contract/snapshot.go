@@ -242,10 +242,13 @@ func (l Limits) DecodeSnapshot(b []byte) (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("snapshot: %w", err)
 		}
-		got := slices.Clone(s.Listing(k))
-		slices.SortFunc(got, compareDefinitions)
-		for i, d := range rehashed {
-			if got[i].Key != d.Key || got[i].Digest != d.Digest {
+		// Pair stored and derived entries by digest: equal digests mean equal
+		// canonical forms, hence equal keys.
+		got, want := slices.Clone(s.Listing(k)), slices.Clone(rehashed)
+		slices.SortFunc(got, compareDigests)
+		slices.SortFunc(want, compareDigests)
+		for i, d := range want {
+			if got[i].Digest != d.Digest || !storedKeyMatches(got[i].Key, d.Key) {
 				return nil, fmt.Errorf("snapshot: %s %s: stored key or digest does not match its definition (stored %s, computed %s)", k, QuoteForDisplay(d.Key), got[i].Digest, d.Digest)
 			}
 		}
@@ -259,6 +262,8 @@ func (l Limits) DecodeSnapshot(b []byte) (*Snapshot, error) {
 	}
 	return &s, nil
 }
+
+func compareDigests(a, b Definition) int { return compareStrings(a.Digest, b.Digest) }
 
 // CapabilityNames flattens a capabilities object into sorted dotted paths:
 // every member whose value is an object (a capability or a nested group) and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
 )
 
@@ -222,7 +223,7 @@ func (s *Session) BeforeSendFrame(ctx context.Context, frame []byte) (context.Co
 			return nil
 		}
 		if method, _ := jsonwire.String(m.method); method == methodToolsCall {
-			name, _ := jsonwire.String(jsonwire.Lookup(m.params, "name"))
+			name, _ := contract.UnquoteKey(jsonwire.Lookup(m.params, "name"))
 			ctx, err = s.BeforeToolCall(ctx, name)
 		}
 		return nil

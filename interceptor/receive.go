@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -188,9 +189,9 @@ func (id *identity) recordOptions(c *call, o outcome) []metric.RecordOption {
 	case c.method == methodToolsCall && c.target != "":
 		kv = append(kv,
 			attribute.String(semconv.GenAIOperationName, semconv.GenAIOperationExecTool),
-			attribute.String(semconv.GenAIToolName, c.target))
+			attribute.String(semconv.GenAIToolName, contract.KeyUTF8(c.target)))
 	case c.method == methodPromptsGet && c.target != "":
-		kv = append(kv, attribute.String(semconv.GenAIPromptName, c.target))
+		kv = append(kv, attribute.String(semconv.GenAIPromptName, contract.KeyUTF8(c.target)))
 	}
 	if o.errType != "" {
 		kv = append(kv, attribute.String(semconv.ErrorType, o.errType))

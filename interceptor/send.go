@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -63,7 +64,7 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 	case methodPromptsGet:
 		c.target = p.name
 		if p.name != "" {
-			attrs = append(attrs, attribute.String(semconv.GenAIPromptName, p.name))
+			attrs = append(attrs, attribute.String(semconv.GenAIPromptName, contract.KeyUTF8(p.name)))
 		}
 	case methodToolsList:
 		c.firstPage = !p.cursor
@@ -74,7 +75,7 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 	if p.uri != "" && strings.HasPrefix(method, "resources/") {
 		attrs = append(attrs, attribute.String(semconv.MCPResourceURI, p.uri))
 	}
-	ctx, c.span = s.ic.tracer.Start(ctx, spanName(method, c.target), clientKind, trace.WithAttributes(attrs...))
+	ctx, c.span = s.ic.tracer.Start(ctx, spanName(method, contract.KeyUTF8(c.target)), clientKind, trace.WithAttributes(attrs...))
 	*buf = attrs
 	params = s.inject(ctx, params)
 	s.register(ctx, c)
@@ -157,7 +158,7 @@ func (s *Session) appendAgent(ctx context.Context, attrs []attribute.KeyValue) [
 func (s *Session) toolCallAttributes(ctx context.Context, c *call, p reqParams, attrs []attribute.KeyValue) []attribute.KeyValue {
 	attrs = append(attrs,
 		attribute.String(semconv.GenAIOperationName, semconv.GenAIOperationExecTool),
-		attribute.String(semconv.GenAIToolName, p.name))
+		attribute.String(semconv.GenAIToolName, contract.KeyUTF8(p.name)))
 	l := s.tools.Load()
 	var def toolDef
 	known := false
@@ -254,7 +255,7 @@ func readParams(method string, params []byte, needVersion bool) reqParams {
 		}
 		switch {
 		case jsonwire.KeyIs(m.Key, "name"):
-			p.name, _ = jsonwire.String(m.Value)
+			p.name, _ = contract.UnquoteKey(m.Value) // the listing's key, unpaired surrogates kept
 		case jsonwire.KeyIs(m.Key, "arguments"):
 			p.arguments = m.Value
 		case jsonwire.KeyIs(m.Key, "uri"):

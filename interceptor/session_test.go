@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -326,4 +327,27 @@ type itestSpan tracetest.SpanStub
 func (s itestSpan) want(t *testing.T, m map[string]any) {
 	t.Helper()
 	itest.Want(t, tracetest.SpanStub(s), m)
+}
+
+// Tools whose names differ only in an unpaired surrogate are two tools: each
+// call carries its own tool's digest. Telemetry strings must be UTF-8, so the
+// name on the span is the recipe's UTF-8 form (U+FFFD).
+func TestSurrogateToolNames(t *testing.T) {
+	w := newWire(t)
+	w.initialize()
+	high := `{"name":"a\ud800","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}}`
+	low := `{"name":"a\udfff","inputSchema":{"type":"object","properties":{"y":{"type":"string"}}}}`
+	result := listResult("", high, low)
+	w.list(1, "", result)
+	page, err := contract.DefaultLimits().ParsePage([]byte(result))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := contract.Listing(page.Definitions[contract.KindTool]) // as received: high, low
+	w.last("tools/list").want(t, map[string]any{semconv.ToolsSetDigest: defs.SetDigest(), semconv.ToolsCount: 2})
+	for i, name := range []string{`a\ud800`, `a\udfff`} {
+		w.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{}}}`, 10+i, name))
+		w.recv(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, 10+i))
+		w.last("tools/call a\uFFFD").want(t, map[string]any{semconv.ToolDigest: defs[i].Digest, semconv.GenAIToolName: "a\uFFFD", semconv.ToolKnown: true})
+	}
 }

@@ -112,10 +112,12 @@ func (s *Session) readPage(result json.RawMessage) (defs []contract.Definition, 
 			continue
 		}
 		var named struct {
-			Name string `json:"name"`
+			Name json.RawMessage `json:"name"`
 		}
-		if json.Unmarshal(raw, &named) == nil && named.Name != "" {
-			defs = append(defs, contract.Definition{Key: named.Name, Raw: raw})
+		if json.Unmarshal(raw, &named) == nil {
+			if name, ok := contract.UnquoteKey(named.Name); ok && name != "" {
+				defs = append(defs, contract.Definition{Key: name, Raw: raw})
+			}
 		}
 	}
 	return defs, true, err

@@ -75,8 +75,9 @@ func listStep(k contract.Kind) Step {
 }
 
 // Error is the error Probe returns; use errors.As to read it. Its message and
-// fields never hold a configured secret (header values, URL credentials or
-// query, environment values): they are redacted before the error is built.
+// fields never hold a secret (configured header values and those the
+// HTTPClient sent, cookies, URL credentials or query, environment values,
+// Target.Secrets): they are redacted before the error is built.
 type Error struct {
 	Class     Class
 	Step      Step

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
@@ -18,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/testservers"
 )
 
 // faultServer is a small MCP server of our own (2026-07-28, JSON
@@ -40,26 +44,19 @@ func (f faultServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve decodes a request and lets special handle it; what special declines
 // gets the well-behaved answer.
 func (f faultServer) serve(w http.ResponseWriter, r *http.Request, special func(method string, id json.RawMessage) bool) {
-	var req struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
-		http.Error(w, "bad request", http.StatusBadRequest)
+	id, method, ok := testservers.ReadRequest(w, r)
+	if !ok || special(method, id) {
 		return
 	}
-	if special(req.Method, req.ID) {
-		return
-	}
-	switch req.Method {
+	switch method {
 	case "server/discover":
-		writeResult(w, req.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fault","version":"0"}}}`)
+		writeResult(w, id, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fault","version":"0"}}}`)
 	case "tools/list":
-		writeResult(w, req.ID, `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`)
+		writeResult(w, id, `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, id)
 	}
 }
 
@@ -259,12 +256,194 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	// A stdio child that prints its secret environment to stderr.
 	const envSecret = "env-24682468-secret"
-	pe := expectFailure(t, stdioTarget(t, "exit", "API_TOKEN="+envSecret), faultOptions(), ClassUnreachable, StepDiscover)
+	// Seen at server/discover, or at initialize when the discover timeout
+	// expires first on a loaded machine.
+	_, err = Probe(context.Background(), stdioTarget(t, "exit", "API_TOKEN="+envSecret), faultOptions())
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Class != ClassUnreachable {
+		t.Fatalf("got %v, want unreachable", err)
+	}
 	if strings.Contains(pe.Stderr, envSecret) || strings.Contains(pe.Error(), envSecret) {
 		t.Errorf("stdio env secret leaked: %q / %v", pe.Stderr, pe)
 	}
 	if !strings.Contains(pe.Stderr, "fatal: missing configuration") {
 		t.Errorf("stderr tail %q lacks the child's message", pe.Stderr)
+	}
+}
+
+// headerAdder is what confighttp's header RoundTripper and an auth
+// extension do: add credentials the probe is never told about.
+type headerAdder struct {
+	next http.RoundTripper
+	h    http.Header
+}
+
+func (a headerAdder) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, vs := range a.h {
+		if prev := req.Header.Get(k); k == "Cookie" && prev != "" { // the jar's cookies
+			vs = []string{prev + "; " + vs[0]}
+		}
+		req.Header[k] = vs
+	}
+	return a.next.RoundTrip(req)
+}
+
+// echoHeaders echoes the request's credentials, as a careless server's
+// error page does, and one header that is no secret.
+func echoHeaders(r *http.Request) string {
+	var b strings.Builder
+	for _, k := range []string{"Authorization", "X-Api-Key", "Cookie", "Proxy-Authorization", "Mcp-Method"} {
+		fmt.Fprintf(&b, "%s: %s; ", k, r.Header.Get(k))
+	}
+	return b.String()
+}
+
+// Credentials an HTTPClient adds on its own (auth extension tokens, static
+// headers of confighttp, cookies of its jar, Basic credentials) never appear
+// in errors, logs or snapshots, even when the server echoes them.
+func TestSecretsAddedByTheHTTPClientNeverLeak(t *testing.T) {
+	const (
+		token  = "ext-0123456789-token"
+		apiKey = "apikey-2468013579"
+		cookie = "cfgcookie-11223344"
+		jarred = "srvcookie-99887766"
+		pass   = "basic-pw-5544332211"
+	)
+	secrets := []string{token, apiKey, cookie, jarred, pass}
+	added := http.Header{
+		"Authorization":       {"Bearer " + token},
+		"X-Api-Key":           {apiKey},
+		"Cookie":              {"theme=dark-mode-on; sid=" + cookie},
+		"Proxy-Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("proxyuser:"+pass))},
+	}
+	client := func() *http.Client {
+		jar, _ := cookiejar.New(nil)
+		return &http.Client{Transport: headerAdder{next: http.DefaultTransport, h: added}, Jar: jar}
+	}
+	var logs bytes.Buffer
+	o := faultOptions()
+	o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	check := func(t *testing.T, what, text string) {
+		t.Helper()
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s leaks %q: %s", what, s, text)
+			}
+		}
+	}
+
+	t.Run("error", func(t *testing.T) {
+		echo := faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			msg, _ := json.Marshal("rejected: " + echoHeaders(r))
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`, id, msg)
+		}}
+		setCookie := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: jarred, Path: "/"})
+			echo.ServeHTTP(w, r)
+		})
+		ts := httptest.NewServer(setCookie)
+		defer ts.Close()
+		logs.Reset()
+		_, err := Probe(context.Background(), Target{URL: ts.URL + "/mcp", HTTPClient: client()}, o)
+		if err == nil || !strings.Contains(err.Error(), redacted) {
+			t.Fatalf("want an error with the echoed headers redacted, got %v", err)
+		}
+		if !strings.Contains(err.Error(), "Mcp-Method: tools/list") {
+			t.Errorf("a header that is no credential was redacted too: %v", err)
+		}
+		if !strings.Contains(logs.String(), "tools/list") {
+			t.Fatalf("the probe's debug log is empty: %s", logs.String())
+		}
+		check(t, "the error", err.Error())
+		check(t, "the debug log", logs.String())
+	})
+
+	t.Run("status error", func(t *testing.T) {
+		url := serveFault(t, faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			// A cookie set and echoed in the same response.
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: jarred})
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			msg, _ := json.Marshal(echoHeaders(r) + "new session " + jarred)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":%s}}`, id, msg)
+		}})
+		_, err := Probe(context.Background(), Target{URL: url, HTTPClient: client()}, o)
+		var pe *Error
+		if !errors.As(err, &pe) || pe.StatusCode != http.StatusForbidden || !strings.Contains(err.Error(), "new session") {
+			t.Fatalf("want the 403 with its message, got %v", err)
+		}
+		check(t, "the error", err.Error())
+	})
+
+	t.Run("HTTP/2", func(t *testing.T) {
+		ts := httptest.NewUnstartedServer(faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			msg, _ := json.Marshal(r.Proto + " host " + r.Host + " " + echoHeaders(r))
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`, id, msg)
+		}})
+		ts.EnableHTTP2 = true
+		ts.StartTLS()
+		defer ts.Close()
+		h2 := ts.Client()
+		h2.Transport = headerAdder{next: h2.Transport, h: added}
+		_, err := Probe(context.Background(), Target{URL: ts.URL + "/mcp", HTTPClient: h2}, o)
+		if err == nil || !strings.Contains(err.Error(), "HTTP/2.0 host") || !strings.Contains(err.Error(), "Authorization: "+redacted) {
+			t.Fatalf("want the HTTP/2 echo, redacted: %v", err)
+		}
+		check(t, "the error", err.Error())
+		if !strings.Contains(err.Error(), "host "+strings.TrimPrefix(ts.URL, "https://")) {
+			t.Errorf("HTTP/2 pseudo headers (:authority) are no secrets: %v", err)
+		}
+	})
+
+	t.Run("cut by truncation", func(t *testing.T) {
+		// The probe quotes at most 200 bytes of the versions: the cut falls
+		// 12 bytes into the echoed token.
+		url := serveFault(t, faultServer{"server/discover", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			v, _ := json.Marshal(strings.Repeat("v", 200-1-len("Bearer ")-12) + r.Header.Get("Authorization"))
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":[%s]}}}`, id, v)
+		}})
+		_, err := Probe(context.Background(), Target{URL: url, HTTPClient: client()}, o)
+		if err == nil || !strings.Contains(err.Error(), redacted+"…") {
+			t.Fatalf("want the versions cut inside the token, redacted: %v", err)
+		}
+		if strings.Contains(err.Error(), token[:12]) {
+			t.Errorf("the head of the token leaked: %v", err)
+		}
+	})
+
+	t.Run("snapshot", func(t *testing.T) {
+		url := serveFault(t, faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			desc, _ := json.Marshal("Called with " + echoHeaders(r))
+			writeResult(w, id, fmt.Sprintf(`{"tools":[{"name":"a","description":%s,"inputSchema":{"type":"object","default":%q}}]}`, desc, token))
+		}})
+		snap, err := Probe(context.Background(), Target{URL: url, HTTPClient: client()}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(snap)
+		check(t, "the snapshot", string(raw))
+		if !bytes.Contains(raw, []byte(redacted)) {
+			t.Errorf("the echoed token should read %s: %s", redacted, raw)
+		}
+	})
+}
+
+func TestHeaderWithLineBreakIsInvalid(t *testing.T) {
+	const secret = "tok-0123456789"
+	for _, v := range []string{"Bearer " + secret + "\r\nX-Injected: 1", secret + "\n", "a\rb" + secret} {
+		err := (&Target{URL: "http://127.0.0.1:1/mcp", Headers: http.Header{"Authorization": {v}}}).Validate()
+		if err == nil || !strings.Contains(err.Error(), "header Authorization") {
+			t.Errorf("%q: got %v, want an error naming the header", v, err)
+		} else if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error quotes the value: %v", err)
+		}
+	}
+	if err := (&Target{URL: "http://127.0.0.1:1/mcp", Headers: http.Header{"Bad Name": {"x"}}}).Validate(); err == nil {
+		t.Error("a header name with a space must be refused")
 	}
 }
 

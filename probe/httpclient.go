@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"time"
@@ -66,8 +67,11 @@ func (b *httpBase) release() {
 	}
 }
 
-// newRequest builds a request with the static headers.
+// newRequest builds a request with the static headers. Every header value
+// written on the wire, whichever RoundTripper added it, is handed to the
+// redactor before the server can echo it.
 func (b *httpBase) newRequest(ctx context.Context, method string, u *url.URL, body io.Reader) (*http.Request, error) {
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaderField: b.rt.red.sentHeader})
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
 		return nil, failure(ClassUnreachable, "building request: %v", b.rt.red.err(unwrapURLError(err)))
@@ -86,6 +90,7 @@ func (b *httpBase) do(ctx context.Context, req *http.Request) (*http.Response, e
 	if err != nil {
 		return nil, b.networkError(ctx, err)
 	}
+	b.rt.red.receivedCookies(resp.Header)
 	resp.Body = meteredBody{Reader: &meteredReader{r: resp.Body, b: b.rt.budget}, Closer: resp.Body}
 	return resp, nil
 }

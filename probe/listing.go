@@ -131,6 +131,11 @@ func (p *prober) parsePage(kind contract.Kind, raw []byte, prev *listing, page i
 	if _, ok := parsed.Definitions[kind]; !ok {
 		return contract.Page{}, failure(ClassInvalidListing, "the result has no %q array", kind.ListMember())
 	}
+	// A server that echoes a credential into a definition: the page was
+	// checked as sent; the snapshot holds it redacted.
+	if clean, ok := p.rt.red.json(raw); ok {
+		return p.rt.opts.Limits.ParsePage(clean)
+	}
 	return parsed, nil
 }
 

@@ -119,9 +119,9 @@ func (p *prober) run(ctx context.Context) (*Result, error) {
 		ObservedAt:         p.rt.opts.Now().UTC(),
 		ProtocolVersion:    hs.protocolVersion,
 		SpecGeneration:     hs.generation,
-		ServerInfo:         nullToNil(hs.serverInfo),
-		Capabilities:       nullToNil(hs.capabilities),
-		Instructions:       hs.instructions,
+		ServerInfo:         nullToNil(p.rt.red.jsonText(hs.serverInfo)),
+		Capabilities:       nullToNil(p.rt.red.jsonText(hs.capabilities)),
+		Instructions:       p.rt.red.textPtr(hs.instructions),
 		ClientCapabilities: s.clientCaps,
 	}
 	for _, k := range contract.Kinds {

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/mcpdrift/mcpdrift/contract"
 )
 
@@ -47,8 +49,14 @@ type Target struct {
 	TLS *tls.Config
 	// HTTPClient, when set, is used as is (a collector receiver passes the
 	// client built by confighttp, with its auth extensions and TLS). The
-	// probe bounds every request with its own timeouts either way.
+	// probe bounds every request with its own timeouts either way. Header
+	// values its transport adds (an auth extension's token, cookies) are
+	// recorded as they are written and treated as secrets too.
 	HTTPClient *http.Client
+	// Secrets are more values never to show: credentials that HTTPClient
+	// holds (a proxy password, configured headers) that the probe could
+	// otherwise only learn once they were sent.
+	Secrets []string
 
 	// Command and Args start a stdio server. Args are recorded in the
 	// snapshot: pass secrets in Env, never in Args.
@@ -101,6 +109,13 @@ func (t *Target) Validate() error {
 		if t.Command != "" {
 			errs = append(errs, fmt.Errorf("transport %s needs a URL, not a command", tr))
 		}
+		for name, vs := range t.Headers {
+			for _, v := range vs {
+				if err := ValidateHeader(name, v); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
 		u, err := url.Parse(t.URL)
 		switch {
 		case t.URL == "":
@@ -122,6 +137,20 @@ func (t *Target) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ValidateHeader reports a header net/http would refuse to send (a name
+// that is not a token; a value with CR, LF or another control character),
+// which would make every probe fail. The error names the header, never its
+// value (a secret).
+func ValidateHeader(name, value string) error {
+	switch {
+	case !httpguts.ValidHeaderFieldName(name):
+		return fmt.Errorf("header name %s is not a valid HTTP token", contract.QuoteForDisplay(truncate(name, 40)))
+	case !httpguts.ValidHeaderFieldValue(value):
+		return fmt.Errorf("header %s: the value holds CR, LF or another control character", name)
+	}
+	return nil
 }
 
 // clientCapabilities returns the declared capabilities, compacted.

@@ -189,18 +189,7 @@ func writeHashJSON(w io.Writer, doc *contract.Document) error {
 	out := map[string]any{}
 	for _, k := range presentKinds(doc) {
 		l := doc.Snapshot.Listing(k)
-		byName := map[string]any{}
-		for _, d := range l {
-			switch prev := byName[d.Key].(type) {
-			case nil:
-				byName[d.Key] = d.Digest
-			case string:
-				byName[d.Key] = []string{prev, d.Digest}
-			case []string:
-				byName[d.Key] = append(prev, d.Digest)
-			}
-		}
-		out[kindLabels[k]] = byName
+		out[kindLabels[k]] = digestsByName(l)
 		out[kindLabels[k]+"_set"] = l.SetDigest()
 	}
 	if doc.HasInstructions {
@@ -210,6 +199,38 @@ func writeHashJSON(w io.Writer, doc *contract.Document) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// digestsByName is {"name": "digest"} in listing order; a name that several
+// definitions share maps to an array. Names are written exactly (an unpaired
+// surrogate as its \u escape), so names that differ only there stay apart.
+func digestsByName(l contract.Listing) json.RawMessage {
+	b := []byte{'{'}
+	for i := 0; i < len(l); {
+		j := i + 1
+		for j < len(l) && l[j].Key == l[i].Key {
+			j++
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = contract.AppendJSONKey(b, l[i].Key)
+		b = append(b, ':')
+		if j-i > 1 {
+			b = append(b, '[')
+		}
+		for n, d := range l[i:j] {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = contract.AppendJSONKey(b, d.Digest)
+		}
+		if j-i > 1 {
+			b = append(b, ']')
+		}
+		i = j
+	}
+	return append(b, '}')
 }
 
 // hashSingle prints the digest and canonical form of one JSON value.

@@ -151,3 +151,38 @@ func TestHashSanitizesNames(t *testing.T) {
 		t.Errorf("control characters reached the terminal: %q", out)
 	}
 }
+
+// Names that differ only in an unpaired surrogate are two names in every
+// output: text lines, JSON members, snapshots and diffs.
+func TestSurrogateNamesStayApart(t *testing.T) {
+	const listing = `{"tools":[{"name":"a\udfff","description":"Look up a record"},{"name":"a\ud800","description":"Look up a record"}]}`
+	code, out, errOut := cli(t, listing, "hash", "-")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], `a\u{D800}`+"\t") || !strings.HasPrefix(lines[1], `a\u{DFFF}`+"\t") || lines[0][10:] == lines[1][10:] {
+		t.Fatalf("hash text: exit %d %q %s", code, out, errOut)
+	}
+	// The set digest is the recipe's (checked with its Python reference): the
+	// lines write each name's unpaired surrogate as U+FFFD.
+	if lines[2] != "set\t4041c40e76bd86362e81be3abef798d9a8576402a71265453c083b3497dfba85" {
+		t.Errorf("set line %q", lines[2])
+	}
+	code, out, errOut = cli(t, listing, "hash", "--format", "json", "-")
+	if code != 0 || !strings.Contains(out, `"a\ud800": "`) || !strings.Contains(out, `"a\udfff": "`) || strings.Contains(out, "[") {
+		t.Errorf("hash json: exit %d %s %s", code, out, errOut)
+	}
+
+	dir := t.TempDir()
+	old := writeFile(t, dir, "old.json", `{"tools":[{"name":"a\ud800","description":"Look up a record"}]}`)
+	renamed := writeFile(t, dir, "new.json", `{"tools":[{"name":"a\udfff","description":"Look up a record"}]}`)
+	code, out, errOut = cli(t, "", "diff", "--format", "json", old, renamed)
+	var r jsonReport
+	if err := json.Unmarshal([]byte(out), &r); code != 1 || err != nil || r.Severity != "breaking" || len(r.Changes) != 1 || r.Changes[0].Rule != "tool.renamed" {
+		t.Fatalf("diff: exit %d %s %s", code, out, errOut)
+	}
+	if c := r.Changes[0]; string(c.Before) != `"a\ud800"` || string(c.After) != `"a\udfff"` || !strings.Contains(out, `"name":"a\ud800"`) {
+		t.Errorf("rename %s → %s in %s", c.Before, c.After, out)
+	}
+	if _, out, _ = cli(t, "", "diff", old, renamed); !strings.Contains(out, `renamed 1 tool (a\u{D800}→a\u{DFFF})`) {
+		t.Errorf("diff text: %s", out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -116,6 +117,21 @@ func TestSnapshotUsage(t *testing.T) {
 	}
 }
 
+// A header value with CR or LF would make every probe fail as unreachable:
+// it is a usage error that names the header and never prints its value.
+func TestSnapshotRefusesHeaderWithLineBreak(t *testing.T) {
+	url := mcpServer(t, "")
+	for _, v := range []string{"Bearer tok-0123456789\r\nX-Injected: 1", "Bearer tok-0123456789\nX", "tok-0123456789\rX"} {
+		code, _, stderr := runCLI("snapshot", "--url", url, "-H", "Authorization: "+v, "--settle", "20ms")
+		if code != exitUsage || !strings.Contains(stderr, "header Authorization") {
+			t.Errorf("%q: exit %d, want %d naming the header: %s", v, code, exitUsage, stderr)
+		}
+		if strings.Contains(stderr, "0123456789") {
+			t.Errorf("the header value was printed: %s", stderr)
+		}
+	}
+}
+
 // End to end over stdio against the real npm server, declaring what the
 // fixtures were captured with: the tools match the fixture.
 func TestSnapshotStdioServerEverything(t *testing.T) {
@@ -139,5 +155,52 @@ func TestSnapshotStdioServerEverything(t *testing.T) {
 	}
 	if s.Digests.Tools != doc.Snapshot.Digests.Tools {
 		t.Errorf("tools digest %s, fixture %s", s.Digests.Tools, doc.Snapshot.Digests.Tools)
+	}
+}
+
+// A server whose tool names differ only in an unpaired surrogate: the
+// snapshot keeps both keys exactly, and reads back with both.
+func TestSnapshotSurrogateNames(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch req.Method {
+		case "server/discover":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"odd","version":"1"}}}}`, req.ID)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"a\udfff","inputSchema":{"type":"object"}},{"name":"a\ud800","inputSchema":{"type":"object"}}]}}`, req.ID)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	code, out, stderr := runCLI("snapshot", "--url", ts.URL+"/mcp", "--settle", "20ms")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, `"key": "a\ud800"`) || !strings.Contains(out, `"key": "a\udfff"`) {
+		t.Errorf("snapshot keys:\n%s", out)
+	}
+	s, err := contract.DecodeSnapshot([]byte(out))
+	if err != nil || len(s.Tools) != 2 || s.Tools[0].Key == s.Tools[1].Key {
+		t.Fatalf("snapshot read back: %v %q", err, s.Tools.Keys())
+	}
+	f := filepath.Join(t.TempDir(), "snap.json")
+	if err := os.WriteFile(f, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runCLI("hash", f); code != exitOK || !strings.Contains(out, `a\u{D800}`+"\t") || !strings.Contains(out, `a\u{DFFF}`+"\t") {
+		t.Errorf("hash of the snapshot: %s", out)
+	}
+	if code, out, _ := runCLI("diff", f, f); code != exitOK || out != "mcpdrift: no changes\n" {
+		t.Errorf("self diff: %d %s", code, out)
 	}
 }

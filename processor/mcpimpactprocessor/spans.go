@@ -1,6 +1,7 @@
 package mcpimpactprocessor
 
 import (
+	"encoding/hex"
 	"strconv"
 	"strings"
 
@@ -245,6 +246,10 @@ func newToolCall(span ptrace.Span, d dialect, tool string, a *spanAttrs, res *re
 	} else if agent == "" {
 		agent = res.serviceName
 	}
+	session := first(a.conversation, res.conversation, a.clientSession, res.clientSession, a.mcpSession, res.mcpSession)
+	if session == "" && d == dialectTraceloop {
+		session = traceloopSession(span)
+	}
 	at := int64(span.StartTimestamp())
 	if at == 0 {
 		at = int64(span.EndTimestamp())
@@ -259,13 +264,34 @@ func newToolCall(span ptrace.Span, d dialect, tool string, a *spanAttrs, res *re
 			server:  id.clipped(),
 			tool:    clip(tool),
 			agent:   clip(agent),
-			session: clip(first(a.conversation, res.conversation, a.clientSession, res.clientSession, a.mcpSession, res.mcpSession)),
+			session: clip(session),
 			digest:  clip(a.digest),
 		},
 		at:         at,
 		failed:     span.Status().Code() == ptrace.StatusCodeError || a.errorType != "",
 		serverSide: serverSide,
 	}
+}
+
+// traceloopSession names the connection a Traceloop tool call was made on.
+// Traceloop gives each connection an mcp.client.session span and makes every
+// request on it a child of that span, so the call's parent span ID is the
+// session's. It is read from the call itself: the session span ends, and is
+// exported, only when the connection closes, usually in a later batch. The
+// trace ID alone would merge two connections opened within one trace (two
+// servers, or a reconnect, inside one agent request). A call with no parent
+// (a client connected before it was instrumented) has no session.
+func traceloopSession(span ptrace.Span) string {
+	parent := span.ParentSpanID()
+	if parent.IsEmpty() {
+		return ""
+	}
+	trace := span.TraceID()
+	var b [2*len(trace) + 1 + 2*len(parent)]byte
+	hex.Encode(b[:], trace[:])
+	b[2*len(trace)] = '/'
+	hex.Encode(b[2*len(trace)+1:], parent[:])
+	return string(b[:])
 }
 
 // withoutSecrets drops credentials, query and fragment from a URL before

@@ -93,7 +93,7 @@ func TestSpanDialects(t *testing.T) {
 	assert.Equal(t, semconv.ImpactRiskMedium, agents[""].risk, "breaking, but no call is known to use the old definition")
 	assert.Equal(t, "add", got[2].tool)
 	assert.Equal(t, "traceloop-agent", got[2].agent)
-	assert.Zero(t, got[2].sessions, "Traceloop spans carry no session")
+	assert.Zero(t, got[2].sessions, "a Traceloop span with no parent session span has no session")
 	assert.Empty(t, got[2].sessionIDs)
 	assert.Equal(t, int64(1), got[2].calls)
 	assert.Equal(t, semconv.ImpactRiskMedium, got[2].risk, "warning with a recent caller")

@@ -200,6 +200,9 @@ func (cfg *Config) Validate() error {
 	if err := cfg.Limits.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("limits: %w", err))
 	}
+	if len(cfg.Targets) == 0 {
+		errs = append(errs, errors.New("targets: at least one target (an endpoint or a command) is required"))
+	}
 	seen := map[string]bool{}
 	for i, t := range cfg.Targets {
 		if err := t.validate(); err != nil {
@@ -232,6 +235,11 @@ func (t *TargetConfig) validate() error {
 			return fmt.Errorf("transport %q does not apply to a command", t.Transport)
 		}
 		return nil
+	}
+	for name, value := range t.Headers.Iter {
+		if err := probe.ValidateHeader(name, string(value)); err != nil {
+			return err
+		}
 	}
 	u, err := url.Parse(t.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -122,7 +122,7 @@ func fillDrift(lr plog.LogRecord, t *target, e event) {
 		m.PutStr(semconv.ChangeRule, c.Rule)
 		m.PutStr(semconv.ChangeSeverity, c.Severity.String())
 		m.PutStr(semconv.ChangeSubject, c.Subject)
-		m.PutStr(semconv.ChangeName, c.Name)
+		m.PutStr(semconv.ChangeName, contract.KeyUTF8(c.Name))
 		m.PutStr(semconv.ChangePath, c.Path)
 		m.PutStr(semconv.ChangeBefore, string(c.Before))
 		m.PutStr(semconv.ChangeAfter, string(c.After))
@@ -179,10 +179,12 @@ func driftID(server, previous, current string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// putDigests writes name → digest. Attribute strings must be UTF-8, so a name
+// with an unpaired surrogate is written as the recipe's UTF-8 form (U+FFFD).
 func putDigests(m pcommon.Map, l contract.Listing) {
 	m.EnsureCapacity(len(l))
 	for _, d := range l {
-		m.PutStr(d.Key, d.Digest)
+		m.PutStr(contract.KeyUTF8(d.Key), d.Digest)
 	}
 }
 

@@ -2,11 +2,14 @@ package mcpdriftreceiver
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -147,6 +150,63 @@ func TestDriftCountStartsAtZero(t *testing.T) {
 	want := map[string]int64{"breaking": 0, "warning": 0, "compatible": 0, "info": 0}
 	if !maps.Equal(got, want) {
 		t.Errorf("drift.count before any drift: %v, want %v", got, want)
+	}
+}
+
+// Keys keep unpaired surrogates apart (contract/key.go), but OTLP strings
+// must be UTF-8: drift events write such names in the recipe's UTF-8 form.
+func TestDriftEventNamesAreUTF8(t *testing.T) {
+	listing := func(defs ...string) *contract.Snapshot {
+		raws := make([]json.RawMessage, len(defs))
+		for i, d := range defs {
+			raws[i] = json.RawMessage(d)
+		}
+		l, err := contract.DefaultLimits().HashDefinitions(contract.KindTool, raws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &contract.Snapshot{ProtocolVersion: "2025-11-25", Tools: l}
+		if err := s.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := listing(`{"name":"a\ud800","description":"Look up a record"}`)
+	b := listing(`{"name":"a\udfff","description":"Look up a record"}`)
+	cfg := testConfig()
+	cfg.Targets = []TargetConfig{{Name: "odd", Transport: "auto"}}
+	tgt := newTarget(cfg.Targets[0], cfg, func(o, n *contract.Snapshot) *contract.Report { return contract.Diff(o, n, nil) })
+	observeAgreed(tgt.tracker, a, time.Unix(100, 0))
+	observeAgreed(tgt.tracker, b, time.Unix(200, 0))
+	st := observeAgreed(tgt.tracker, b, time.Unix(300, 0))
+	logs := buildLogs(tgt, st.events, time.Unix(301, 0))
+	d := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	var walk func(v pcommon.Value)
+	walk = func(v pcommon.Value) {
+		switch v.Type() {
+		case pcommon.ValueTypeStr:
+			if !utf8.ValidString(v.Str()) {
+				t.Errorf("attribute value %q is not UTF-8", v.Str())
+			}
+		case pcommon.ValueTypeSlice:
+			for i := range v.Slice().Len() {
+				walk(v.Slice().At(i))
+			}
+		case pcommon.ValueTypeMap:
+			for k, mv := range v.Map().All() {
+				if !utf8.ValidString(k) {
+					t.Errorf("attribute key %q is not UTF-8", k)
+				}
+				walk(mv)
+			}
+		}
+	}
+	attrs := pcommon.NewValueMap()
+	d.Attributes().CopyTo(attrs.Map())
+	walk(attrs)
+	changes, _ := d.Attributes().Get(semconv.DriftChanges)
+	if changes.Slice().Len() != 1 || changes.Slice().At(0).Map().AsRaw()[semconv.ChangeRule] != "tool.renamed" || changes.Slice().At(0).Map().AsRaw()[semconv.ChangeName] != "a\uFFFD" {
+		t.Errorf("changes %v", changes.AsRaw())
 	}
 }
 

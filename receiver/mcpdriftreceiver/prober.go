@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/probe"
@@ -81,12 +83,30 @@ func (t *target) probeTarget() probe.Target {
 		}
 		return pt
 	}
-	pt.URL, pt.HTTPClient = t.cfg.Endpoint, t.httpClient
+	pt.URL, pt.HTTPClient, pt.Secrets = t.cfg.Endpoint, t.httpClient, t.cfg.secrets()
 	pt.Transport = probe.TransportAuto
 	if t.cfg.Transport != "" {
 		pt.Transport = probe.Transport(t.cfg.Transport)
 	}
 	return pt
+}
+
+// secrets are the credentials the target's HTTP client holds, for the probe
+// to redact in whatever a server sends back: header values and the proxy
+// URL's user info. An auth extension's token is unknown here; the probe
+// learns it as the request is written.
+func (tc *TargetConfig) secrets() []string {
+	var out []string
+	for _, v := range tc.Headers.Iter {
+		out = append(out, string(v))
+	}
+	if u, err := url.Parse(tc.ProxyURL); err == nil && u.User != nil {
+		pass, _ := u.User.Password()
+		out = append(out, u.User.Username(), pass)
+	} else if err != nil && strings.Contains(tc.ProxyURL, "@") {
+		out = append(out, tc.ProxyURL) // unparsable: errors quote it whole
+	}
+	return out
 }
 
 // clientCapabilitiesJSON encodes the declared client capabilities: absent

@@ -12,9 +12,12 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/safestorage"
+	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
 )
 
@@ -34,6 +37,8 @@ type driftReceiver struct {
 
 	targets []*target
 	store   *baselineStore
+	storage *safestorage.Health
+	tb      *metadata.TelemetryBuilder
 
 	mbMu sync.Mutex // the metrics builder is not safe for concurrent use
 	mb   *metadata.MetricsBuilder
@@ -56,14 +61,30 @@ func newDriftReceiver(set receiver.Settings, cfg *Config, p prober) (*driftRecei
 	if err != nil {
 		return nil, err
 	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
 	r := &driftReceiver{
-		set:    set,
-		cfg:    cfg,
-		prober: p,
-		policy: policy,
-		now:    time.Now,
-		obs:    obs,
-		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		set:     set,
+		cfg:     cfg,
+		prober:  p,
+		policy:  policy,
+		now:     time.Now,
+		obs:     obs,
+		mb:      metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		storage: safestorage.NewHealth(set.Logger, "baselines are kept in memory only, so the next restart starts from fresh baselines"),
+		tb:      tb,
+	}
+	err = tb.RegisterReceiverMcpdriftStorageAvailableCallback(func(_ context.Context, o metric.Int64Observer) error {
+		if v, ok := r.storage.Available(); ok {
+			o.Observe(v)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Shutdown()
+		return nil, err
 	}
 	for _, tc := range cfg.Targets {
 		r.targets = append(r.targets, newTarget(tc, cfg, r.classify))
@@ -91,23 +112,24 @@ func (r *driftReceiver) classify(old, new *contract.Snapshot) *contract.Report {
 // Start connects storage, restores baselines (emitting one snapshot event per
 // restored target), builds the HTTP clients and starts probing.
 func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
-	store, err := openBaselineStore(ctx, host, r.cfg.Storage, r.set)
+	store, err := openBaselineStore(ctx, host, r.cfg.Storage, r.set, r.storage)
 	if err != nil {
 		return err
 	}
 	r.store = store
 	for _, t := range r.targets {
 		if t.cfg.Endpoint != "" {
-			client, err := t.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), r.set.TelemetrySettings)
-			if err != nil {
-				return fmt.Errorf("mcpdrift: target %q: %w", t.name, err)
-			}
-			t.httpClient = client
-			exts, tel := host.GetExtensions(), r.set.TelemetrySettings
-			t.sampleClient = func(ctx context.Context) (*http.Client, error) {
+			red := probe.NewRedactor(t.probeTarget())
+			exts, tel := host.GetExtensions(), clientTelemetry(r.set.TelemetrySettings, red)
+			newClient := func(ctx context.Context) (*http.Client, error) {
 				cc := t.cfg.ClientConfig // ToClient writes defaults into its receiver
 				return cc.ToClient(ctx, exts, tel)
 			}
+			client, err := newClient(ctx)
+			if err != nil { // a proxy_url that does not parse is quoted whole
+				return fmt.Errorf("mcpdrift: target %q: %s", t.name, red.Text(err.Error()))
+			}
+			t.httpClient, t.sampleClient = client, newClient
 		}
 		t.probe = t.probeTarget()
 	}
@@ -139,6 +161,7 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 	s := &scheduler{
 		now:          r.now,
 		maxInFlight:  r.cfg.MaxConcurrentProbes,
+		timeout:      r.cfg.Timeout,
 		initialDelay: r.cfg.InitialDelay,
 		run:          r.runProbe,
 		onStart:      r.onProbeStart,
@@ -166,6 +189,7 @@ func (r *driftReceiver) Shutdown(ctx context.Context) error {
 			t.httpClient.CloseIdleConnections()
 		}
 	}
+	r.tb.Shutdown()
 	if r.store != nil {
 		return r.store.close(ctx)
 	}
@@ -203,9 +227,10 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 		st.persist = st.persist || more.persist
 	}
 	t.countEvents(st.events)
-	if st.persist {
+	if st.persist || r.store.isUnsaved(t.name) {
 		if err := r.store.save(ctx, t.name, t.tracker); err != nil {
-			r.set.Logger.Warn("Could not store baseline", zap.String("target", t.name), zap.Error(err))
+			// The store's health logs a failing store once; the baseline stays in memory.
+			r.set.Logger.Debug("Could not store baseline", zap.String("target", t.name), zap.Error(err))
 		}
 	}
 	r.emitEvents(ctx, t, st.events)

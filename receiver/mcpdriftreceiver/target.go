@@ -37,9 +37,10 @@ type target struct {
 	hint               handshakeHint
 	tracker            *tracker
 
-	running atomic.Bool  // a probe of this target is in flight
-	skipped atomic.Int64 // ticks skipped because the previous probe still ran
-	probes  atomic.Int64 // probes completed
+	running  atomic.Bool  // a probe of this target is in flight
+	skipped  atomic.Int64 // ticks skipped because the previous probe still ran
+	overtime atomic.Int64 // probes that outran their slot budget (see scheduler)
+	probes   atomic.Int64 // probes completed
 
 	// Probe and drift state for metrics: written and read by the goroutine
 	// that probes the target (one at a time). up and errorClass are also read
