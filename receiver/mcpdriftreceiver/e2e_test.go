@@ -48,12 +48,25 @@ func newSDKServer(name string, tools ...*mcp.Tool) *mcp.Server {
 }
 
 // serveSDK serves whatever server pick returns, per request, over Streamable HTTP.
-func serveSDK(t *testing.T, pick func() *mcp.Server) string {
+func serveSDK(t testing.TB, pick func() *mcp.Server) string {
 	t.Helper()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return pick() }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts.URL + "/mcp"
+}
+
+// onMethod calls seen before next serves each request whose JSON-RPC body
+// names method.
+func onMethod(next http.Handler, method string, seen func()) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"method":"`+method+`"`)) {
+			seen()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
 }
 
 func httpTarget(name, endpoint string) TargetConfig {
@@ -127,14 +140,7 @@ func TestE2EMixedFleet(t *testing.T) {
 		}
 		return b
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if bytes.Contains(body, []byte(`"server/discover"`)) {
-			n.Add(1)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	}))
+	ts := httptest.NewServer(onMethod(h, "server/discover", func() { n.Add(1) }))
 	defer ts.Close()
 	url := ts.URL + "/mcp"
 	cfg := e2eConfig(httpTarget("svc", url))

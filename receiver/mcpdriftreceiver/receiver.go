@@ -3,6 +3,8 @@ package mcpdriftreceiver
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,6 +48,8 @@ type driftReceiver struct {
 
 	// onProbeStart, when set (benchmarks), is told when each probe starts.
 	onProbeStart func(t *target, due, started time.Time)
+	// manual, set by tests, starts no scheduler: the test calls runProbe.
+	manual bool
 }
 
 func newDriftReceiver(set receiver.Settings, cfg *Config, p prober) (*driftReceiver, error) {
@@ -116,11 +120,16 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 	for _, t := range r.targets {
 		if t.cfg.Endpoint != "" {
 			red := probe.NewRedactor(t.probeTarget())
-			client, err := t.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), clientTelemetry(r.set.TelemetrySettings, red))
+			exts, tel := host.GetExtensions(), clientTelemetry(r.set.TelemetrySettings, red)
+			newClient := func(ctx context.Context) (*http.Client, error) {
+				cc := t.cfg.ClientConfig // ToClient writes defaults into its receiver
+				return cc.ToClient(ctx, exts, tel)
+			}
+			client, err := newClient(ctx)
 			if err != nil { // a proxy_url that does not parse is quoted whole
 				return fmt.Errorf("mcpdrift: target %q: %s", t.name, red.Text(err.Error()))
 			}
-			t.httpClient = client
+			t.httpClient, t.sampleClient = client, newClient
 		}
 		t.probe = t.probeTarget()
 	}
@@ -143,6 +152,9 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 	}
 	r.set.Logger.Info("mcpdrift receiver started", zap.Int("targets", len(r.targets)), zap.Int("baselines_restored", restored))
 
+	if r.manual {
+		return nil
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	r.done = make(chan struct{})
@@ -189,7 +201,7 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	started := r.now()
-	snap, err := r.prober.probe(pctx, t)
+	snap, err := r.prober.probe(pctx, t, false)
 	finished := r.now()
 	if ctx.Err() != nil {
 		return // shutting down: the result is neither success nor failure
@@ -209,6 +221,11 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	}
 	snap.Server.Name = t.name
 	st := t.tracker.observe(snap, finished)
+	if st.sample {
+		more := t.tracker.sampled(r.samples(ctx, t), r.now())
+		st.events = append(st.events, more.events...)
+		st.persist = st.persist || more.persist
+	}
 	t.countEvents(st.events)
 	if st.persist || r.store.isUnsaved(t.name) {
 		if err := r.store.save(ctx, t.name, t.tracker); err != nil {
@@ -218,6 +235,40 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	}
 	r.emitEvents(ctx, t, st.events)
 	r.emitMetrics(ctx, t, finished)
+}
+
+// sampleParallelism bounds a target's samples in flight: they are meant to
+// see the fleet as it is now, and settling makes each take at least settle
+// (the default 12 run in two rounds), but each may hold a probe's worth of
+// memory.
+const sampleParallelism = 6
+
+// samples probes t again, at once, as many times as its tracker asked: each
+// is one more pick of a balancer in front of a fleet. Failed samples are left
+// out (a failed probe is neither drift nor evidence against it).
+func (r *driftReceiver) samples(ctx context.Context, t *target) []*contract.Snapshot {
+	results := make([]*contract.Snapshot, t.tracker.cfg.samples)
+	sem := make(chan struct{}, sampleParallelism)
+	var wg sync.WaitGroup
+	for i := range results {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+			defer cancel()
+			if snap, err := r.prober.probe(pctx, t, true); err == nil {
+				snap.Server.Name = t.name
+				results[i] = snap
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil // shutting down: no decision on part of the samples
+	}
+	return slices.DeleteFunc(results, func(s *contract.Snapshot) bool { return s == nil })
 }
 
 func (r *driftReceiver) emitEvents(ctx context.Context, t *target, events []event) {

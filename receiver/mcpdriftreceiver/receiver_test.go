@@ -49,7 +49,7 @@ func (f *fakeProber) count(name string) int {
 	return f.probes[name]
 }
 
-func (f *fakeProber) probe(_ context.Context, t *target) (*contract.Snapshot, error) {
+func (f *fakeProber) probe(_ context.Context, t *target, _ bool) (*contract.Snapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.probes[t.name]++

@@ -84,7 +84,7 @@ func hangs(t *target) bool {
 	return i%2 == 1
 }
 
-func (p *hangingProber) probe(ctx context.Context, t *target) (*contract.Snapshot, error) {
+func (p *hangingProber) probe(ctx context.Context, t *target, _ bool) (*contract.Snapshot, error) {
 	if hangs(t) {
 		<-ctx.Done()
 		return nil, ctx.Err()
