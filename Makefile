@@ -64,7 +64,7 @@ demo: distro demo-bins
 
 demo-bins:
 	$(GO) build -trimpath -o $(BIN)/quickstart-server ./examples/quickstart/server
-	$(GO) build -trimpath -o $(BIN)/quickstart-demo ./examples/quickstart/demo
+	$(GO) build -trimpath -o $(BIN)/quickstart-demo ./internal/dev/quickstart/demo
 	$(GO) build -trimpath -o $(BIN)/demo-agent ./examples/agent
 
 ## jaeger: Jaeger v2 all-in-one for the backends e2e (version pinned in tools/jaeger)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gowebpki/jcs"
 
-	"github.com/mcpdrift/mcpdrift/internal/benchutil"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 )
 
 // benchListing generates a tools/list result of nTools tools with nParams

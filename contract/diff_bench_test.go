@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/internal/benchutil"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 )
 
 // driftListing generates a 100-tool listing whose input schemas nest

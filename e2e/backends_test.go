@@ -19,8 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpdrift/mcpdrift/internal/backends"
-	"github.com/mcpdrift/mcpdrift/internal/quickstart"
+	"github.com/mcpdrift/mcpdrift/internal/dev/backends"
+	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/quickstart"
-	"github.com/mcpdrift/mcpdrift/internal/testservers"
+	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

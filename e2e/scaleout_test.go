@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/procs"
-	"github.com/mcpdrift/mcpdrift/internal/quickstart"
-	"github.com/mcpdrift/mcpdrift/internal/scaleout"
-	"github.com/mcpdrift/mcpdrift/internal/testservers"
+	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
+	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
+	"github.com/mcpdrift/mcpdrift/internal/dev/scaleout"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

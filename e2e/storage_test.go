@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/quickstart"
+	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

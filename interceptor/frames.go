@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
 // SendFrame records one raw JSON-RPC frame the client is about to send (a

@@ -3,7 +3,7 @@ package interceptor
 import (
 	"strconv"
 
-	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
 // ID is a JSON-RPC request id. Integer and string ids are distinct (1 is

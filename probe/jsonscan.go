@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
 // maxMessageDepth is the deepest nesting the probe reads in a message (the

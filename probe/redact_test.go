@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/testservers"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
 func TestRedactorLearnsCredentialShapes(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/interceptor/gosdk"
 	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
-	"github.com/mcpdrift/mcpdrift/internal/testservers"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

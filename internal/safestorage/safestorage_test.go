@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/mcpdrift/mcpdrift/internal/storagetest"
+	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
 )
 
 var (

@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/mcpdrift/mcpdrift/internal/benchspans"
-	"github.com/mcpdrift/mcpdrift/internal/benchutil"
+	"github.com/mcpdrift/mcpdrift/internal/dev/benchspans"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -16,8 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/mcpdrift/mcpdrift/internal/procs"
-	"github.com/mcpdrift/mcpdrift/internal/testservers"
+	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

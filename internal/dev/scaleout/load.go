@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
-	"github.com/mcpdrift/mcpdrift/internal/benchspans"
+	"github.com/mcpdrift/mcpdrift/internal/dev/benchspans"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/procs"
+	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
 )
 
 // PrometheusOptions describe a Prometheus to start.

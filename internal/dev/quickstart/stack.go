@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/procs"
+	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
 )
 
 // Options describe one run of the stack.

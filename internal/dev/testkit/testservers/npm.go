@@ -23,10 +23,10 @@ import (
 // (testdata/npm) and, for most, a captured contract (testdata/fixtures).
 var EverythingVersions = []string{"2025.7.1", "2025.9.25", "2025.11.25", "2026.1.26"}
 
-// RepoRoot returns the module root (this file is internal/testservers/npm.go).
+// RepoRoot returns the module root (this file is four directories down: internal/dev/testkit/testservers).
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", "..", ".."))
 }
 
 // Everything returns the path of dist/index.js of the given version of

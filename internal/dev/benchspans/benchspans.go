@@ -1,7 +1,7 @@
 // Package benchspans builds tool-call spans shaped like those the mcpdrift
 // interceptor emits, for benchmarks and load generators: the processor's
 // throughput benchmark and the scale-out end-to-end run send the same
-// spans. (It lives apart from internal/benchutil so that packages whose
+// spans. (It lives apart from internal/dev/testkit/benchutil so that packages whose
 // benchmarks need no spans do not import pdata.)
 package benchspans
 

@@ -4,7 +4,7 @@
 // It runs from "go generate ./semconv"; its test fails when the committed
 // file is out of date.
 //
-//	go run ./internal/attrdoc -root .
+//	go run ./internal/dev/attrdoc -root .
 package main
 
 import (

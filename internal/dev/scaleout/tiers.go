@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/procs"
+	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
 )
 
 // Collector is one Collector process of the deployment. Its ports and

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // the Collector's OTLP exporter compresses by default
 
-	"github.com/mcpdrift/mcpdrift/internal/quickstart"
+	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
 )
 
 // Store is an OTLP/gRPC endpoint in the test process that stands for the

@@ -69,7 +69,7 @@ func TestPrometheus(t *testing.T) {
 // A real Jaeger receives a span over OTLP/HTTP and FindSpans finds it by
 // its string and bool attributes, and not by a value it does not have.
 func TestJaeger(t *testing.T) {
-	root, _ := filepath.Abs("../..")
+	root, _ := filepath.Abs("../../..")
 	bin := filepath.Join(root, "_build", "jaeger")
 	if _, err := os.Stat(bin); err != nil {
 		t.Skip("_build/jaeger not built (make jaeger)")

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/testservers"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
-const root = "../.."
+const root = "../../.."
 
 // defaultDistribution validates examples that name no other.
 const defaultDistribution = "otelcol-mcpdrift"

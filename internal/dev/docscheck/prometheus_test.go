@@ -16,8 +16,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcpdrift/mcpdrift/internal/procs"
-	"github.com/mcpdrift/mcpdrift/internal/testservers"
+	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
 // TestPrometheusRules runs promtool's unit tests of the rules docs/queries.md

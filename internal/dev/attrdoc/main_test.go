@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-const root = "../.."
+const root = "../../.."
 
 // TestAttributesDocUpToDate fails when docs/attributes.md disagrees with
 // the constants, events.md or the metadata it is generated from.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/quickstart"
+	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
 )
 
 func main() {

@@ -6,7 +6,7 @@
 # groupbyattrs in docs/scale-out.md), the others' on the span. The ClickHouse query
 # test loads them as the contrib clickhouse exporter would. Run from the
 # repository root after `make distro` and scripts/install-npm-servers.sh:
-#   internal/docscheck/testdata/clickhouse/capture.sh
+#   internal/dev/docscheck/testdata/clickhouse/capture.sh
 set -euo pipefail
 root="$(pwd)"
 out="$root/internal/docscheck/testdata/clickhouse"

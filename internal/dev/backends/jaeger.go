@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/procs"
+	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
 )
 
 // JaegerOptions describe a Jaeger v2 to start.
