@@ -1,7 +1,14 @@
 # mcpdrift — build, test, lint, benchmark, fuzz.
 GO       ?= go
 BIN      := bin
-PKGS     := ./...
+# The repository's Go modules (CONTRIBUTING.md): the root module (Collector
+# components, CLI, probe) and the agent-side modules, which must not pull the
+# Collector. Each is built and tested on its own go.mod, as users and ocb see
+# it: the go.work is for editors and ad-hoc commands, not for make or CI.
+MODULES  := . contract semconv internal/mcpwire internal/dev/testkit interceptor interceptor/gosdk interceptor/mcpgo
+export GOWORK := off
+# in_modules runs $(1) in every module's directory and fails if any run fails.
+in_modules = fail=0; for m in $(MODULES); do (cd $$m && $(1)) || fail=1; done; exit $$fail
 FUZZTIME ?= 20s
 # Go minimizes every new interesting input for up to -fuzzminimizetime (60s by
 # default) before that worker fuzzes again: with 20s per target the workers
@@ -11,7 +18,7 @@ FUZZMINIMIZETIME ?= 1s
 BENCHTIME ?= 1s
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test lint bench fuzz distro distro-extras demo demo-bins jaeger e2e clean
+.PHONY: all build download test lint bench fuzz distro distro-extras demo demo-bins jaeger e2e clean
 
 all: build
 
@@ -19,32 +26,38 @@ all: build
 build:
 	$(GO) build -trimpath -o $(BIN)/mcpdrift ./cmd/mcpdrift
 
-## test: every test in the module (tests that need npm servers skip loudly without npm)
-test:
-	$(GO) test -count=1 $(PKGS)
+## download: every module's dependencies, and the pinned Go tools
+download:
+	@$(call in_modules,$(GO) mod download)
+	$(GO) -C tools mod download
 
-## lint: gofmt check and go vet
+## test: every test of every module (tests that need npm servers skip loudly without npm)
+test:
+	@$(call in_modules,$(GO) test -count=1 ./...)
+
+## lint: gofmt, every go.mod tidy, go vet
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet $(PKGS)
+	@$(call in_modules,$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy needed in $$m"; exit 1; })
+	@$(call in_modules,$(GO) vet ./...)
 
 ## bench: all benchmarks, with the ratios the README reports
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+	@$(call in_modules,$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...)
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each, GOMAXPROCS workers)
 fuzz:
-	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
-	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	@set -e; for m in $(MODULES); do for pkg in $$($(GO) -C $$m list ./...); do \
+	  for t in $$($(GO) -C $$m test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$t"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
+	    $(GO) -C $$m test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 	  done; \
-	done
+	done; done
 
 ## distro: the otelcol-mcpdrift collector distribution, with ocb (pinned in tools/)
 DISTRO := _build/otelcol-mcpdrift/otelcol-mcpdrift
-SOURCES := go.mod $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
+SOURCES := go.mod $(MODULES:%=%/go.mod) $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 distro: $(DISTRO)
 $(DISTRO): builder-config.yaml $(SOURCES)
 	mkdir -p _build

@@ -3,15 +3,13 @@ module github.com/mcpdrift/mcpdrift
 go 1.26.0
 
 require (
-	github.com/go-json-experiment/json v1.27.2
-	github.com/gobwas/glob v0.2.3
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/gobwas/glob v0.2.3 // indirect
 	github.com/google/go-cmp v0.7.0
-	github.com/gowebpki/jcs v1.0.2
-	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension v0.165.1
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.165.1
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/bbolt v1.5.0
@@ -94,7 +92,6 @@ require (
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.10 // indirect
-	github.com/spf13/cast v1.7.1 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/tklauser/go-sysconf v0.4.0 // indirect
 	github.com/tklauser/numcpus v0.12.0 // indirect
@@ -159,4 +156,23 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+require (
+	github.com/mcpdrift/mcpdrift/contract v0.0.0
+	github.com/mcpdrift/mcpdrift/interceptor v0.0.0
+	github.com/mcpdrift/mcpdrift/interceptor/gosdk v0.0.0
+	github.com/mcpdrift/mcpdrift/internal/dev/testkit v0.0.0
+	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
+	github.com/mcpdrift/mcpdrift/semconv v0.0.0
+)
+
+// The repository's other modules, from this checkout (see CONTRIBUTING.md).
+replace (
+	github.com/mcpdrift/mcpdrift/contract => ./contract
+	github.com/mcpdrift/mcpdrift/interceptor => ./interceptor
+	github.com/mcpdrift/mcpdrift/interceptor/gosdk => ./interceptor/gosdk
+	github.com/mcpdrift/mcpdrift/internal/dev/testkit => ./internal/dev/testkit
+	github.com/mcpdrift/mcpdrift/internal/mcpwire => ./internal/mcpwire
+	github.com/mcpdrift/mcpdrift/semconv => ./semconv
 )

@@ -2,12 +2,12 @@ package interceptor
 
 import (
 	"context"
+	"os"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/resource"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpdrift/mcpdrift/contract"
@@ -30,7 +30,7 @@ type config struct {
 	serverURL      string
 	agentName      string
 	agentID        string
-	resource       *resource.Resource
+	resource       Resource
 	injectContext  bool
 	captureContent bool
 	validateArgs   bool
@@ -108,16 +108,24 @@ func WithServerURL(url string) Option {
 
 // WithAgent sets the default gen_ai.agent.name and gen_ai.agent.id for calls
 // whose context carries none (see ContextWithAgent). Without it the agent
-// name is the resource's service.name.
+// name is the service.name of WithResource, else OTEL_SERVICE_NAME.
 func WithAgent(name, id string) Option {
 	return optionFunc(func(c *config) { c.agentName, c.agentID = name, id })
 }
 
+// Resource is what the interceptor reads of an OpenTelemetry resource: its
+// attributes. The SDK's *resource.Resource satisfies it, so an application
+// passes the resource it built while the interceptor imports only the API.
+type Resource interface{ Set() *attribute.Set }
+
 // WithResource gives the application's OpenTelemetry resource; its
-// service.name is the default agent name. Without it the SDK's default
-// resource is used (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, else
-// unknown_service:<executable>).
-func WithResource(r *resource.Resource) Option {
+// service.name is the default agent name. Without it the default is the
+// OTEL_SERVICE_NAME environment variable, and without that the spans carry
+// no gen_ai.agent.name: the resource the application's SDK exports with
+// them names the service, and consumers (mcpimpact) fall back to it.
+// Reading OTEL_RESOURCE_ATTRIBUTES or building a default resource is the
+// SDK's job, not the instrumentation's.
+func WithResource(r Resource) Option {
 	return optionFunc(func(c *config) { c.resource = r })
 }
 
@@ -182,12 +190,16 @@ func WithLimits(l contract.Limits) Option {
 	return optionFunc(func(c *config) { c.limits = l })
 }
 
-func serviceName(r *resource.Resource) string {
-	if r == nil {
-		r = resource.Default()
+// serviceName is the default agent name: the service.name of r, else
+// OTEL_SERVICE_NAME (the environment variable the OpenTelemetry
+// specification defines for it).
+func serviceName(r Resource) string {
+	if r != nil {
+		if set := r.Set(); set != nil {
+			if v, ok := set.Value(attribute.Key(semconv.ServiceName)); ok {
+				return v.AsString()
+			}
+		}
 	}
-	if v, ok := r.Set().Value(attribute.Key(semconv.ServiceName)); ok {
-		return v.AsString()
-	}
-	return ""
+	return os.Getenv("OTEL_SERVICE_NAME")
 }

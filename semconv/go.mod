@@ -1,0 +1,3 @@
+module github.com/mcpdrift/mcpdrift/semconv
+
+go 1.26.0
