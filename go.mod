@@ -159,6 +159,7 @@ require (
 )
 
 require (
+	github.com/mark3labs/mcp-go v1.2.1
 	github.com/mcpdrift/mcpdrift/contract v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor/gosdk v0.0.0
@@ -166,6 +167,8 @@ require (
 	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
 	github.com/mcpdrift/mcpdrift/semconv v0.0.0
 )
+
+require github.com/spf13/cast v1.7.1 // indirect
 
 // The repository's other modules, from this checkout (see CONTRIBUTING.md).
 replace (

@@ -12,7 +12,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
-// sdkServerBin is testdata/sdkserver, a stdio server on the real go-sdk or
+// sdkServerBin is internal/sdkserver, a stdio server on the real go-sdk or
 // mcp-go, built once per test run into sdkServerDir (TestMain removes it).
 var (
 	sdkServerOnce sync.Once
@@ -28,9 +28,9 @@ func sdkServer(t testing.TB) string {
 			return
 		}
 		sdkServerBin = filepath.Join(sdkServerDir, "sdkserver")
-		out, err := exec.Command("go", "build", "-o", sdkServerBin, "./testdata/sdkserver").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", sdkServerBin, "./internal/sdkserver").CombinedOutput()
 		if err != nil {
-			sdkServerErr = &exec.Error{Name: "go build ./testdata/sdkserver: " + string(out), Err: err}
+			sdkServerErr = &exec.Error{Name: "go build ./internal/sdkserver: " + string(out), Err: err}
 		}
 	})
 	if sdkServerErr != nil {
