@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 )
 
 // httpBase is what the two HTTP transports share: the client, the endpoint,
@@ -31,7 +33,7 @@ type httpBase struct {
 func newHTTPBase(t *Target, rt *probeRuntime) (*httpBase, error) {
 	u, err := url.Parse(t.URL)
 	if err != nil {
-		return nil, failure(ClassUnreachable, "invalid URL %s", SanitizeURL(t.URL))
+		return nil, failure(ClassUnreachable, "invalid URL %s", serverid.Display(t.URL))
 	}
 	b := &httpBase{rt: rt, endpoint: u, headers: t.Headers, client: t.HTTPClient}
 	if b.client == nil {
@@ -186,7 +188,7 @@ func (b *httpBase) statusErr(ctx context.Context, resp *http.Response) *statusEr
 	defer resp.Body.Close()
 	se := &statusError{code: resp.StatusCode, challenge: resp.Header.Values("WWW-Authenticate"), endpoint: b.endpoint}
 	if loc := resp.Header.Get("Location"); loc != "" {
-		se.location = SanitizeURL(loc)
+		se.location = serverid.Display(loc)
 	}
 	body, err := b.readBody(ctx, resp, 64<<10)
 	if err == nil && mediaType(resp.Header) == "application/json" {
@@ -227,7 +229,7 @@ func resourceMetadataURL(challenges []string, endpoint *url.URL) string {
 	if parsed, err := oauthex.ParseWWWAuthenticate(challenges); err == nil {
 		for _, c := range parsed {
 			if v := c.Params["resource_metadata"]; v != "" {
-				return SanitizeURL(v)
+				return serverid.Display(v)
 			}
 		}
 	}

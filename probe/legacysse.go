@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 )
 
 // sseConn speaks the deprecated HTTP+SSE transport of 2024-11-05: a GET
@@ -96,7 +97,7 @@ func (c *sseConn) readEndpoint(sr *sseReader) error {
 	}
 	u := c.endpoint.ResolveReference(ref)
 	if u.Scheme != c.endpoint.Scheme || u.Host != c.endpoint.Host {
-		return failure(ClassProtocolError, "the endpoint event points to another origin (%s); the probe will not send its headers there", SanitizeURL(u.String()))
+		return failure(ClassProtocolError, "the endpoint event points to another origin (%s); the probe will not send its headers there", serverid.Display(u.String()))
 	}
 	c.postURL = u
 	return nil

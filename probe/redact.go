@@ -292,21 +292,6 @@ type redactedError struct {
 func (e *redactedError) Error() string   { return e.msg }
 func (e *redactedError) Unwrap() []error { return e.kept }
 
-// SanitizeURL returns u without user info, query or fragment: the form that
-// may appear in snapshots, errors and logs.
-func SanitizeURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.ForceQuery = false
-	u.Fragment = ""
-	u.RawFragment = ""
-	return u.String()
-}
-
 // unwrapURLError drops net/http's *url.Error wrapper, whose message repeats
 // the request URL with its query (which may hold an API key).
 func unwrapURLError(err error) error {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 )
 
 // Transport selects how the probe talks to a server.
@@ -121,7 +122,7 @@ func (t *Target) Validate() error {
 		case t.URL == "":
 			errs = append(errs, errors.New("an HTTP target needs a URL"))
 		case err != nil:
-			errs = append(errs, fmt.Errorf("invalid URL %s", SanitizeURL(t.URL)))
+			errs = append(errs, fmt.Errorf("invalid URL %s", serverid.Display(t.URL)))
 		case u.Scheme != "http" && u.Scheme != "https":
 			errs = append(errs, fmt.Errorf("URL scheme must be http or https, not %q", u.Scheme))
 		case u.Host == "":
@@ -176,6 +177,6 @@ func (t *Target) server(r *redactor, transport string) contract.Server {
 		}
 		return s
 	}
-	s.URL = SanitizeURL(t.URL)
+	s.URL = serverid.RedactURL(t.URL)
 	return s
 }

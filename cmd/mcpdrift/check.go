@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 )
 
 func newCheckCommand() *cobra.Command {
@@ -135,7 +136,7 @@ func serverLabel(s *contract.Snapshot) string {
 	case s.Server.URL != "":
 		return s.Server.URL
 	case len(s.Server.Command) > 0:
-		return "stdio:" + s.Server.Command[0]
+		return serverid.Stdio(s.Server.Command[:1])
 	}
 	return "server"
 }

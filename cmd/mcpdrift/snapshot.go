@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/probe"
 )
 
@@ -169,18 +170,13 @@ func runProbe(cmd *cobra.Command, f *targetFlags, t probe.Target) (*probe.Result
 	return res, nil
 }
 
+// describeTarget names the target on the progress line: its server
+// identity (serverid), the program's base name for stdio.
 func describeTarget(t probe.Target) string {
 	if t.Command != "" {
-		return "stdio:" + filepath.Base(t.Command)
+		return serverid.Stdio([]string{filepath.Base(t.Command)})
 	}
-	u := t.URL
-	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		u = u[:i]
-	}
-	if i := strings.Index(u, "@"); i >= 0 && strings.Contains(u[:i], "://") {
-		u = u[:strings.Index(u, "://")+3] + u[i+1:]
-	}
-	return u
+	return serverid.Display(t.URL)
 }
 
 func newSnapshotCommand() *cobra.Command {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/probe"
 )
 
 // mcpServer serves a small Go SDK server over Streamable HTTP.
@@ -202,5 +203,22 @@ func TestSnapshotSurrogateNames(t *testing.T) {
 	}
 	if code, out, _ := runCLI("diff", f, f); code != exitOK || out != "mcpdrift: no changes\n" {
 		t.Errorf("self diff: %d %s", code, out)
+	}
+}
+
+// The progress line names the target by its server identity: no secrets,
+// and an @ in the path is not user info.
+func TestDescribeTarget(t *testing.T) {
+	for _, c := range []struct {
+		t    probe.Target
+		want string
+	}{
+		{probe.Target{URL: "https://user:pw@mcp.example.com/mcp?token=abc#f"}, "https://mcp.example.com/mcp"},
+		{probe.Target{URL: "https://mcp.example.com/users/@me/mcp?token=abc"}, "https://mcp.example.com/users/@me/mcp"},
+		{probe.Target{Command: "/usr/bin/node", Args: []string{"server.js"}}, "stdio:node"},
+	} {
+		if got := describeTarget(c.t); got != c.want {
+			t.Errorf("describeTarget(%+v) = %q, want %q", c.t, got, c.want)
+		}
 	}
 }

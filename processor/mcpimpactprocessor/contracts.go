@@ -2,6 +2,8 @@ package mcpimpactprocessor
 
 import (
 	"slices"
+
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 )
 
 // Bounds of the current-digest table. Snapshot and drift events come from
@@ -60,7 +62,7 @@ func (c *contracts) apply(l *listing) bool {
 		c.servers[l.name] = s
 		c.gen++
 	}
-	if u := normalizeURL(l.url); l.url != "" && u != s.url {
+	if u := serverid.Normalize(l.url); l.url != "" && u != s.url {
 		s.url = u
 		s.host, s.port = hostPort(u)
 		c.gen++

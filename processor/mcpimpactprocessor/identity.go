@@ -2,8 +2,10 @@ package mcpimpactprocessor
 
 import (
 	"net"
-	"net/url"
+	"strconv"
 	"strings"
+
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 )
 
 // identity is what a tool-call span says about the server it called. Spans
@@ -33,7 +35,7 @@ func (id identity) label() string {
 	case id.name != "":
 		return id.name
 	case id.url != "":
-		return normalizeURL(id.url)
+		return serverid.Normalize(id.url)
 	case id.info != "":
 		return id.info
 	case id.host != "":
@@ -55,7 +57,7 @@ func (c *contracts) resolve(id identity) *server {
 		}
 	}
 	if id.url != "" {
-		norm := normalizeURL(id.url)
+		norm := serverid.Normalize(id.url)
 		if s := c.unique(func(s *server) bool { return s.url == norm }); s != nil {
 			return s
 		}
@@ -92,53 +94,14 @@ func (c *contracts) unique(match func(*server) bool) *server {
 	return found
 }
 
-// normalizeURL reduces an endpoint URL to scheme, host, port and path: no
-// credentials, query or fragment, lower-case scheme and host, no default
-// port, no trailing slash. Anything that is not an absolute URL (stdio
-// commands) is only trimmed.
-func normalizeURL(raw string) string {
-	raw = strings.TrimSpace(raw)
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.Opaque != "" {
-		return raw
-	}
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	if port == defaultPort(scheme) {
-		port = ""
-	}
-	hostport := host
-	if port != "" {
-		hostport = net.JoinHostPort(host, port)
-	} else if strings.Contains(host, ":") {
-		hostport = "[" + host + "]"
-	}
-	return scheme + "://" + hostport + strings.TrimRight(u.EscapedPath(), "/")
-}
-
 // hostPort splits a normalized URL into host and port, the port made
-// explicit for http and https.
+// explicit for http(s) and ws(s).
 func hostPort(normalized string) (host, port string) {
-	u, err := url.Parse(normalized)
-	if err != nil || u.Host == "" {
-		return "", ""
+	h, p := serverid.HostPort(normalized)
+	if p > 0 {
+		port = strconv.Itoa(p)
 	}
-	port = u.Port()
-	if port == "" {
-		port = defaultPort(u.Scheme)
-	}
-	return u.Hostname(), port
-}
-
-func defaultPort(scheme string) string {
-	switch scheme {
-	case "http", "ws":
-		return "80"
-	case "https", "wss":
-		return "443"
-	}
-	return ""
+	return h, port
 }
 
 // resolver caches, per index server id, which target the identity matched,

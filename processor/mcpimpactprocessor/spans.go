@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -299,7 +300,7 @@ func traceloopSession(span ptrace.Span) string {
 // kept as they are; matching normalizes them anyway.
 func withoutSecrets(u string) string {
 	if strings.ContainsAny(u, "@?#") {
-		return normalizeURL(u)
+		return serverid.Normalize(u)
 	}
 	return u
 }

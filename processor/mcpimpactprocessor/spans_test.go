@@ -177,19 +177,6 @@ func TestSecretsInURLsAreNotKept(t *testing.T) {
 	assert.NotContains(t, strings.Join(kept, " "), "s3cret")
 }
 
-func TestNormalizeURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://u:p@Example.COM:443/mcp/?q=1#f": "https://example.com/mcp",
-		"http://example.com:80":                  "http://example.com",
-		"http://example.com:8080/sse":            "http://example.com:8080/sse",
-		"http://[::1]:3001/mcp":                  "http://[::1]:3001/mcp",
-		"http://[::1]/mcp":                       "http://[::1]/mcp",
-		" stdio:npx -y server ":                  "stdio:npx -y server",
-	} {
-		assert.Equal(t, want, normalizeURL(in), in)
-	}
-}
-
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

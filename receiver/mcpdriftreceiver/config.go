@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
 )
@@ -243,7 +244,7 @@ func (t *TargetConfig) validate() error {
 	}
 	u, err := url.Parse(t.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("endpoint must be an http(s) URL with a host, not %q", probe.SanitizeURL(t.Endpoint))
+		return fmt.Errorf("endpoint must be an http(s) URL with a host, not %q", serverid.Display(t.Endpoint))
 	}
 	switch t.Transport {
 	case "", TransportAuto, TransportStreamableHTTP, TransportSSE:

@@ -14,6 +14,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
@@ -122,9 +123,21 @@ func TestConfigRejects(t *testing.T) {
 	}
 }
 
-func TestEndpointsAreSanitized(t *testing.T) {
-	if got := probe.SanitizeURL("https://user:pass@h.example:8443/mcp?token=abc#frag"); got != "https://h.example:8443/mcp" {
-		t.Errorf("got %s", got)
+// The server URL the receiver emits is the server identity the interceptor
+// and the processor use (serverid): no credentials, query or fragment.
+func TestTargetServerURL(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	for _, c := range []struct {
+		tc   TargetConfig
+		want string
+	}{
+		{TargetConfig{ClientConfig: confighttp.ClientConfig{Endpoint: "https://user:pass@h.example:8443/mcp?token=abc#frag"}}, "https://h.example:8443/mcp"},
+		{TargetConfig{ClientConfig: confighttp.ClientConfig{Endpoint: "https://h.example/users/@me/mcp"}}, "https://h.example/users/@me/mcp"},
+		{TargetConfig{Command: []string{"npx", "-y", "server"}}, "stdio:npx -y server"},
+	} {
+		if got := newTarget(c.tc, cfg, nil).url; got != c.want {
+			t.Errorf("%+v: url %q, want %q", c.tc, got, c.want)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace/embedded"
 	nooptrace "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -107,7 +108,7 @@ func redactAttrs(red *probe.Redactor, kv []attribute.KeyValue) []attribute.KeyVa
 	for i, a := range kv {
 		switch {
 		case a.Key == semconv.URLFull && a.Value.Type() == attribute.STRING:
-			a.Value = attribute.StringValue(probe.SanitizeURL(a.Value.AsString()))
+			a.Value = attribute.StringValue(serverid.Display(a.Value.AsString()))
 		case a.Value.Type() == attribute.STRING:
 			a.Value = attribute.StringValue(red.Text(a.Value.AsString()))
 		case a.Value.Type() == attribute.STRINGSLICE:

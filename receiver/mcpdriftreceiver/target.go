@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
 )
@@ -82,11 +80,7 @@ func newTarget(tc TargetConfig, cfg *Config, classify func(old, new *contract.Sn
 		caps = tc.ClientCapabilities
 	}
 	t.clientCapabilities = clientCapabilitiesJSON(caps)
-	if len(tc.Command) > 0 {
-		t.url = stdioURL(tc.Command)
-	} else {
-		t.url = probe.SanitizeURL(tc.Endpoint)
-	}
+	t.url = serverid.URL(tc.Endpoint, tc.Command)
 	samples := cfg.ConfirmSamples
 	if len(tc.Command) > 0 {
 		samples = 0 // one child process is never a fleet
@@ -103,21 +97,7 @@ func newTarget(tc TargetConfig, cfg *Config, classify func(old, new *contract.Sn
 }
 
 // hostPort returns server.address and server.port of an endpoint target.
-func (t *target) hostPort() (string, int) {
-	if t.cfg.Endpoint == "" {
-		return "", 0
-	}
-	u, err := url.Parse(t.cfg.Endpoint)
-	if err != nil {
-		return "", 0
-	}
-	host, port := u.Hostname(), u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	p, _ := strconv.Atoi(port)
-	return host, p
-}
+func (t *target) hostPort() (string, int) { return serverid.HostPort(t.cfg.Endpoint) }
 
 func (t *target) recordProbe(started, finished time.Time, err error) {
 	t.probes.Add(1)
@@ -224,10 +204,4 @@ func severityAttr(s string) metadata.AttributeSeverity {
 		return v
 	}
 	return metadata.AttributeSeverityInfo
-}
-
-// stdioURL is the mcpdrift.server.url of a stdio target: the program and
-// arguments, never the environment.
-func stdioURL(command []string) string {
-	return "stdio:" + strings.Join(command, " ")
 }
