@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -56,7 +57,7 @@ func (s *Session) Response(id ID, result json.RawMessage, rpcErr *RPCError) {
 		o.extra = s.identityAttributes()
 	}
 	if s.ident.Load().serverInfoName == "" && c.method != methodInitialize {
-		s.learnServerInfo(jsonwire.Lookup(jsonwire.Lookup(result, "_meta"), metaServerInfo))
+		s.learnServerInfo(jsonwire.Lookup(jsonwire.Lookup(result, mcpwire.Meta), metaServerInfo))
 	}
 	s.finish(c, o, now)
 }
@@ -69,7 +70,7 @@ func (s *Session) Incoming(method string, params json.RawMessage) {
 	case notifyToolsListChanged:
 		s.gen.Add(1)
 	case notifySubscriptionsAck:
-		id := rawID(jsonwire.Lookup(jsonwire.Lookup(params, "_meta"), metaSubscriptionID))
+		id := rawID(jsonwire.Lookup(jsonwire.Lookup(params, mcpwire.Meta), metaSubscriptionID))
 		if !id.Valid() {
 			return
 		}
@@ -104,7 +105,7 @@ func (s *Session) learnInitialize(result []byte) {
 // identity is in _meta, and the version is the one the client asked for when
 // the server supports it (otherwise the next request's _meta tells).
 func (s *Session) learnDiscover(c *call, result []byte) {
-	info := serverInfoName(jsonwire.Lookup(jsonwire.Lookup(result, "_meta"), metaServerInfo))
+	info := serverInfoName(jsonwire.Lookup(jsonwire.Lookup(result, mcpwire.Meta), metaServerInfo))
 	supported := c.askedVersion != "" && arrayHasString(jsonwire.Lookup(result, "supportedVersions"), c.askedVersion)
 	s.updateIdentity(func(i *identity) {
 		i.stateless, i.established = true, true

@@ -11,24 +11,25 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
-// Method names and _meta keys of the MCP protocol the session interprets.
+// The MCP names the session interprets (their one home is mcpwire).
 const (
-	methodInitialize       = "initialize"
-	methodDiscover         = "server/discover"
-	methodToolsCall        = "tools/call"
-	methodToolsList        = "tools/list"
-	methodPromptsGet       = "prompts/get"
-	methodListen           = "subscriptions/listen"
-	notifyCancelled        = "notifications/cancelled"
-	notifyToolsListChanged = "notifications/tools/list_changed"
-	notifySubscriptionsAck = "notifications/subscriptions/acknowledged"
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	methodInitialize       = mcpwire.MethodInitialize
+	methodDiscover         = mcpwire.MethodDiscover
+	methodToolsCall        = mcpwire.MethodToolsCall
+	methodToolsList        = mcpwire.MethodToolsList
+	methodPromptsGet       = mcpwire.MethodPromptsGet
+	methodListen           = mcpwire.MethodSubscriptionsListen
+	notifyCancelled        = mcpwire.NotifyCancelled
+	notifyToolsListChanged = mcpwire.NotifyToolsListChanged
+	notifySubscriptionsAck = mcpwire.NotifySubscriptionsAck
+	metaProtocolVersion    = mcpwire.MetaProtocolVersion
+	metaServerInfo         = mcpwire.MetaServerInfo
+	metaSubscriptionID     = mcpwire.MetaSubscriptionID
 )
 
 var clientKind = trace.WithSpanKind(trace.SpanKindClient)
@@ -265,7 +266,7 @@ func readParams(method string, params []byte, needVersion bool) reqParams {
 			p.cursor = ok && c != ""
 		case jsonwire.KeyIs(m.Key, "protocolVersion") && method == methodInitialize:
 			p.protocolVersion, _ = jsonwire.String(m.Value)
-		case needVersion && method != methodInitialize && jsonwire.KeyIs(m.Key, "_meta"):
+		case needVersion && method != methodInitialize && jsonwire.KeyIs(m.Key, mcpwire.Meta):
 			if v, ok := jsonwire.String(jsonwire.Lookup(m.Value, metaProtocolVersion)); ok {
 				p.protocolVersion = v
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 )
 
 // Class says why a probe failed. A failed probe is never drift: the receiver
@@ -49,13 +50,13 @@ type Step string
 // Steps of a probe.
 const (
 	StepConnect       Step = "connect" // spawning the child, the legacy SSE GET, transport detection
-	StepDiscover      Step = "server/discover"
-	StepInitialize    Step = "initialize"
-	StepInitialized   Step = "notifications/initialized"
-	StepListTools     Step = "tools/list"
-	StepListPrompts   Step = "prompts/list"
-	StepListResources Step = "resources/list"
-	StepListTemplates Step = "resources/templates/list"
+	StepDiscover      Step = mcpwire.MethodDiscover
+	StepInitialize    Step = mcpwire.MethodInitialize
+	StepInitialized   Step = mcpwire.NotifyInitialized
+	StepListTools     Step = mcpwire.MethodToolsList
+	StepListPrompts   Step = mcpwire.MethodPromptsList
+	StepListResources Step = mcpwire.MethodResourcesList
+	StepListTemplates Step = mcpwire.MethodResourceTemplatesList
 	StepSettle        Step = "settle"   // waiting for list_changed notifications to stop
 	StepSnapshot      Step = "snapshot" // assembling the snapshot from what was received
 )

@@ -9,12 +9,13 @@ import (
 	"slices"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 )
 
 // Protocol versions the probe speaks, newest first.
-const modernVersion = "2026-07-28"
+const modernVersion = mcpwire.ProtocolStateless
 
-var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+var legacyVersions = mcpwire.ProtocolsInitialize
 
 // handshake is what the server said about itself.
 type handshake struct {
@@ -162,7 +163,7 @@ func (p *prober) discovered(result json.RawMessage, requested string) (*handshak
 		generation:      contract.SpecStateless2026,
 		protocolVersion: requested,
 		capabilities:    r.Capabilities,
-		serverInfo:      r.Meta[metaServerInfo],
+		serverInfo:      r.Meta[mcpwire.MetaServerInfo],
 		instructions:    instr,
 	}, nil
 }

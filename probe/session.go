@@ -10,14 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-)
 
-// Per-request _meta keys of the 2026-07-28 revision.
-const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 )
 
 // session is the probe's JSON-RPC client over one conn: it numbers requests,
@@ -167,10 +161,10 @@ func (s *session) withMeta(params map[string]any, version string) map[string]any
 	for k, v := range params {
 		out[k] = v
 	}
-	out["_meta"] = map[string]any{
-		metaProtocolVersion:    version,
-		metaClientInfo:         s.clientInfo,
-		metaClientCapabilities: s.clientCaps,
+	out[mcpwire.Meta] = map[string]any{
+		mcpwire.MetaProtocolVersion:    version,
+		mcpwire.MetaClientInfo:         s.clientInfo,
+		mcpwire.MetaClientCapabilities: s.clientCaps,
 	}
 	return out
 }
@@ -210,7 +204,7 @@ func (s *session) receive(msg jsonrpc.Message) {
 	}
 	if !req.IsCall() {
 		switch req.Method {
-		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		case mcpwire.NotifyToolsListChanged, mcpwire.NotifyPromptsListChanged, mcpwire.NotifyResourcesListChanged:
 			s.changes.Add(1)
 			select {
 			case s.changed <- struct{}{}:
@@ -280,11 +274,11 @@ func (s *session) aside(f func()) {
 func answer(req *jsonrpc.Request) *jsonrpc.Response {
 	resp := &jsonrpc.Response{ID: req.ID}
 	switch req.Method {
-	case "ping":
+	case mcpwire.MethodPing:
 		resp.Result = json.RawMessage(`{}`)
-	case "roots/list":
+	case mcpwire.MethodRootsList:
 		resp.Result = json.RawMessage(`{"roots":[]}`)
-	case "elicitation/create":
+	case mcpwire.MethodElicitationCreate:
 		resp.Result = json.RawMessage(`{"action":"decline"}`)
 	case "sampling/createMessage":
 		resp.Error = &jsonrpc.Error{Code: -1, Message: "the mcpdrift probe does not sample"}
@@ -315,7 +309,7 @@ func (s *session) listen(capabilityNames []string) {
 		return
 	}
 	s.aside(func() {
-		_, err := s.request(s.bg, "subscriptions/listen", map[string]any{"notifications": subs}, s.rt.opts.Timeout)
+		_, err := s.request(s.bg, mcpwire.MethodSubscriptionsListen, map[string]any{"notifications": subs}, s.rt.opts.Timeout)
 		if err != nil && s.bg.Err() == nil {
 			s.rt.opts.Logger.Debug("probe: subscriptions/listen ended", "error", s.rt.red.text(err.Error()))
 		}

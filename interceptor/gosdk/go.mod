@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/mcpdrift/mcpdrift/interceptor v0.0.0
 	github.com/mcpdrift/mcpdrift/internal/dev/testkit v0.0.0
+	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
 	github.com/mcpdrift/mcpdrift/semconv v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
@@ -19,7 +20,6 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mark3labs/mcp-go v1.2.1 // indirect
 	github.com/mcpdrift/mcpdrift/contract v0.0.0 // indirect
-	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 )
 
 type bindKey struct{}
@@ -22,7 +24,7 @@ func (in *Instrumentation) SendingMiddleware() mcp.Middleware {
 			if sess == nil && cs != nil {
 				ctx = context.WithValue(ctx, bindKey{}, cs) // the transport binds it
 			}
-			if method == "tools/call" && sess != nil {
+			if method == mcpwire.MethodToolsCall && sess != nil {
 				if p, ok := req.GetParams().(*mcp.CallToolParams); ok && p != nil {
 					var err error
 					if ctx, err = sess.BeforeToolCall(ctx, p.Name); err != nil {

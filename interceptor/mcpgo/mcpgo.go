@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
@@ -129,7 +130,7 @@ func (b *base) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
 	b.inner.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
 		b.ic.Protect(func() {
 			var raw []byte
-			if n.Method == "notifications/subscriptions/acknowledged" {
+			if n.Method == mcpwire.NotifySubscriptionsAck {
 				raw, _ = json.Marshal(n.Params)
 			}
 			b.sess.Incoming(n.Method, raw)

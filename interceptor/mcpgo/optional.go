@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 )
 
 // The optional interfaces of mcp-go transports, each as a small type that
@@ -66,7 +68,7 @@ func (e codedError) Code() int64   { return e.code }
 // metaOf reads _meta from a server request's params (a map after decoding).
 func metaOf(params any) map[string]any {
 	if m, ok := params.(map[string]any); ok {
-		meta, _ := m["_meta"].(map[string]any)
+		meta, _ := m[mcpwire.Meta].(map[string]any)
 		return meta
 	}
 	return nil
