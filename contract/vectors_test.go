@@ -3,58 +3,14 @@ package contract
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/vectors"
 )
 
-// vectorFile mirrors testdata/vectors/tool-definition-hash-vectors.json, the
-// published vectors of "Tool definition hash, version 1".
-type vectorFile struct {
-	Definitions []struct {
-		About     string `json:"about"`
-		Input     string `json:"input"`
-		Canonical string `json:"canonical"`
-		Hash      string `json:"hash"`
-	} `json:"definitions"`
-	Sets []struct {
-		About   string   `json:"about"`
-		Pages   []string `json:"pages"`
-		Lines   []string `json:"lines"`
-		SetHash string   `json:"setHash"`
-	} `json:"sets"`
-	Instructions []struct {
-		About        string  `json:"about"`
-		Instructions *string `json:"instructions"`
-		Hash         *string `json:"hash"`
-	} `json:"instructions"`
-	Invalid []struct {
-		About  string   `json:"about"`
-		Input  string   `json:"input"`
-		Pages  []string `json:"pages"`
-		Reason string   `json:"reason"`
-	} `json:"invalid"`
-}
-
-func loadVectors(t testing.TB) vectorFile {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "vectors", "tool-definition-hash-vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v vectorFile
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	if len(v.Definitions) == 0 || len(v.Sets) == 0 || len(v.Instructions) == 0 || len(v.Invalid) == 0 {
-		t.Fatal("vector file is missing a section")
-	}
-	return v
-}
-
 func TestVectorsDefinitions(t *testing.T) {
-	for _, v := range loadVectors(t).Definitions {
+	for _, v := range vectors.Load(t).Definitions {
 		t.Run(v.About, func(t *testing.T) {
 			c, err := Canonicalize([]byte(v.Input))
 			if err != nil {
@@ -80,7 +36,7 @@ func TestVectorsDefinitions(t *testing.T) {
 }
 
 func TestVectorsSets(t *testing.T) {
-	for _, v := range loadVectors(t).Sets {
+	for _, v := range vectors.Load(t).Sets {
 		t.Run(v.About, func(t *testing.T) {
 			l, err := DefaultLimits().HashDefinitions(KindTool, vectorPages(t, v.Pages))
 			if err != nil {
@@ -101,7 +57,7 @@ func TestVectorsSets(t *testing.T) {
 }
 
 func TestVectorsInstructions(t *testing.T) {
-	for _, v := range loadVectors(t).Instructions {
+	for _, v := range vectors.Load(t).Instructions {
 		t.Run(v.About, func(t *testing.T) {
 			s := &Snapshot{Instructions: v.Instructions}
 			if err := s.Seal(); err != nil {
@@ -118,7 +74,7 @@ func TestVectorsInstructions(t *testing.T) {
 }
 
 func TestVectorsInvalid(t *testing.T) {
-	for _, v := range loadVectors(t).Invalid {
+	for _, v := range vectors.Load(t).Invalid {
 		t.Run(v.About, func(t *testing.T) {
 			want := map[string]error{"repeated member name": ErrDuplicateName, "no string name": ErrNoName}[v.Reason]
 			if want == nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/vectors"
 )
 
 // cli runs the command in-process and returns exit code, stdout and stderr.
@@ -26,39 +28,8 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-type vectors struct {
-	Definitions []struct{ About, Input, Canonical, Hash string }
-	Sets        []struct {
-		About   string
-		Pages   []string
-		SetHash string `json:"setHash"`
-		Lines   []string
-	}
-	Instructions []struct {
-		About        string
-		Instructions *string
-		Hash         *string
-	}
-	Invalid []struct {
-		About, Input, Reason string
-		Pages                []string
-	}
-}
-
-func loadVectors(t *testing.T) vectors {
-	b, err := os.ReadFile("../../testdata/vectors/tool-definition-hash-vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v vectors
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 func TestHashVectorsThroughCLI(t *testing.T) {
-	v := loadVectors(t)
+	v := vectors.Load(t)
 	dir := t.TempDir()
 	for i, d := range v.Definitions {
 		f := writeFile(t, dir, "def.json", d.Input)
