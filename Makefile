@@ -35,12 +35,24 @@ download:
 test:
 	@$(call in_modules,$(GO) test -count=1 ./...)
 
-## lint: gofmt, every go.mod tidy, go vet
-lint:
+## tools: staticcheck and deadcode, built from their pins in tools/go.mod
+LINTBIN := _build/tools
+$(LINTBIN)/staticcheck $(LINTBIN)/deadcode: tools/go.mod tools/go.sum
+	$(GO) -C tools build -o $(CURDIR)/$(LINTBIN)/ honnef.co/go/tools/cmd/staticcheck golang.org/x/tools/cmd/deadcode
+
+# Every package of every module, for the whole-program checks (run in the
+# workspace, so deadcode sees every module's callers and tests together).
+ALLPKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
+
+## lint: gofmt, every go.mod tidy, go vet, staticcheck, deadcode -test (no function without a caller or a test)
+lint: $(LINTBIN)/staticcheck $(LINTBIN)/deadcode
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@$(call in_modules,$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy needed in $$m"; exit 1; })
 	@$(call in_modules,$(GO) vet ./...)
+	GOWORK=$(CURDIR)/go.work $(LINTBIN)/staticcheck -tags e2e $(ALLPKGS)
+	@dead=$$(GOWORK=$(CURDIR)/go.work $(LINTBIN)/deadcode -test -tags e2e $(ALLPKGS)) || exit 1; \
+	if [ -n "$$dead" ]; then echo "deadcode: unreachable from every main and test:"; echo "$$dead"; exit 1; fi
 
 ## bench: all benchmarks, with the ratios the README reports
 bench:

@@ -10,19 +10,18 @@ import (
 // callers can match them with errors.Is; messages follow the digest recipe's
 // wording where it has one ("repeated member name", "no string name").
 var (
-	ErrDuplicateName  = errors.New("repeated member name")
-	ErrInvalidUTF8    = errors.New("invalid UTF-8")
-	ErrNoName         = errors.New("no string name")
-	ErrSyntax         = errors.New("invalid JSON")
-	ErrNumberRange    = errors.New("number out of IEEE 754 double range")
-	ErrTooLarge       = errors.New("document too large")
-	ErrTooDeep        = errors.New("nesting too deep")
-	ErrTooMany        = errors.New("too many definitions")
-	ErrStringTooLong  = errors.New("string too long")
-	ErrUnknownSchema  = errors.New("unknown snapshot schema version")
-	ErrUnknownFormat  = errors.New("not a listing, page array, definition array or snapshot")
-	ErrNotAnObject    = errors.New("definition is not a JSON object")
-	errLimitsInternal = errors.New("limit")
+	ErrDuplicateName = errors.New("repeated member name")
+	ErrInvalidUTF8   = errors.New("invalid UTF-8")
+	ErrNoName        = errors.New("no string name")
+	ErrSyntax        = errors.New("invalid JSON")
+	ErrNumberRange   = errors.New("number out of IEEE 754 double range")
+	ErrTooLarge      = errors.New("document too large")
+	ErrTooDeep       = errors.New("nesting too deep")
+	ErrTooMany       = errors.New("too many definitions")
+	ErrStringTooLong = errors.New("string too long")
+	ErrUnknownSchema = errors.New("unknown snapshot schema version")
+	ErrUnknownFormat = errors.New("not a listing, page array, definition array or snapshot")
+	ErrNotAnObject   = errors.New("definition is not a JSON object")
 )
 
 // DefinitionError names the definition that could not be hashed and why.

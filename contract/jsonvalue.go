@@ -309,17 +309,3 @@ func jsonString(s string) json.RawMessage {
 	writeJSONString(&b, s)
 	return b.Bytes()
 }
-
-// jsonStrings is the JSON text of a list of strings.
-func jsonStrings(ss []string) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, s := range ss {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		writeJSONString(&b, s)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}

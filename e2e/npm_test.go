@@ -45,11 +45,10 @@ func TestNPMServerEverythingUpgrade(t *testing.T) {
 	if err := os.WriteFile(current, []byte(to), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := eventually(t, o.Dir, "the upgrade's drift", 90*time.Second, func(out *quickstart.Outputs) bool {
+	eventually(t, o.Dir, "the upgrade's drift", 90*time.Second, func(out *quickstart.Outputs) bool {
 		return len(out.Events(semconv.EventDrift)) >= 1
 	})
-	time.Sleep(9 * time.Second) // two more probes: the drift must not repeat
-	out = eventually(t, o.Dir, "outputs", time.Second, func(*quickstart.Outputs) bool { return true })
+	out := probed(t, o.Dir, "everything", 2) // the drift must not repeat
 
 	drifts := out.Events(semconv.EventDrift)
 	if len(drifts) != 1 {

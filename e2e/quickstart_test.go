@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,6 +58,21 @@ func eventually(t *testing.T, dir, what string, timeout time.Duration, cond func
 	}
 }
 
+// probed waits until server has been probed successfully n more times (its
+// mcpdrift.probe.last_success gauge rose n times), so a test can check that
+// something did not happen on those probes without guessing how long they
+// take on a loaded machine.
+func probed(t *testing.T, dir, server string, n int) *quickstart.Outputs {
+	t.Helper()
+	last, rises := int64(-1), -1
+	return eventually(t, dir, fmt.Sprintf("%d more probes of %s", n, server), 90*time.Second, func(out *quickstart.Outputs) bool {
+		if v, ok := out.GaugeValue("mcpdrift.probe.last_success", server); ok && v != last {
+			last, rises = v, rises+1
+		}
+		return rises >= n
+	})
+}
+
 // settled waits until the collector has written everything it received: two
 // reads a second apart see the same number of tool-call spans.
 func settled(t *testing.T, dir string) *quickstart.Outputs {
@@ -97,7 +113,15 @@ func TestQuickstart(t *testing.T) {
 	out := eventually(t, o.Dir, "the drift and its impact", 45*time.Second, func(out *quickstart.Outputs) bool {
 		return len(out.Events(semconv.EventDrift)) >= 1 && len(out.Events(semconv.EventImpact)) >= 4
 	})
-	time.Sleep(3 * time.Second) // calls with old plans keep coming
+	// Calls with old plans keep coming: wait for one the processor flags.
+	eventually(t, o.Dir, "a call after the switch flagged stale", 45*time.Second, func(out *quickstart.Outputs) bool {
+		for _, sp := range out.ToolCalls() {
+			if !sp.Span.StartTimestamp().AsTime().Before(switchedAt) && sp.Attr(semconv.ToolStale) == "true" {
+				return true
+			}
+		}
+		return false
+	})
 	s.StopAgent()
 	out = settled(t, o.Dir)
 
@@ -191,11 +215,10 @@ func TestQuickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Stop()
-	out = eventually(t, o.Dir, "the restored baseline", 20*time.Second, func(out *quickstart.Outputs) bool {
+	eventually(t, o.Dir, "the restored baseline", 20*time.Second, func(out *quickstart.Outputs) bool {
 		return len(out.Events(semconv.EventSnapshot)) > before
 	})
-	time.Sleep(8 * time.Second) // several probe intervals, past confirm_after
-	out = eventually(t, o.Dir, "outputs", time.Second, func(*quickstart.Outputs) bool { return true })
+	out = probed(t, o.Dir, "demo-tools", 3) // past confirm_after
 	if n := len(out.Events(semconv.EventDrift)); n != 1 {
 		t.Errorf("after a restart against the unchanged v2 server: %d drift events in total, want still 1", n)
 	}

@@ -326,7 +326,9 @@ func TestStdioGrandchildrenKilled(t *testing.T) {
 		t.Fatalf("got %d tools", len(res.Snapshot.Tools))
 	}
 	pid := waitPID(t, pidFile)
-	for range 200 { // the kill is delivered asynchronously
+	// The kill is delivered asynchronously: a generous deadline, as the
+	// machine may be loaded.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 		if killed(pid) {
 			return
 		}

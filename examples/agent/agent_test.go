@@ -51,15 +51,32 @@ func TestAgentSessionsAndDrift(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	mp := sdkmetric.NewMeterProvider()
 	tel := telemetry{tp: tp, mp: mp, res: resource.Empty(), shutdown: func(context.Context) error { return nil }}
-	cfg, err := parseFlags([]string{"-server", url, "-agents", "planner, researcher", "-sessions", "2", "-rate", "40", "-duration", "3s", "-replan-after", "5", "-server-name", "weather-prod"})
+	cfg, err := parseFlags([]string{"-server", url, "-agents", "planner, researcher", "-sessions", "2", "-rate", "40", "-replan-after", "5", "-server-name", "weather-prod"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server changes once every session has called it, and the run ends
+	// once every session has made its stale calls and seen the new
+	// definition: conditions, not durations, so a loaded machine only makes
+	// the test slower (the deadline is a backstop).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	go func() {
-		time.Sleep(time.Second)
-		change()
+		defer cancel()
+		changed := false
+		for ctx.Err() == nil {
+			calls, stale, digests := lookupCalls(exp.GetSpans())
+			if !changed && len(calls) == 4 {
+				change()
+				changed = true
+			}
+			if changed && stale >= 4*5 && digests == 2 {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}()
-	st, err := run(context.Background(), cfg, tel, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	st, err := run(ctx, cfg, tel, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +122,29 @@ func TestAgentSessionsAndDrift(t *testing.T) {
 	}
 }
 
+// lookupCalls counts the lookup calls so far: per client session, those
+// made against a stale listing, and the distinct digests they carried.
+func lookupCalls(spans tracetest.SpanStubs) (sessions map[string]int, stale, digests int) {
+	sessions = map[string]int{}
+	seen := map[string]bool{}
+	for _, s := range spans {
+		if s.Name != "tools/call lookup" {
+			continue
+		}
+		a := attrs(s.Attributes)
+		sessions[a[semconv.ClientSession]]++
+		seen[a[semconv.ToolDigest]] = true
+		if a[semconv.ToolsListingStale] == "true" {
+			stale++
+		}
+	}
+	return sessions, stale, len(seen)
+}
+
 func attrs(kvs []attribute.KeyValue) map[string]string {
 	m := map[string]string{}
 	for _, kv := range kvs {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }

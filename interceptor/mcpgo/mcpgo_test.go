@@ -41,6 +41,10 @@ func scenario(t *testing.T, inner transport.Interface, ep interceptor.Endpoint, 
 		sc.Change = func() { change(mc) }
 	}
 	itest.RunDrift(t, sc)
+	itest.WantSession(t, tel, mcpgo.Session(wrapped), "demo")
+	if mcpgo.Session(inner) != nil {
+		t.Error("Session of a transport NewTransport did not return: want nil")
+	}
 }
 
 func TestInProcessDrift(t *testing.T) {
@@ -77,7 +81,7 @@ func TestStreamableHTTPDrift(t *testing.T) {
 			t.Cleanup(hs.Close)
 			var opts []transport.StreamableHTTPCOption
 			if g.legacy {
-				// Before 2026-07-28 server notifications need the standalone stream.
+				//lint:ignore SA1019 before 2026-07-28 server notifications need the standalone stream
 				opts = append(opts, transport.WithContinuousListening())
 			}
 			inner, err := transport.NewStreamableHTTP(hs.URL, opts...)

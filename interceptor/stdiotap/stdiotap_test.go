@@ -57,6 +57,7 @@ func TestGoSDKOverTap(t *testing.T) {
 				Change:     itest.MutateVia(gc, mirror.Change),
 				ServerName: "demo", ProtocolVersion: g.want, Net: semconv.NetworkTransportPipe,
 			})
+			itest.WantSession(t, tel, tap.Session(), "demo")
 		})
 	}
 }
@@ -78,6 +79,7 @@ func TestMCPGoOverTap(t *testing.T) {
 				Change:     itest.MutateVia(mc, mirrorChange),
 				ServerName: "demo", ProtocolVersion: g.want, Net: semconv.NetworkTransportPipe,
 			})
+			itest.WantSession(t, tel, tap.Session(), "demo")
 		})
 	}
 }

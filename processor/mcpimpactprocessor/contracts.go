@@ -153,15 +153,6 @@ func (s *server) judge(tool string, at int64, d string) verdict {
 	return v
 }
 
-// latest returns the tool's newest digest ("" when it is not offered).
-func (s *server) latest(tool string) string {
-	h := s.tools[tool]
-	if len(h) == 0 {
-		return ""
-	}
-	return h[len(h)-1].digest
-}
-
 // offers reports whether the server offered tool at any known time.
 func (s *server) offers(tool string) bool {
 	for _, v := range s.tools[tool] {

@@ -121,7 +121,7 @@ func createDefaultConfig() component.Config {
 		Volatile:             VolatileConfig{Ignore: true, After: 3},
 		Limits:               contract.DefaultLimits(),
 		Targets:              []TargetConfig{},
-		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 	}
 }
 

@@ -4,6 +4,7 @@
 # Jaeger's large dependency graph stays away from the project's other tools.
 # Usage: scripts/backends/build-jaeger.sh [output]   (default _build/jaeger)
 set -euo pipefail
+export GOWORK=off # tools/jaeger is not one of the workspace's modules (go.work)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/_build/jaeger}
 case $out in /*) ;; *) out=$PWD/$out ;; esac

@@ -218,3 +218,22 @@ func CheckEverything(t *testing.T, tel *Telemetry, c Client, results func(member
 		t.Errorf("interceptor reported errors: %v", errs)
 	}
 }
+
+// WantSession checks the interceptor session a front-end hands the
+// application: it is the one behind every span tel recorded (their
+// mcpdrift.client.session), it learnt the server's name, and it saw the
+// handshake.
+func WantSession(t testing.TB, tel *Telemetry, sess *interceptor.Session, serverName string) {
+	t.Helper()
+	if sess == nil {
+		t.Fatal("the front-end returned no session")
+	}
+	if sess.ServerName() != serverName || !sess.Established() {
+		t.Errorf("session: server name %q established %v, want %q and true", sess.ServerName(), sess.Established(), serverName)
+	}
+	for _, s := range tel.Spans() {
+		if got := Str(s, semconv.ClientSession); got != sess.ClientSessionID() {
+			t.Errorf("span %q: %s %q, want the session's %q", s.Name, semconv.ClientSession, got, sess.ClientSessionID())
+		}
+	}
+}

@@ -109,7 +109,7 @@ func (tel *Telemetry) Dump() string {
 	for _, s := range tel.Spans() {
 		fmt.Fprintf(&b, "  %s [%s]", s.Name, s.SpanKind)
 		for _, kv := range s.Attributes {
-			fmt.Fprintf(&b, " %s=%s", kv.Key, kv.Value.Emit())
+			fmt.Fprintf(&b, " %s=%s", kv.Key, kv.Value.String())
 		}
 		b.WriteByte('\n')
 	}
@@ -141,19 +141,19 @@ func Want(t testing.TB, s tracetest.SpanStub, want map[string]any) {
 		switch w := w.(type) {
 		case nil:
 			if ok {
-				t.Errorf("span %q: %s = %s, want absent", s.Name, k, v.Emit())
+				t.Errorf("span %q: %s = %s, want absent", s.Name, k, v.String())
 			}
 		case string:
 			if !ok || v.Type() != attribute.STRING || v.AsString() != w {
-				t.Errorf("span %q: %s = %q (present %v), want %q", s.Name, k, v.Emit(), ok, w)
+				t.Errorf("span %q: %s = %q (present %v), want %q", s.Name, k, v.String(), ok, w)
 			}
 		case bool:
 			if !ok || v.Type() != attribute.BOOL || v.AsBool() != w {
-				t.Errorf("span %q: %s = %s (present %v), want %v", s.Name, k, v.Emit(), ok, w)
+				t.Errorf("span %q: %s = %s (present %v), want %v", s.Name, k, v.String(), ok, w)
 			}
 		case int:
 			if !ok || v.Type() != attribute.INT64 || v.AsInt64() != int64(w) {
-				t.Errorf("span %q: %s = %s (present %v), want %d", s.Name, k, v.Emit(), ok, w)
+				t.Errorf("span %q: %s = %s (present %v), want %d", s.Name, k, v.String(), ok, w)
 			}
 		default:
 			t.Fatalf("Want: unsupported %T", w)

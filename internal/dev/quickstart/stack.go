@@ -55,11 +55,6 @@ func (s *Stack) ServerURL() string {
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", s.Ports.Server)
 }
 
-// PrometheusURL is the collector's Prometheus exporter endpoint.
-func (s *Stack) PrometheusURL() string {
-	return fmt.Sprintf("http://127.0.0.1:%d/metrics", s.Ports.Prometheus)
-}
-
 // Start starts the server, then the collector (waiting for its health
 // check), then the agent. On error everything started is stopped.
 func Start(ctx context.Context, o Options) (*Stack, error) {
