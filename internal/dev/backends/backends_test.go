@@ -15,6 +15,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
 // A real Prometheus scrapes a target, evaluates a rule file, and answers
@@ -22,7 +24,7 @@ import (
 func TestPrometheus(t *testing.T) {
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
-		t.Skip("prometheus not installed (scripts/backends/install.sh)")
+		testservers.SkipLoudly(t, "prometheus is not installed (scripts/backends/install.sh), so the Prometheus helper was NOT tested")
 	}
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, "# TYPE demo_drifts_total counter\ndemo_drifts_total{server=\"a\"} 2\n")

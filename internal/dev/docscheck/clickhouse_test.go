@@ -28,7 +28,7 @@ import (
 // (testdata/clickhouse/capture.sh).
 func TestClickHouseQueries(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skipf("chdb's pinned binding is linux/amd64 only, not %s/%s", runtime.GOOS, runtime.GOARCH)
+		testservers.SkipLoudly(t, fmt.Sprintf("chdb's pinned binding is linux/amd64 only, not %s/%s, so the ClickHouse queries were NOT run", runtime.GOOS, runtime.GOARCH))
 	}
 	node := testservers.Node(t)
 	binding := filepath.Dir(testservers.NPMPackage(t, "chdb", filepath.Join("@chdb", "lib-linux-x64-gnu", "index.js")))

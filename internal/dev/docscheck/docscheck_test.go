@@ -28,7 +28,7 @@ var validateWith = regexp.MustCompile(`(?m)^# validate-with: (\S+)$`)
 // buildHint says how to build each distribution the examples need.
 var buildHint = map[string]string{
 	"otelcol-mcpdrift":        "make distro",
-	"otelcol-mcpdrift-extras": "go tool -modfile=tools/go.mod builder --config docs/examples/builder-extras.yaml",
+	"otelcol-mcpdrift-extras": "make distro-extras",
 }
 
 // examples lists the example Collector configurations (ocb manifests, named

@@ -7,7 +7,6 @@ package testservers
 
 import (
 	"bytes"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -77,15 +76,6 @@ func npmServer(t testing.TB, name, entry string) string {
 		t.Fatalf("%s is installed but %s is missing: %v", name, path, err)
 	}
 	return path
-}
-
-// SkipLoudly skips the test with a banner on stderr: a skipped real-world
-// test is a gap, and it must not pass unnoticed in a test log.
-func SkipLoudly(t testing.TB, why string) {
-	t.Helper()
-	msg := fmt.Sprintf("\n**********\n* SKIPPING %s: %s.\n**********", t.Name(), why)
-	fmt.Fprintln(os.Stderr, msg)
-	t.Skip(msg)
 }
 
 // EverythingHTTP starts the given version of server-everything in mode
