@@ -12,5 +12,5 @@
 //
 // See docs/mcpimpact.md for configuration and semantics.
 //
-//go:generate go -C ../../tools tool mdatagen $PWD/metadata.yaml
+//go:generate env GOWORK=off go -C ../../tools tool mdatagen $PWD/metadata.yaml
 package mcpimpactprocessor // import "github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor"

@@ -3,5 +3,5 @@
 // baseline in a storage extension, and emits classified drift events (logs)
 // and probe metrics.
 //
-//go:generate go -C ../../tools tool mdatagen $PWD/metadata.yaml
+//go:generate env GOWORK=off go -C ../../tools tool mdatagen $PWD/metadata.yaml
 package mcpdriftreceiver
