@@ -110,7 +110,7 @@ func TestQuickstart(t *testing.T) {
 	if err := s.SwitchServer(); err != nil {
 		t.Fatal(err)
 	}
-	out := eventually(t, o.Dir, "the drift and its impact", 45*time.Second, func(out *quickstart.Outputs) bool {
+	eventually(t, o.Dir, "the drift and its impact", 45*time.Second, func(out *quickstart.Outputs) bool {
 		return len(out.Events(semconv.EventDrift)) >= 1 && len(out.Events(semconv.EventImpact)) >= 4
 	})
 	// Calls with old plans keep coming: wait for one the processor flags.
@@ -123,7 +123,7 @@ func TestQuickstart(t *testing.T) {
 		return false
 	})
 	s.StopAgent()
-	out = settled(t, o.Dir)
+	out := settled(t, o.Dir)
 
 	// Exactly one drift, breaking, with the three changes v2 makes.
 	drifts := out.Events(semconv.EventDrift)
