@@ -57,7 +57,7 @@ func (r *Report) OneLine() string {
 		segs = append(segs, subjectGroups(take(sevIs(sev)))...)
 	}
 	segs = append(segs, nameGroups("added", take(func(c Change) bool {
-		return c.Rule == c.Subject+".added" || c.Rule == c.Subject+".added_suspicious"
+		return c.Rule == c.Subject.rule("added") || c.Rule == c.Subject.rule("added_suspicious")
 	}))...)
 	if caps := take(ruleIs("capability.added")); len(caps) > 0 {
 		segs = append(segs, "added capabilities ("+listNames(caps, func(c Change) string { return paramOf(c) })+")")
@@ -77,16 +77,16 @@ func (r *Report) OneLine() string {
 	return strings.Join(segs, "; ")
 }
 
-func ruleIs(id string) func(Change) bool { return func(c Change) bool { return c.Rule == id } }
+func ruleIs(id RuleID) func(Change) bool { return func(c Change) bool { return c.Rule == id } }
 
 // definitionRemoved matches tool.removed, prompt.removed and the like.
 func definitionRemoved(c Change) bool {
-	return c.Subject != SubjectServer && c.Rule == c.Subject+".removed"
+	return c.Subject != KindServer && c.Rule == c.Subject.rule("removed")
 }
 
 // nouns names subjects in the one-line description.
-func noun(subject string, n int) string {
-	word := strings.ReplaceAll(subject, "_", " ")
+func noun(subject Kind, n int) string {
+	word := strings.ReplaceAll(string(subject), "_", " ")
 	if n != 1 {
 		word += "s"
 	}
@@ -96,7 +96,7 @@ func noun(subject string, n int) string {
 // nameGroups renders "removed 2 tools (a, b)" per subject kind.
 func nameGroups(verb string, cs []Change) []string {
 	var segs []string
-	for _, subject := range [...]string{SubjectTool, SubjectPrompt, SubjectResourceTemplate, SubjectResource} {
+	for _, subject := range [...]Kind{KindTool, KindPrompt, KindResourceTemplate, KindResource} {
 		var group []Change
 		for _, c := range cs {
 			if c.Subject == subject {
@@ -114,7 +114,7 @@ func renameGroups(cs []Change) []string {
 	if len(cs) == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("renamed %d %s (%s)", len(cs), noun(SubjectTool, len(cs)), listNames(cs, func(c Change) string {
+	return []string{fmt.Sprintf("renamed %d %s (%s)", len(cs), noun(KindTool, len(cs)), listNames(cs, func(c Change) string {
 		return SanitizeText(c.Name) + "→" + SanitizeText(jsonText(c.After))
 	}))}
 }
@@ -142,16 +142,16 @@ func subjectGroups(cs []Change) []string {
 	index := map[string]*group{}
 	for _, c := range cs {
 		label := ""
-		if c.Subject != SubjectServer {
+		if c.Subject != KindServer {
 			label = SanitizeText(c.Name)
-			if c.Subject != SubjectTool {
+			if c.Subject != KindTool {
 				label = noun(c.Subject, 1) + " " + label
 			}
 		}
-		g := index[c.Subject+"\x00"+c.Name]
+		g := index[string(c.Subject)+"\x00"+c.Name]
 		if g == nil {
 			g = &group{label: label}
-			index[c.Subject+"\x00"+c.Name] = g
+			index[string(c.Subject)+"\x00"+c.Name] = g
 			groups = append(groups, g)
 		}
 		g.briefs = append(g.briefs, briefOf(c))
@@ -265,7 +265,7 @@ func safeText(s string) string {
 
 // subjectLabel is "tool search", "server", "resource file:///x".
 func subjectLabel(c Change) string {
-	if c.Subject == SubjectServer || c.Name == "" {
+	if c.Subject == KindServer || c.Name == "" {
 		return noun(c.Subject, 1)
 	}
 	return noun(c.Subject, 1) + " " + SanitizeText(c.Name)
@@ -297,7 +297,7 @@ func (r *Report) Text() string {
 			current = c.Severity
 			fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(current.String()))
 		}
-		fmt.Fprintf(&b, "  %s: %s  [%s]\n", subjectLabel(c), briefOf(c), safeText(c.Rule))
+		fmt.Fprintf(&b, "  %s: %s  [%s]\n", subjectLabel(c), briefOf(c), safeText(string(c.Rule)))
 		fmt.Fprintf(&b, "      %s\n", safeText(c.Message))
 		if c.Path != "" {
 			fmt.Fprintf(&b, "      path:   %s\n", SanitizeText(c.Path))
@@ -338,12 +338,12 @@ func (r *Report) Markdown() string {
 			subject += " " + mdCode(SanitizeText(c.Name))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s<br>%s | %s | %s |\n",
-			c.Severity, subject, mdCode(SanitizeText(c.Path)), mdText(safeText(c.Message)), mdCode(safeText(c.Rule)), mdCode(before), mdCode(after))
+			c.Severity, subject, mdCode(SanitizeText(c.Path)), mdText(safeText(c.Message)), mdCode(safeText(string(c.Rule))), mdCode(before), mdCode(after))
 	}
 	if len(long) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>Full values of %d long changes</summary>\n\n", len(long))
 		for _, c := range long {
-			fmt.Fprintf(&b, "**%s** %s %s\n\n", mdText(subjectLabel(c)), mdCode(SanitizeText(c.Path)), mdCode(safeText(c.Rule)))
+			fmt.Fprintf(&b, "**%s** %s %s\n\n", mdText(subjectLabel(c)), mdCode(SanitizeText(c.Path)), mdCode(safeText(string(c.Rule))))
 			for _, side := range [...]struct {
 				label string
 				raw   json.RawMessage

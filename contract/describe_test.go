@@ -28,7 +28,7 @@ func TestRulesDoc(t *testing.T) {
 		t.Fatal("docs/rules.md disagrees with the rule table; run: go generate ./contract")
 	}
 	for _, r := range Rules() {
-		if !strings.Contains(want, "| `"+r.ID+"` |") {
+		if !strings.Contains(want, "| `"+string(r.ID)+"` |") {
 			t.Errorf("rule %s missing from docs", r.ID)
 		}
 		if r.When == "" || r.message == "" || r.brief == "" || r.Severity == None {

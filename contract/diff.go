@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Diff classifies every difference between two snapshots of one server under
@@ -74,10 +75,15 @@ type collector struct {
 
 // add records a change; vars fill the rule's templates ({name}, {before}
 // and {after} default to display forms of the values).
-func (c *collector) add(rule, subject, name, path string, before, after json.RawMessage, vars map[string]string) {
+func (c *collector) add(rule RuleID, subject Kind, name, path string, before, after json.RawMessage, vars map[string]string) {
 	r, ok := LookupRule(rule)
-	if !ok { // a programming error; keep the change visible rather than lose it
-		r = Rule{ID: rule, Severity: Warning, message: rule, brief: rule}
+	if !ok {
+		// A programming error: every test fails on it. A released binary
+		// keeps the change visible rather than lose it.
+		if testing.Testing() {
+			panic("contract: a change was emitted with rule " + string(rule) + ", which the rule table does not have")
+		}
+		r = Rule{ID: rule, Severity: Warning, message: string(rule), brief: string(rule)}
 	}
 	if vars == nil {
 		vars = map[string]string{}
@@ -111,11 +117,11 @@ func displayValue(raw json.RawMessage) string {
 
 // diffListing compares the definitions of one kind, matched by key.
 func diffListing(c *collector, k Kind, old, new Listing) {
-	subject := string(k)
+	subject := k
 	oldBy, newBy := firstByKey(old), firstByKey(new)
 	for _, key := range duplicateKeys(new) {
 		if !slices.Contains(duplicateKeys(old), key) {
-			c.add(subject+".duplicate", subject, key, "", nil, nil, nil)
+			c.add(subject.rule("duplicate"), subject, key, "", nil, nil, nil)
 		}
 	}
 	var removed, added []Definition
@@ -143,15 +149,15 @@ func diffListing(c *collector, k Kind, old, new Listing) {
 		added = dropIndexes(added, renamed, 1)
 	}
 	for _, d := range removed {
-		c.add(subject+".removed", subject, d.Key, "", jsonString(d.Key), nil, nil)
+		c.add(subject.rule("removed"), subject, d.Key, "", jsonString(d.Key), nil, nil)
 	}
 	for _, d := range added {
 		opts.Self = d.Key
 		if hits := scanDefinition(k, d.Raw, opts); len(hits) > 0 {
-			c.add(subject+".added_suspicious", subject, d.Key, "", nil, jsonString(d.Key), map[string]string{"hits": FormatHits(hits)})
+			c.add(subject.rule("added_suspicious"), subject, d.Key, "", nil, jsonString(d.Key), map[string]string{"hits": FormatHits(hits)})
 			continue
 		}
-		c.add(subject+".added", subject, d.Key, "", nil, jsonString(d.Key), nil)
+		c.add(subject.rule("added"), subject, d.Key, "", nil, jsonString(d.Key), nil)
 	}
 	listed := make(map[[2]string]bool, len(new))
 	for _, d := range new {
@@ -212,9 +218,9 @@ func diffDefinition(c *collector, k Kind, name string, old, new Definition, opts
 	before := len(c.changes)
 	ov, err1 := parseValue(old.Raw)
 	nv, err2 := parseValue(new.Raw)
-	subject := string(k)
+	subject := k
 	if err1 != nil || err2 != nil || !ov.isObject() || !nv.isObject() {
-		c.add(subject+".member.changed", subject, name, "", nil, nil, map[string]string{"keyword": "definition"})
+		c.add(subject.rule("member.changed"), subject, name, "", nil, nil, map[string]string{"keyword": "definition"})
 		return
 	}
 	dd := &definitionDiff{c: c, subject: subject, name: name, opts: opts}
@@ -230,19 +236,19 @@ func diffDefinition(c *collector, k Kind, name string, old, new Definition, opts
 	// rename already reports.
 	renamedOnly := old.Key != new.Key && equalValues(ov.without(k.KeyMember()), nv.without(k.KeyMember()))
 	if len(c.changes) == before && old.Digest != new.Digest && !renamedOnly {
-		c.add(subject+".definition.reformatted", subject, name, "", nil, nil, nil)
+		c.add(subject.rule("definition.reformatted"), subject, name, "", nil, nil, nil)
 	}
 }
 
 // definitionDiff compares the members of one pair of definitions.
 type definitionDiff struct {
 	c       *collector
-	subject string
+	subject Kind
 	name    string
 	opts    ScanOptions
 }
 
-func (dd *definitionDiff) add(rule, path string, before, after json.RawMessage, vars map[string]string) {
+func (dd *definitionDiff) add(rule RuleID, path string, before, after json.RawMessage, vars map[string]string) {
 	dd.c.add(rule, dd.subject, dd.name, path, before, after, vars)
 }
 
@@ -258,7 +264,7 @@ func changedMembers(o, n *value, fn func(member string, ov, nv *value)) {
 
 // text compares a description-like text member: suspicious when the new
 // text has heuristic hits the old one did not, otherwise changed.
-func (dd *definitionDiff) text(rulePrefix, path string, ov, nv *value, vars map[string]string) {
+func (dd *definitionDiff) text(changed, suspicious RuleID, path string, ov, nv *value, vars map[string]string) {
 	os, _ := strValue(ov)
 	ns, _ := strValue(nv)
 	hits := NewHits(ScanText(os, dd.opts), ScanText(ns, dd.opts))
@@ -267,10 +273,10 @@ func (dd *definitionDiff) text(rulePrefix, path string, ov, nv *value, vars map[
 	}
 	if len(hits) > 0 {
 		vars["hits"] = FormatHits(hits)
-		dd.add(rulePrefix+".suspicious", path, rawJSON(ov), rawJSON(nv), vars)
+		dd.add(suspicious, path, rawJSON(ov), rawJSON(nv), vars)
 		return
 	}
-	dd.add(rulePrefix+".changed", path, rawJSON(ov), rawJSON(nv), vars)
+	dd.add(changed, path, rawJSON(ov), rawJSON(nv), vars)
 }
 
 func strValue(v *value) (string, bool) {
@@ -288,7 +294,7 @@ func (dd *definitionDiff) tool(o, n *value) {
 		case "title":
 			dd.add("tool.title.changed", path, rawJSON(ov), rawJSON(nv), nil)
 		case "description":
-			dd.text("tool.description", path, ov, nv, nil)
+			dd.text("tool.description.changed", "tool.description.suspicious", path, ov, nv, nil)
 		case "icons":
 			dd.add("tool.icons.changed", path, rawJSON(ov), rawJSON(nv), nil)
 		case "_meta":
@@ -298,7 +304,7 @@ func (dd *definitionDiff) tool(o, n *value) {
 		case "execution":
 			dd.execution(ov, nv)
 		case "inputSchema":
-			dd.schema(dirInput, ov, nv)
+			dd.schema(DirectionInput, ov, nv)
 		case "outputSchema":
 			switch {
 			case ov == nil:
@@ -306,7 +312,7 @@ func (dd *definitionDiff) tool(o, n *value) {
 			case nv == nil:
 				dd.add("tool.output_schema.removed", path, rawJSON(ov), nil, nil)
 			default:
-				dd.schema(dirOutput, ov, nv)
+				dd.schema(DirectionOutput, ov, nv)
 			}
 		default:
 			dd.add("tool.member.changed", path, rawJSON(ov), rawJSON(nv), map[string]string{"keyword": SanitizeText(m)})
@@ -314,8 +320,8 @@ func (dd *definitionDiff) tool(o, n *value) {
 	})
 }
 
-func (dd *definitionDiff) schema(dir string, ov, nv *value) {
-	root := &ptr{seg: dir + "Schema"}
+func (dd *definitionDiff) schema(dir Direction, ov, nv *value) {
+	root := &ptr{seg: string(dir) + "Schema"}
 	sink := &toolSink{c: dd.c, subject: dd.subject, name: dd.name, scanOpts: dd.opts}
 	budget := 8*(schemaSize(ov)+schemaSize(nv)) + 1024
 	newSchemaDiff(dir, ov, nv, root, sink, budget).run(ov, nv)
@@ -412,7 +418,7 @@ func (dd *definitionDiff) prompt(o, n *value) {
 		case "title":
 			dd.add("prompt.title.changed", path, rawJSON(ov), rawJSON(nv), nil)
 		case "description":
-			dd.text("prompt.description", path, ov, nv, nil)
+			dd.text("prompt.description.changed", "prompt.description.suspicious", path, ov, nv, nil)
 		case "arguments":
 			dd.promptArguments(ov, nv)
 		default:
@@ -452,14 +458,14 @@ func (dd *definitionDiff) promptArguments(o, n *value) {
 		switch {
 		case !oOK:
 			path := "/arguments/" + strconv.Itoa(na.index)
-			rule := "prompt.argument.added"
+			rule := RuleID("prompt.argument.added")
 			if required(na.v) {
 				rule = "prompt.argument.added_required"
 			}
 			dd.add(rule, path, nil, rawJSON(na.v), vars)
 		case !nOK:
 			path := "/arguments/" + strconv.Itoa(oa.index)
-			rule := "prompt.argument.removed"
+			rule := RuleID("prompt.argument.removed")
 			if required(oa.v) {
 				rule = "prompt.argument.removed_required"
 			}
@@ -476,7 +482,7 @@ func (dd *definitionDiff) promptArguments(o, n *value) {
 				switch m {
 				case "name", "required":
 				case "description":
-					dd.text("prompt.argument.description", path+"/description", ov, nv, vars)
+					dd.text("prompt.argument.description.changed", "prompt.argument.description.suspicious", path+"/description", ov, nv, vars)
 				default:
 					dd.add("prompt.member.changed", path+"/"+escapePointer(m), rawJSON(ov), rawJSON(nv), map[string]string{"keyword": "argument " + SanitizeText(name) + " " + SanitizeText(m)})
 				}
@@ -492,13 +498,13 @@ func (dd *definitionDiff) resource(o, n *value) {
 		switch m {
 		case "uri", "uriTemplate":
 		case "title":
-			dd.add(dd.subject+".title.changed", path, rawJSON(ov), rawJSON(nv), nil)
+			dd.add(dd.subject.rule("title.changed"), path, rawJSON(ov), rawJSON(nv), nil)
 		case "description":
-			dd.text(dd.subject+".description", path, ov, nv, nil)
+			dd.text(dd.subject.rule("description.changed"), dd.subject.rule("description.suspicious"), path, ov, nv, nil)
 		case "mimeType":
-			dd.add(dd.subject+".mime_type.changed", path, rawJSON(ov), rawJSON(nv), nil)
+			dd.add(dd.subject.rule("mime_type.changed"), path, rawJSON(ov), rawJSON(nv), nil)
 		default:
-			dd.add(dd.subject+".member.changed", path, rawJSON(ov), rawJSON(nv), map[string]string{"keyword": SanitizeText(m)})
+			dd.add(dd.subject.rule("member.changed"), path, rawJSON(ov), rawJSON(nv), map[string]string{"keyword": SanitizeText(m)})
 		}
 	})
 }

@@ -31,11 +31,11 @@ func reverseSets(v *value) {
 	}
 }
 
-func diffSchemaValues(dir string, old, new *value) []Change {
+func diffSchemaValues(dir Direction, old, new *value) []Change {
 	c := &collector{}
-	sink := &toolSink{c: c, subject: SubjectTool, name: "t", scanOpts: ScanOptions{ToolNames: []string{"other_tool"}}}
+	sink := &toolSink{c: c, subject: KindTool, name: "t", scanOpts: ScanOptions{ToolNames: []string{"other_tool"}}}
 	budget := 8*(schemaSize(old)+schemaSize(new)) + 1024
-	newSchemaDiff(dir, old, new, &ptr{seg: dir + "Schema"}, sink, budget).run(old, new)
+	newSchemaDiff(dir, old, new, &ptr{seg: string(dir) + "Schema"}, sink, budget).run(old, new)
 	return c.changes
 }
 
@@ -61,7 +61,7 @@ func FuzzDiffSchemas(f *testing.F) {
 		if err1 != nil || err2 != nil || DefaultLimits().scanOK([]byte(a)) != nil || DefaultLimits().scanOK([]byte(b)) != nil {
 			return
 		}
-		for _, dir := range []string{dirInput, dirOutput} {
+		for _, dir := range []Direction{DirectionInput, DirectionOutput} {
 			for _, c := range diffSchemaValues(dir, va, vb) {
 				if _, ok := LookupRule(c.Rule); !ok || c.Message == "" {
 					t.Fatalf("change %+v", c)

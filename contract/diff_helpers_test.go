@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 		var missing []string
 		for _, r := range Rules() {
 			if _, ok := rulesSeen.Load(r.ID); !ok {
-				missing = append(missing, r.ID)
+				missing = append(missing, string(r.ID))
 			}
 		}
 		if len(missing) > 0 {
@@ -87,7 +87,7 @@ func diffTools(t testing.TB, old, new string, p *Policy) *Report {
 func rulesAt(r *Report) []string {
 	var out []string
 	for _, c := range r.Changes {
-		out = append(out, c.Rule+"@"+c.Path)
+		out = append(out, string(c.Rule)+"@"+c.Path)
 	}
 	slices.Sort(out)
 	return out
@@ -96,17 +96,28 @@ func rulesAt(r *Report) []string {
 func ruleIDs(r *Report) []string {
 	var out []string
 	for _, c := range r.Changes {
-		out = append(out, c.Rule)
+		out = append(out, string(c.Rule))
 	}
 	slices.Sort(out)
 	return out
 }
 
-func findChange(r *Report, rule string) (Change, bool) {
+func findChange(r *Report, rule RuleID) (Change, bool) {
 	for _, c := range r.Changes {
 		if c.Rule == rule {
 			return c, true
 		}
 	}
 	return Change{}, false
+}
+
+// An id the rule table lacks is a programming error: emitting it fails the
+// test that does, rather than passing as a warning.
+func TestUnknownRuleFailsTests(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("a change with an unknown rule id was accepted")
+		}
+	}()
+	(&collector{}).add(KindTool.rule("no_such_rule"), KindTool, "t", "", nil, nil, nil)
 }

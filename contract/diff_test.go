@@ -210,7 +210,7 @@ func TestResourceRules(t *testing.T) {
 	}
 	r = record(t, Diff(snapshotOf(t, snapSpec{resources: []string{`{"uri":"u","tags":["a","b"],"n":1}`}, template: []string{`{"uriTemplate":"u","n":1.0}`}}),
 		snapshotOf(t, snapSpec{resources: []string{`{"uri":"u","tags":["a","b"],"n":1.0}`, `{"uri":"u","x":1}`}, template: []string{`{"uriTemplate":"u","n":1,"x":[]}`, `{"uriTemplate":"u"}`}}), nil))
-	for _, id := range []string{"resource.duplicate", "resource_template.duplicate"} {
+	for _, id := range []RuleID{"resource.duplicate", "resource_template.duplicate"} {
 		if _, ok := findChange(r, id); !ok {
 			t.Errorf("no %s in %v", id, rulesAt(r))
 		}
@@ -298,7 +298,7 @@ func TestServerRules(t *testing.T) {
 		t.Errorf("got  %v\nwant %v", got, want)
 	}
 	for _, c := range r.Changes {
-		if c.Subject != SubjectServer || c.Name != "" {
+		if c.Subject != KindServer || c.Name != "" {
 			t.Errorf("server change %+v", c)
 		}
 	}

@@ -16,10 +16,10 @@ func byRule(r *Report) map[string][]string {
 		if c.Rule == "tool.renamed" {
 			n += "→" + jsonText(c.After)
 		}
-		if c.Subject == SubjectServer {
+		if c.Subject == KindServer {
 			n = c.Path
 		}
-		m[c.Rule] = append(m[c.Rule], n)
+		m[string(c.Rule)] = append(m[string(c.Rule)], n)
 	}
 	for _, v := range m {
 		slices.Sort(v)

@@ -21,8 +21,16 @@ const (
 	KindResourceTemplate Kind = "resource_template"
 )
 
+// KindServer is what a change to the server itself is about (instructions,
+// capabilities, protocol version): the subject of a Change or a Rule, never
+// the kind of a listed definition, so it is not in Kinds.
+const KindServer Kind = "server"
+
 // Kinds lists every definition kind in a fixed order.
 var Kinds = []Kind{KindTool, KindPrompt, KindResource, KindResourceTemplate}
+
+// rule is the id of this kind's rule for op ("removed", "description.changed").
+func (k Kind) rule(op string) RuleID { return RuleID(string(k) + "." + op) }
 
 // KeyMember is the member that identifies a definition of this kind.
 func (k Kind) KeyMember() string {

@@ -25,8 +25,8 @@ const (
 func PolicyNames() []string { return []string{PolicyDefault, PolicyStrict, PolicyLenient} }
 
 // lenientOverrides are the lenient policy's changes to the default.
-func lenientOverrides() map[string]Severity {
-	return map[string]Severity{
+func lenientOverrides() map[RuleID]Severity {
+	return map[RuleID]Severity{
 		"input.property.removed_closed":      Warning,
 		"input.additional_properties.closed": Info,
 	}
@@ -54,7 +54,7 @@ type IgnoreRule struct {
 	// Rule is a rule ID or a glob over rule IDs.
 	Rule string `mapstructure:"rule" yaml:"rule,omitempty" json:"rule,omitempty"`
 	// Subject is tool, prompt, resource, resource_template or server.
-	Subject string `mapstructure:"subject" yaml:"subject,omitempty" json:"subject,omitempty"`
+	Subject Kind `mapstructure:"subject" yaml:"subject,omitempty" json:"subject,omitempty"`
 	// Name is a glob over subject names (tool names, resource URIs).
 	Name string `mapstructure:"name" yaml:"name,omitempty" json:"name,omitempty"`
 	// Path is a glob over JSON pointers: * matches within one segment,
@@ -75,13 +75,13 @@ func (c PolicyConfig) Validate() error {
 // safe for concurrent use.
 type Policy struct {
 	name     string
-	severity map[string]Severity
+	severity map[RuleID]Severity
 	ignores  []ignoreMatcher
 }
 
 type ignoreMatcher struct {
 	rule, name, path glob.Glob
-	subject          string
+	subject          Kind
 }
 
 // DefaultPolicy is the default classification of docs/rules.md.
@@ -101,7 +101,7 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 	if base == "" {
 		base = PolicyDefault
 	}
-	p := &Policy{name: base, severity: map[string]Severity{}}
+	p := &Policy{name: base, severity: map[RuleID]Severity{}}
 	table := ruleTable().list
 	for _, r := range table {
 		p.severity[r.ID] = r.Severity
@@ -146,7 +146,7 @@ func (p *Policy) applyOverrides(overrides map[string]Severity, table []Rule) err
 	for k := range overrides {
 		keys = append(keys, k)
 	}
-	isExact := func(k string) bool { _, ok := p.severity[k]; return ok }
+	isExact := func(k string) bool { _, ok := p.severity[RuleID(k)]; return ok }
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
 		if isExact(a) != isExact(b) {
@@ -165,7 +165,7 @@ func (p *Policy) applyOverrides(overrides map[string]Severity, table []Rule) err
 			continue
 		}
 		if isExact(k) {
-			p.severity[k] = sev
+			p.severity[RuleID(k)] = sev
 			continue
 		}
 		g, err := glob.Compile(k)
@@ -175,7 +175,7 @@ func (p *Policy) applyOverrides(overrides map[string]Severity, table []Rule) err
 		}
 		matched := false
 		for _, r := range table {
-			if g.Match(r.ID) {
+			if g.Match(string(r.ID)) {
 				p.severity[r.ID] = sev
 				matched = true
 			}
@@ -196,7 +196,7 @@ func suggestRule(k string, table []Rule) string {
 			n++
 		}
 		if n > bestLen {
-			best, bestLen = r.ID, n
+			best, bestLen = string(r.ID), n
 		}
 	}
 	if bestLen < 3 {
@@ -210,7 +210,7 @@ func compileIgnore(ig IgnoreRule) (ignoreMatcher, error) {
 	if ig == (IgnoreRule{}) {
 		return m, errors.New("sets none of rule, subject, name, path (it would ignore everything)")
 	}
-	if ig.Subject != "" && !slices.Contains([]string{SubjectTool, SubjectPrompt, SubjectResource, SubjectResourceTemplate, SubjectServer}, ig.Subject) {
+	if ig.Subject != "" && !slices.Contains(append(slices.Clone(Kinds), KindServer), ig.Subject) {
 		return m, fmt.Errorf("subject %q is not tool, prompt, resource, resource_template or server", ig.Subject)
 	}
 	m.subject = ig.Subject
@@ -229,14 +229,14 @@ func compileIgnore(ig IgnoreRule) (ignoreMatcher, error) {
 	if err != nil {
 		return m, err
 	}
-	if m.rule != nil && !slices.ContainsFunc(ruleTable().list, func(r Rule) bool { return m.rule.Match(r.ID) }) {
+	if m.rule != nil && !slices.ContainsFunc(ruleTable().list, func(r Rule) bool { return m.rule.Match(string(r.ID)) }) {
 		return m, fmt.Errorf("rule %q matches no rule (see docs/rules.md)%s", ig.Rule, suggestRule(ig.Rule, ruleTable().list))
 	}
 	return m, nil
 }
 
 func (m ignoreMatcher) match(c Change) bool {
-	return (m.rule == nil || m.rule.Match(c.Rule)) &&
+	return (m.rule == nil || m.rule.Match(string(c.Rule))) &&
 		(m.subject == "" || m.subject == c.Subject) &&
 		(m.name == nil || m.name.Match(c.Name)) &&
 		(m.path == nil || m.path.Match(c.Path))
@@ -248,7 +248,7 @@ func (p *Policy) Name() string { return p.name }
 
 // Severity returns the severity of a rule under this policy; ok is false for
 // an unknown rule.
-func (p *Policy) Severity(rule string) (Severity, bool) {
+func (p *Policy) Severity(rule RuleID) (Severity, bool) {
 	s, ok := p.severity[rule]
 	return s, ok
 }

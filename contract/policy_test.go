@@ -21,7 +21,7 @@ func driftPair(t *testing.T) (*Snapshot, *Snapshot) {
 
 func TestNamedPolicies(t *testing.T) {
 	old, new := driftPair(t)
-	sev := func(p *Policy, rule string) Severity {
+	sev := func(p *Policy, rule RuleID) Severity {
 		c, ok := findChange(record(t, Diff(old, new, p)), rule)
 		if !ok {
 			t.Fatalf("%s missing", rule)
@@ -32,7 +32,7 @@ func TestNamedPolicies(t *testing.T) {
 	lenient, _ := NamedPolicy(PolicyLenient)
 	checks := []struct {
 		p    *Policy
-		rule string
+		rule RuleID
 		want Severity
 	}{
 		{nil, "tool.description.changed", Warning},
@@ -67,7 +67,7 @@ func TestPolicyOverridesAndIgnores(t *testing.T) {
 			"input.property.removed_closed": Warning, // exact beats glob
 			"tool.removed":                  None,    // none drops it
 		},
-		Ignore: []IgnoreRule{{Subject: SubjectTool, Name: "sea*", Path: "/description"}},
+		Ignore: []IgnoreRule{{Subject: KindTool, Name: "sea*", Path: "/description"}},
 	}
 	p, err := NewPolicy(cfg)
 	if err != nil {
@@ -76,7 +76,7 @@ func TestPolicyOverridesAndIgnores(t *testing.T) {
 	r := record(t, Diff(old, new, p))
 	got := map[string]Severity{}
 	for _, c := range r.Changes {
-		got[c.Rule] = c.Severity
+		got[string(c.Rule)] = c.Severity
 	}
 	want := map[string]Severity{"input.property.removed_closed": Warning, "input.description.changed": Info}
 	if len(got) != len(want) || got["input.property.removed_closed"] != Warning || got["input.description.changed"] != Info {

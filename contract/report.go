@@ -10,11 +10,11 @@ import (
 // Change is one classified difference between two contracts.
 type Change struct {
 	// Rule is the stable rule ID (docs/rules.md).
-	Rule string `json:"rule"`
+	Rule RuleID `json:"rule"`
 	// Severity is the rule's severity under the policy the diff ran with.
 	Severity Severity `json:"severity"`
 	// Subject is tool, prompt, resource, resource_template or server.
-	Subject string `json:"subject"`
+	Subject Kind `json:"subject"`
 	// Name is the tool or prompt name, resource URI or URI template; empty
 	// for server-level changes.
 	Name string `json:"name"`
@@ -139,15 +139,15 @@ func (r *Report) UnmarshalJSON(b []byte) error {
 }
 
 // subjectOrder orders subjects in reports: tools first, the server last.
-func subjectOrder(s string) int {
+func subjectOrder(s Kind) int {
 	switch s {
-	case SubjectTool:
+	case KindTool:
 		return 0
-	case SubjectPrompt:
+	case KindPrompt:
 		return 1
-	case SubjectResourceTemplate:
+	case KindResourceTemplate:
 		return 2
-	case SubjectResource:
+	case KindResource:
 		return 3
 	}
 	return 4
@@ -168,16 +168,16 @@ func sortChanges(cs []Change) {
 		if c := strings.Compare(a.Path, b.Path); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Rule, b.Rule)
+		return strings.Compare(string(a.Rule), string(b.Rule))
 	})
 }
 
 // changeJSON is Change as JSON, with the name as a raw JSON string so that a
 // name holding an unpaired surrogate keeps its escape (see key.go).
 type changeJSON struct {
-	Rule     string          `json:"rule"`
+	Rule     RuleID          `json:"rule"`
 	Severity Severity        `json:"severity"`
-	Subject  string          `json:"subject"`
+	Subject  Kind            `json:"subject"`
 	Name     json.RawMessage `json:"name"`
 	Path     string          `json:"path"`
 	Before   json.RawMessage `json:"before"`

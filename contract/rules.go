@@ -6,23 +6,14 @@ import (
 	"sync"
 )
 
-// Subjects: what a change is about.
-const (
-	SubjectTool             = "tool"
-	SubjectPrompt           = "prompt"
-	SubjectResource         = "resource"
-	SubjectResourceTemplate = "resource_template"
-	SubjectServer           = "server"
-)
-
 // Rule is one entry of the classification table: a stable ID, the subject it
 // applies to, its severity under the default policy, and the text used to
 // explain a change. docs/rules.md is generated from this table.
 type Rule struct {
-	ID      string
-	Subject string
-	// Direction is "input" or "output" for schema rules, "" otherwise.
-	Direction string
+	ID      RuleID
+	Subject Kind
+	// Direction is set for schema rules (whose subject is a tool).
+	Direction Direction
 	// Severity under the default policy.
 	Severity Severity
 	// When says in one line what triggers the rule (documentation).
@@ -33,24 +24,30 @@ type Rule struct {
 	message, brief string
 }
 
+// RuleID is a rule's stable id ("tool.removed", "input.property.added_required").
+// Ids are made only from the table's own parts (Kind.rule, Direction.rule)
+// or spelled as constants where a change is emitted; an id the table lacks
+// is a programming error that fails every test (see collector.add).
+type RuleID string
+
 // Rules returns the classification table, sorted by ID.
 func Rules() []Rule { return slices.Clone(ruleTable().list) }
 
 // LookupRule returns the rule with the given ID.
-func LookupRule(id string) (Rule, bool) {
+func LookupRule(id RuleID) (Rule, bool) {
 	r, ok := ruleTable().byID[id]
 	return r, ok
 }
 
 type rules struct {
 	list []Rule
-	byID map[string]Rule
+	byID map[RuleID]Rule
 }
 
 // ruleTable is built once; it is immutable data.
 var ruleTable = sync.OnceValue(func() rules {
 	var list []Rule
-	add := func(subject string, sev Severity, id, when, message, brief string) {
+	add := func(subject Kind, sev Severity, id RuleID, when, message, brief string) {
 		list = append(list, Rule{ID: id, Subject: subject, Severity: sev, When: when, message: message, brief: brief})
 	}
 	definitionRules(add)
@@ -59,57 +56,58 @@ var ruleTable = sync.OnceValue(func() rules {
 	serverRules(add)
 	for _, s := range schemaRuleSpecs() {
 		for _, d := range []struct {
-			dir     string
+			dir     Direction
 			sev     Severity
 			message string
-		}{{"input", s.in, s.inMsg}, {"output", s.out, s.outMsg}} {
+		}{{DirectionInput, s.in, s.inMsg}, {DirectionOutput, s.out, s.outMsg}} {
 			if d.sev == None {
 				continue
 			}
-			list = append(list, Rule{ID: d.dir + "." + s.suffix, Subject: SubjectTool, Direction: d.dir, Severity: d.sev, When: s.when, message: d.message, brief: s.brief})
+			list = append(list, Rule{ID: d.dir.rule(s.suffix), Subject: KindTool, Direction: d.dir, Severity: d.sev, When: s.when, message: d.message, brief: s.brief})
 		}
 	}
-	slices.SortFunc(list, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
-	byID := make(map[string]Rule, len(list))
+	slices.SortFunc(list, func(a, b Rule) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	byID := make(map[RuleID]Rule, len(list))
 	for _, r := range list {
 		if _, dup := byID[r.ID]; dup {
-			panic("contract: duplicate rule " + r.ID) // a programming error in the table
+			panic("contract: duplicate rule " + string(r.ID)) // a programming error in the table
 		}
 		byID[r.ID] = r
 	}
 	return rules{list: list, byID: byID}
 })
 
-type addRule func(subject string, sev Severity, id, when, message, brief string)
+type addRule func(subject Kind, sev Severity, id RuleID, when, message, brief string)
 
 // definitionRules are the rules every kind of definition shares.
 func definitionRules(add addRule) {
 	for _, k := range []struct {
-		subject, noun, removedMsg string
-		removed, added            Severity
+		subject          Kind
+		noun, removedMsg string
+		removed, added   Severity
 	}{
-		{SubjectTool, "tool", "agents that call {name} will get an unknown-tool error", Breaking, Compatible},
-		{SubjectPrompt, "prompt", "clients that get prompt {name} will get an error", Breaking, Compatible},
-		{SubjectResource, "resource", "clients that read {name} may get a not-found error", Warning, Info},
-		{SubjectResourceTemplate, "resource template", "clients that build URIs from {name} may get not-found errors", Breaking, Info},
+		{KindTool, "tool", "agents that call {name} will get an unknown-tool error", Breaking, Compatible},
+		{KindPrompt, "prompt", "clients that get prompt {name} will get an error", Breaking, Compatible},
+		{KindResource, "resource", "clients that read {name} may get a not-found error", Warning, Info},
+		{KindResourceTemplate, "resource template", "clients that build URIs from {name} may get not-found errors", Breaking, Info},
 	} {
 		s, n := k.subject, k.noun
-		add(s, k.removed, s+".removed", n+" removed", k.removedMsg, "removed")
-		add(s, k.added, s+".added", n+" added", "new "+n+" {name} is available", "added")
-		add(s, Warning, s+".added_suspicious", n+" added with suspicious text (see heuristics)", "new "+n+" {name} carries suspicious text ({hits}); review it before agents read it", "added with suspicious text ({hits})")
-		add(s, Warning, s+".description.changed", n+" description changed", "the description of {name} changed; text a model reads can change how and when it is used", "description changed")
-		add(s, Breaking, s+".description.suspicious", n+" description new or changed and contains suspicious text", "the description of {name} now contains suspicious text ({hits}) that can steer or hijack an agent", "suspicious description ({hits})")
-		add(s, Info, s+".title.changed", "display title changed", "the display title of {name} changed", "title changed")
-		add(s, Info, s+".member.changed", "another member changed (icons, _meta, name of a resource, members MCP adds later)", "{keyword} of {name} changed", "{keyword} changed")
-		add(s, Info, s+".definition.reformatted", "digest changed without semantic effect (reordered required/enum/type arrays, equivalent spelling)", "the definition of {name} changed without semantic effect", "reformatted")
-		add(s, Warning, s+".duplicate", "the key is listed more than once in the new listing", "{name} is listed more than once; clients may use either definition", "listed twice")
+		add(s, k.removed, s.rule("removed"), n+" removed", k.removedMsg, "removed")
+		add(s, k.added, s.rule("added"), n+" added", "new "+n+" {name} is available", "added")
+		add(s, Warning, s.rule("added_suspicious"), n+" added with suspicious text (see heuristics)", "new "+n+" {name} carries suspicious text ({hits}); review it before agents read it", "added with suspicious text ({hits})")
+		add(s, Warning, s.rule("description.changed"), n+" description changed", "the description of {name} changed; text a model reads can change how and when it is used", "description changed")
+		add(s, Breaking, s.rule("description.suspicious"), n+" description new or changed and contains suspicious text", "the description of {name} now contains suspicious text ({hits}) that can steer or hijack an agent", "suspicious description ({hits})")
+		add(s, Info, s.rule("title.changed"), "display title changed", "the display title of {name} changed", "title changed")
+		add(s, Info, s.rule("member.changed"), "another member changed (icons, _meta, name of a resource, members MCP adds later)", "{keyword} of {name} changed", "{keyword} changed")
+		add(s, Info, s.rule("definition.reformatted"), "digest changed without semantic effect (reordered required/enum/type arrays, equivalent spelling)", "the definition of {name} changed without semantic effect", "reformatted")
+		add(s, Warning, s.rule("duplicate"), "the key is listed more than once in the new listing", "{name} is listed more than once; clients may use either definition", "listed twice")
 	}
-	add(SubjectResource, Warning, "resource.mime_type.changed", "resource mimeType changed", "clients reading {name} will get {after} content instead of {before}", "mimeType {before}→{after}")
-	add(SubjectResourceTemplate, Warning, "resource_template.mime_type.changed", "resource template mimeType changed", "resources built from {name} will have {after} content instead of {before}", "mimeType {before}→{after}")
+	add(KindResource, Warning, "resource.mime_type.changed", "resource mimeType changed", "clients reading {name} will get {after} content instead of {before}", "mimeType {before}→{after}")
+	add(KindResourceTemplate, Warning, "resource_template.mime_type.changed", "resource template mimeType changed", "resources built from {name} will have {after} content instead of {before}", "mimeType {before}→{after}")
 }
 
 func toolRules(add addRule) {
-	t := SubjectTool
+	t := KindTool
 	add(t, Breaking, "tool.renamed", "a removed tool's definition reappears under a new name", "{name} was renamed to {after}; agents that call {name} will get an unknown-tool error", "renamed to {after}")
 	add(t, Info, "tool.icons.changed", "icons changed", "the icons of {name} changed", "icons changed")
 	add(t, Info, "tool.meta.changed", "_meta changed", "the _meta of {name} changed", "_meta changed")
@@ -125,7 +123,7 @@ func toolRules(add addRule) {
 }
 
 func promptRules(add addRule) {
-	p := SubjectPrompt
+	p := KindPrompt
 	add(p, Compatible, "prompt.argument.added", "optional argument added", "clients may now pass {param} to {name}", "argument {param} added")
 	add(p, Breaking, "prompt.argument.added_required", "required argument added", "clients that get {name} without {param} will get an error", "required argument {param} added")
 	add(p, Warning, "prompt.argument.removed", "optional argument removed", "{name} no longer takes {param}; clients that pass it may have it ignored or rejected", "argument {param} removed")
@@ -136,7 +134,7 @@ func promptRules(add addRule) {
 }
 
 func serverRules(add addRule) {
-	s := SubjectServer
+	s := KindServer
 	add(s, Breaking, "capability.removed", "server capability (or a sub-capability such as resources.subscribe) removed", "the server no longer offers {param}; clients that use it will get errors", "capability {param} removed")
 	add(s, Compatible, "capability.added", "server capability added", "the server now offers {param}", "capability {param} added")
 	add(s, Warning, "capability.list_changed.removed", "a listChanged flag dropped", "the server no longer announces changes to {param}; clients keep stale listings until they poll", "{param} dropped")

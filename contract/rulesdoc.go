@@ -38,7 +38,7 @@ for its ` + "`outputSchema`" + ` (what it emits: widening breaks consumers).
 	for _, s := range sections {
 		fmt.Fprintf(&b, "## %s\n\n| rule | default | strict | lenient | when |\n| --- | --- | --- | --- | --- |\n", s.title)
 		for _, r := range ruleTable().list {
-			if !strings.HasPrefix(r.ID, s.prefix) {
+			if !strings.HasPrefix(string(r.ID), s.prefix) {
 				continue
 			}
 			st, _ := strict.Severity(r.ID)

@@ -10,10 +10,16 @@ import (
 // Direction of a schema: input schemas are what the server accepts (a change
 // that rejects what was accepted breaks callers); output schemas are what it
 // emits (a change that can emit what was not allowed breaks consumers).
+type Direction string
+
+// The directions, which are also the prefixes of schema rule ids.
 const (
-	dirInput  = "input"
-	dirOutput = "output"
+	DirectionInput  Direction = "input"
+	DirectionOutput Direction = "output"
 )
+
+// rule is the id of this direction's schema rule for suffix ("property.removed").
+func (d Direction) rule(suffix string) RuleID { return RuleID(string(d) + "." + suffix) }
 
 // maxSchemaDepth bounds the logical depth of the walk (through $refs).
 const maxSchemaDepth = 256
@@ -21,7 +27,7 @@ const maxSchemaDepth = 256
 // schemaDiff compares two versions of one schema (inputSchema or
 // outputSchema of one tool) and reports changes through emit.
 type schemaDiff struct {
-	dir      string
+	dir      Direction
 	old, new *schemaDoc
 	// seen memoizes compared pairs: a pair reached again (a recursive $ref,
 	// or a definition used twice) is not walked again. This makes the walk
@@ -37,12 +43,12 @@ type schemaDiff struct {
 // toolSink receives the changes of one tool's schemas.
 type toolSink struct {
 	c        *collector
-	subject  string
+	subject  Kind
 	name     string
 	scanOpts ScanOptions
 }
 
-func newSchemaDiff(dir string, oldRoot, newRoot *value, root *ptr, sink *toolSink, budget int) *schemaDiff {
+func newSchemaDiff(dir Direction, oldRoot, newRoot *value, root *ptr, sink *toolSink, budget int) *schemaDiff {
 	return &schemaDiff{
 		dir: dir, old: newSchemaDoc(oldRoot), new: newSchemaDoc(newRoot),
 		seen: map[[2]*value]bool{}, budget: budget, root: root, sink: sink,
@@ -65,14 +71,14 @@ func (d *schemaDiff) emit(suffix string, at, param *ptr, before, after json.RawM
 	if _, ok := vars["param"]; !ok {
 		vars["param"] = displayParam(param, d.dir)
 	}
-	d.sink.c.add(d.dir+"."+suffix, d.sink.subject, d.sink.name, at.String(), before, after, vars)
+	d.sink.c.add(d.dir.rule(suffix), d.sink.subject, d.sink.name, at.String(), before, after, vars)
 }
 
-func displayParam(p *ptr, dir string) string {
+func displayParam(p *ptr, dir Direction) string {
 	if n := paramName(p); n != "" {
 		return SanitizeText(n)
 	}
-	if dir == dirInput {
+	if dir == DirectionInput {
 		return "the arguments"
 	}
 	return "the result"
@@ -449,7 +455,7 @@ func (d *schemaDiff) compareProperties(o, n *value, at *ptr, depth int) {
 			rule := "property.added"
 			if nr {
 				rule = "property.added_required"
-				if d.dir == dirInput && hasDefault(d.new, ns) {
+				if d.dir == DirectionInput && hasDefault(d.new, ns) {
 					rule = "property.added_required_default"
 				}
 			}
@@ -458,9 +464,9 @@ func (d *schemaDiff) compareProperties(o, n *value, at *ptr, depth int) {
 		case oHas && !nHas:
 			rule := "property.removed_open"
 			switch {
-			case d.dir == dirOutput && or:
+			case d.dir == DirectionOutput && or:
 				rule = "property.removed_required"
-			case d.dir == dirOutput:
+			case d.dir == DirectionOutput:
 				rule = "property.removed_optional"
 			case closed:
 				rule = "property.removed_closed"
@@ -472,7 +478,7 @@ func (d *schemaDiff) compareProperties(o, n *value, at *ptr, depth int) {
 			}
 			if !or && nr {
 				rule := "required.added"
-				if d.dir == dirInput && hasDefault(d.new, ns) {
+				if d.dir == DirectionInput && hasDefault(d.new, ns) {
 					rule = "required.added_default"
 				}
 				d.emit(rule, at.child("required"), where, nil, jsonString(name), nil)

@@ -206,8 +206,8 @@ var variants = []variant{
 	}, "/properties/o/items/properties/p"},
 }
 
-func toolWithSchema(dir, schema string) string {
-	if dir == dirInput {
+func toolWithSchema(dir Direction, schema string) string {
+	if dir == DirectionInput {
 		return `{"name":"t","inputSchema":` + schema + `}`
 	}
 	return `{"name":"t","inputSchema":{"type":"object"},"outputSchema":` + schema + `}`
@@ -216,18 +216,18 @@ func toolWithSchema(dir, schema string) string {
 func TestSchemaRules(t *testing.T) {
 	for _, c := range schemaCases {
 		for _, v := range variants {
-			for _, dir := range []string{dirInput, dirOutput} {
+			for _, dir := range []Direction{DirectionInput, DirectionOutput} {
 				want := c.in
-				if dir == dirOutput {
+				if dir == DirectionOutput {
 					want = c.out
 				}
 				var wantAt []string
 				for _, w := range want {
 					rule, rel, _ := strings.Cut(w, "@")
-					wantAt = append(wantAt, dir+"."+rule+"@/"+dir+"Schema"+v.base+rel)
+					wantAt = append(wantAt, string(dir)+"."+rule+"@/"+string(dir)+"Schema"+v.base+rel)
 				}
 				slices.Sort(wantAt)
-				t.Run(c.name+"/"+v.name+"/"+dir, func(t *testing.T) {
+				t.Run(c.name+"/"+v.name+"/"+string(dir), func(t *testing.T) {
 					r := diffTools(t, toolWithSchema(dir, v.wrap(c.old)), toolWithSchema(dir, v.wrap(c.new)), nil)
 					got := rulesAt(r)
 					if !slices.Equal(got, wantAt) {
@@ -235,7 +235,7 @@ func TestSchemaRules(t *testing.T) {
 					}
 					for _, ch := range r.Changes {
 						rule, _ := LookupRule(ch.Rule)
-						if ch.Severity != rule.Severity || ch.Message == "" || ch.Subject != SubjectTool || ch.Name != "t" {
+						if ch.Severity != rule.Severity || ch.Message == "" || ch.Subject != KindTool || ch.Name != "t" {
 							t.Errorf("change %+v: severity %v (rule %v), message %q", ch, ch.Severity, rule.Severity, ch.Message)
 						}
 					}
@@ -251,7 +251,7 @@ func TestSchemaRules(t *testing.T) {
 func TestSchemaRefInlined(t *testing.T) {
 	ref, nested := variants[2], variants[1]
 	for _, c := range schemaCases {
-		for _, dir := range []string{dirInput, dirOutput} {
+		for _, dir := range []Direction{DirectionInput, DirectionOutput} {
 			plain := rulesAt(diffTools(t, toolWithSchema(dir, nested.wrap(c.old)), toolWithSchema(dir, nested.wrap(c.new)), nil))
 			mixed := rulesAt(diffTools(t, toolWithSchema(dir, ref.wrap(c.old)), toolWithSchema(dir, nested.wrap(c.new)), nil))
 			mixed2 := rulesAt(diffTools(t, toolWithSchema(dir, nested.wrap(c.old)), toolWithSchema(dir, ref.wrap(c.new)), nil))
@@ -260,7 +260,7 @@ func TestSchemaRefInlined(t *testing.T) {
 			}
 		}
 		for _, s := range []string{c.old, c.new} {
-			r := diffTools(t, toolWithSchema(dirInput, ref.wrap(s)), toolWithSchema(dirInput, nested.wrap(s)), nil)
+			r := diffTools(t, toolWithSchema(DirectionInput, ref.wrap(s)), toolWithSchema(DirectionInput, nested.wrap(s)), nil)
 			if got := ruleIDs(r); !slices.Equal(got, []string{"tool.definition.reformatted"}) {
 				t.Errorf("%s: $ref replaced by equal inline schema %s: %v", c.name, s, got)
 			}
@@ -294,7 +294,7 @@ func TestNoSemanticChange(t *testing.T) {
 		{`{"properties":{"x":{"$ref":"#/$defs/X"}},"$defs":{"X":{"type":"string"},"Unused":{"type":"number"}}}`, `{"properties":{"x":{"$ref":"#/$defs/X"}},"$defs":{"X":{"type":"string"}}}`},
 	}
 	for _, p := range pairs {
-		for _, dir := range []string{dirInput, dirOutput} {
+		for _, dir := range []Direction{DirectionInput, DirectionOutput} {
 			r := diffTools(t, toolWithSchema(dir, p[0]), toolWithSchema(dir, p[1]), nil)
 			if r.Worst() > Info {
 				t.Errorf("%s %s → %s: %v", dir, p[0], p[1], rulesAt(r))
@@ -317,7 +317,7 @@ func TestRecursiveRefs(t *testing.T) {
 	tree := func(leafType string) string {
 		return `{"type":"object","properties":{"root":{"$ref":"#/$defs/node"}},"$defs":{"node":{"type":"object","properties":{"value":{"type":"` + leafType + `"},"children":{"type":"array","items":{"$ref":"#/$defs/node"}},"self":{"$ref":"#"}}}}}`
 	}
-	r := diffTools(t, toolWithSchema(dirInput, tree("number")), toolWithSchema(dirInput, tree("integer")), nil)
+	r := diffTools(t, toolWithSchema(DirectionInput, tree("number")), toolWithSchema(DirectionInput, tree("integer")), nil)
 	if got := rulesAt(r); !slices.Equal(got, []string{"input.type.narrowed@/inputSchema/properties/root/properties/value/type"}) {
 		t.Errorf("recursive: %v", got)
 	}
@@ -329,7 +329,7 @@ func TestRecursiveRefs(t *testing.T) {
 	}
 	for _, l := range loops {
 		for _, other := range loops {
-			r := diffTools(t, toolWithSchema(dirInput, l), toolWithSchema(dirInput, other), nil)
+			r := diffTools(t, toolWithSchema(DirectionInput, l), toolWithSchema(DirectionInput, other), nil)
 			if l == other && !r.Empty() {
 				t.Errorf("self-diff of %s: %v", l, rulesAt(r))
 			}
@@ -342,15 +342,15 @@ func TestSchemaBudget(t *testing.T) {
 	old, _ := parseValue([]byte(`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"}}}`))
 	new, _ := parseValue([]byte(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"},"c":{"type":"number"}}}`))
 	c := &collector{}
-	sink := &toolSink{c: c, subject: SubjectTool, name: "t"}
-	newSchemaDiff(dirInput, old, new, &ptr{seg: "inputSchema"}, sink, 2).run(old, new)
+	sink := &toolSink{c: c, subject: KindTool, name: "t"}
+	newSchemaDiff(DirectionInput, old, new, &ptr{seg: "inputSchema"}, sink, 2).run(old, new)
 	r := record(t, DefaultPolicy().Apply(c.changes))
 	if _, ok := findChange(r, "input.schema.too_complex"); !ok {
 		t.Errorf("no too_complex change: %v", rulesAt(r))
 	}
 	c = &collector{}
 	sink.c = c
-	newSchemaDiff(dirOutput, old, new, &ptr{seg: "outputSchema"}, sink, 2).run(old, new)
+	newSchemaDiff(DirectionOutput, old, new, &ptr{seg: "outputSchema"}, sink, 2).run(old, new)
 	record(t, DefaultPolicy().Apply(c.changes))
 }
 

@@ -8,8 +8,8 @@ import (
 // diffServer compares what is not a definition: capabilities, protocol
 // version, spec generation, transport, serverInfo and instructions.
 func diffServer(c *collector, old, new *Snapshot) {
-	add := func(rule, path string, before, after *value, vars map[string]string) {
-		c.add(rule, SubjectServer, "", path, rawJSON(before), rawJSON(after), vars)
+	add := func(rule RuleID, path string, before, after *value, vars map[string]string) {
+		c.add(rule, KindServer, "", path, rawJSON(before), rawJSON(after), vars)
 	}
 	str := func(s string) *value {
 		if s == "" {
@@ -94,11 +94,11 @@ func diffCapabilities(c *collector, old, new *Snapshot) {
 			vars := map[string]string{"param": SanitizeText(name)}
 			switch {
 			case isRemoved && strings.HasSuffix(name, ".listChanged"):
-				c.add("capability.list_changed.removed", SubjectServer, "", path, val, nil, vars)
+				c.add("capability.list_changed.removed", KindServer, "", path, val, nil, vars)
 			case isRemoved:
-				c.add("capability.removed", SubjectServer, "", path, val, nil, vars)
+				c.add("capability.removed", KindServer, "", path, val, nil, vars)
 			default:
-				c.add("capability.added", SubjectServer, "", path, nil, val, vars)
+				c.add("capability.added", KindServer, "", path, nil, val, vars)
 			}
 		}
 	}
@@ -108,7 +108,7 @@ func diffCapabilities(c *collector, old, new *Snapshot) {
 		return
 	}
 	changedMembers(ov, nv, func(m string, a, b *value) {
-		c.add("capability.changed", SubjectServer, "", "/capabilities/"+escapePointer(m), rawJSON(a), rawJSON(b), map[string]string{"param": SanitizeText(m)})
+		c.add("capability.changed", KindServer, "", "/capabilities/"+escapePointer(m), rawJSON(a), rawJSON(b), map[string]string{"param": SanitizeText(m)})
 	})
 }
 

@@ -69,7 +69,7 @@ func TestNPMServerEverythingUpgrade(t *testing.T) {
 	// What the captured fixtures of the two releases predict.
 	want := map[string]bool{}
 	for _, c := range contract.DiffDocuments(fixture(t, "2025.9.25"), fixture(t, "2025.11.25"), nil).Changes {
-		want[c.Name+" "+c.Rule] = true
+		want[c.Name+" "+string(c.Rule)] = true
 	}
 	if !want["startElicitation tool.description.changed"] || !want["zip tool.added"] {
 		t.Fatalf("the fixtures no longer predict what this test expects: %v", want)

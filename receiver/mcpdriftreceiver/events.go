@@ -119,9 +119,9 @@ func fillDrift(lr plog.LogRecord, t *target, e event) {
 	changes := attrs.PutEmptySlice(semconv.DriftChanges)
 	for _, c := range r.Changes {
 		m := changes.AppendEmpty().SetEmptyMap()
-		m.PutStr(semconv.ChangeRule, c.Rule)
+		m.PutStr(semconv.ChangeRule, string(c.Rule))
 		m.PutStr(semconv.ChangeSeverity, c.Severity.String())
-		m.PutStr(semconv.ChangeSubject, c.Subject)
+		m.PutStr(semconv.ChangeSubject, string(c.Subject))
 		m.PutStr(semconv.ChangeName, contract.KeyUTF8(c.Name))
 		m.PutStr(semconv.ChangePath, c.Path)
 		m.PutStr(semconv.ChangeBefore, string(c.Before))

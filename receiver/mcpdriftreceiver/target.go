@@ -143,7 +143,7 @@ func (t *target) countEvents(events []event) {
 		}
 		t.drifts[e.report.Worst().String()]++
 		for _, c := range e.report.Changes {
-			t.changes[changeKey{c.Severity.String(), c.Rule}]++
+			t.changes[changeKey{c.Severity.String(), string(c.Rule)}]++
 		}
 	}
 }

@@ -368,7 +368,7 @@ func TestTrackerVolatileNotIgnored(t *testing.T) {
 		}
 		rules := map[string]bool{}
 		for _, c := range drifts[0].report.Changes {
-			rules[c.Rule] = true
+			rules[string(c.Rule)] = true
 		}
 		if !rules["tool.added"] || len(rules) < 2 {
 			t.Errorf("confirm_after %d: the report shows the added tool and the volatile field unmasked: %v", confirm, rules)

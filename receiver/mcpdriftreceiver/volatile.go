@@ -104,7 +104,7 @@ func (d *volatileDetector) changedFields(prev, s *contract.Snapshot, classify fu
 		if c.Name == "" && !(c.Subject == "server" && c.Path == "/instructions") {
 			continue
 		}
-		changed[fieldKey{Subject: c.Subject, Name: c.Name, Path: c.Path}] = c
+		changed[fieldKey{Subject: string(c.Subject), Name: c.Name, Path: c.Path}] = c
 	}
 	if len(d.diffs) >= maxCachedDiffs {
 		clear(d.diffs)
