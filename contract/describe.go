@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // Human descriptions of a report. Server text is attacker-controlled: names
@@ -84,8 +83,8 @@ func definitionRemoved(c Change) bool {
 	return c.Subject != KindServer && c.Rule == c.Subject.rule("removed")
 }
 
-// nouns names subjects in the one-line description.
-func noun(subject Kind, n int) string {
+// Noun names the kind in prose, for n of them: "tool", "resource templates".
+func (subject Kind) Noun(n int) string {
 	word := strings.ReplaceAll(string(subject), "_", " ")
 	if n != 1 {
 		word += "s"
@@ -104,7 +103,7 @@ func nameGroups(verb string, cs []Change) []string {
 			}
 		}
 		if len(group) > 0 {
-			segs = append(segs, fmt.Sprintf("%s %d %s (%s)", verb, len(group), noun(subject, len(group)), listNames(group, func(c Change) string { return SanitizeText(c.Name) })))
+			segs = append(segs, fmt.Sprintf("%s %d %s (%s)", verb, len(group), subject.Noun(len(group)), listNames(group, func(c Change) string { return SanitizeText(c.Name) })))
 		}
 	}
 	return segs
@@ -114,7 +113,7 @@ func renameGroups(cs []Change) []string {
 	if len(cs) == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("renamed %d %s (%s)", len(cs), noun(KindTool, len(cs)), listNames(cs, func(c Change) string {
+	return []string{fmt.Sprintf("renamed %d %s (%s)", len(cs), KindTool.Noun(len(cs)), listNames(cs, func(c Change) string {
 		return SanitizeText(c.Name) + "→" + SanitizeText(jsonText(c.After))
 	}))}
 }
@@ -145,7 +144,7 @@ func subjectGroups(cs []Change) []string {
 		if c.Subject != KindServer {
 			label = SanitizeText(c.Name)
 			if c.Subject != KindTool {
-				label = noun(c.Subject, 1) + " " + label
+				label = c.Subject.Noun(1) + " " + label
 			}
 		}
 		g := index[string(c.Subject)+"\x00"+c.Name]
@@ -154,7 +153,7 @@ func subjectGroups(cs []Change) []string {
 			index[string(c.Subject)+"\x00"+c.Name] = g
 			groups = append(groups, g)
 		}
-		g.briefs = append(g.briefs, briefOf(c))
+		g.briefs = append(g.briefs, c.Brief())
 	}
 	// Subjects with the same changes share one segment:
 	// "echo, get-env: description changed".
@@ -195,13 +194,14 @@ func subjectGroups(cs []Change) []string {
 	return segs
 }
 
-// briefOf is the change's one-line fragment; changes decoded from JSON have
-// none, so the message stands in.
-func briefOf(c Change) string {
+// Brief is the change's one-line fragment ("description changed"), made
+// safe for display; changes decoded from JSON have none, so the message
+// stands in.
+func (c Change) Brief() string {
 	if c.brief != "" {
-		return safeText(c.brief)
+		return SafeText(c.brief)
 	}
-	return safeText(c.Message)
+	return SafeText(c.Message)
 }
 
 // paramOf is the capability name of a capability change.
@@ -217,60 +217,6 @@ func jsonText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// displayFull renders a value for BEFORE/AFTER: strings quoted with
-// escapes, other JSON as compact text; absent as "(absent)".
-func displayFull(raw json.RawMessage, limit int) (string, bool) {
-	if raw == nil {
-		return "(absent)", false
-	}
-	if s, ok := UnquoteKey(raw); ok {
-		cut := utf8.RuneCountInString(s) > limit
-		return QuoteForDisplay(truncateRunes(s, limit)), cut
-	}
-	text := string(raw)
-	cut := utf8.RuneCountInString(text) > limit
-	return safeText(truncateRunes(text, limit)), cut
-}
-
-// safeText escapes control, bidi and invisible characters (and bytes that
-// are not UTF-8) but, unlike SanitizeText, leaves backslashes alone: it is
-// for text that was built from already sanitized parts, or JSON text, whose
-// backslashes are escapes of their own.
-func safeText(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || needsEscape(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x{%X}`, s[i])
-		case needsEscape(r):
-			fmt.Fprintf(&b, `\u{%X}`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// subjectLabel is "tool search", "server", "resource file:///x".
-func subjectLabel(c Change) string {
-	if c.Subject == KindServer || c.Name == "" {
-		return noun(c.Subject, 1)
-	}
-	return noun(c.Subject, 1) + " " + SanitizeText(c.Name)
-}
-
 // String is "2 breaking, 1 warning, 0 compatible, 3 info".
 func (s Summary) String() string {
 	parts := make([]string, 0, 4)
@@ -278,138 +224,4 @@ func (s Summary) String() string {
 		parts = append(parts, fmt.Sprintf("%d %s", s.Count(sev), sev))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// textValueLimit bounds BEFORE/AFTER values in the terminal report.
-const textValueLimit = 2000
-
-// Text is the multi-line report for terminals: a summary, the one-line
-// description, then every change grouped by severity with BEFORE and AFTER.
-func (r *Report) Text() string {
-	var b strings.Builder
-	if r.Empty() {
-		return "mcpdrift: no changes\n"
-	}
-	fmt.Fprintf(&b, "mcpdrift: %s (%s)\n%s\n", r.Worst(), r.Summary().String(), r.OneLine())
-	current := None
-	for _, c := range r.Changes {
-		if c.Severity != current {
-			current = c.Severity
-			fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(current.String()))
-		}
-		fmt.Fprintf(&b, "  %s: %s  [%s]\n", subjectLabel(c), briefOf(c), safeText(string(c.Rule)))
-		fmt.Fprintf(&b, "      %s\n", safeText(c.Message))
-		if c.Path != "" {
-			fmt.Fprintf(&b, "      path:   %s\n", SanitizeText(c.Path))
-		}
-		before, _ := displayFull(c.Before, textValueLimit)
-		after, _ := displayFull(c.After, textValueLimit)
-		fmt.Fprintf(&b, "      BEFORE: %s\n      AFTER:  %s\n", before, after)
-	}
-	return b.String()
-}
-
-// markdownValueLimit bounds values in the Markdown table; longer values are
-// shown whole in a collapsed section below it.
-const markdownValueLimit = 80
-
-// Markdown renders the report for a pull-request comment: a heading with the
-// worst severity, counts, the one-line description, a table of changes and
-// the full values of long ones in a collapsed section.
-func (r *Report) Markdown() string {
-	var b strings.Builder
-	if r.Empty() {
-		return "### MCP contract drift: none\n\nNo changes.\n"
-	}
-	s := r.Summary()
-	fmt.Fprintf(&b, "### MCP contract drift: %s\n\n", r.Worst())
-	fmt.Fprintf(&b, "**%d breaking** · %d warning · %d compatible · %d info\n\n", s.Breaking, s.Warning, s.Compatible, s.Info)
-	fmt.Fprintf(&b, "> %s\n\n", mdText(r.OneLine()))
-	b.WriteString("| Severity | Subject | Path | Change | Before | After |\n| --- | --- | --- | --- | --- | --- |\n")
-	var long []Change
-	for _, c := range r.Changes {
-		before, cutB := displayFull(c.Before, markdownValueLimit)
-		after, cutA := displayFull(c.After, markdownValueLimit)
-		if cutB || cutA {
-			long = append(long, c)
-		}
-		subject := noun(c.Subject, 1)
-		if c.Name != "" {
-			subject += " " + mdCode(SanitizeText(c.Name))
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s<br>%s | %s | %s |\n",
-			c.Severity, subject, mdCode(SanitizeText(c.Path)), mdText(safeText(c.Message)), mdCode(safeText(string(c.Rule))), mdCode(before), mdCode(after))
-	}
-	if len(long) > 0 {
-		fmt.Fprintf(&b, "\n<details><summary>Full values of %d long changes</summary>\n\n", len(long))
-		for _, c := range long {
-			fmt.Fprintf(&b, "**%s** %s %s\n\n", mdText(subjectLabel(c)), mdCode(SanitizeText(c.Path)), mdCode(safeText(string(c.Rule))))
-			for _, side := range [...]struct {
-				label string
-				raw   json.RawMessage
-			}{{"BEFORE", c.Before}, {"AFTER", c.After}} {
-				text, _ := displayFull(side.raw, 1<<20)
-				fmt.Fprintf(&b, "%s:\n\n%s\n\n", side.label, mdFence(text))
-			}
-		}
-		b.WriteString("</details>\n")
-	}
-	return b.String()
-}
-
-// mdText escapes Markdown and HTML syntax in running text. The text never
-// starts a line (it follows "> " or "| "), so only inline syntax matters;
-// with [ and ] escaped no link can form.
-func mdText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '\\', '`', '*', '_', '[', ']', '|', '~':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// mdCode renders a code span safe inside a table cell: a fence longer than
-// any backtick run inside, and pipes escaped (GitHub tables split on them
-// even in code spans).
-func mdCode(s string) string {
-	if s == "" {
-		return ""
-	}
-	fence := strings.Repeat("`", longestRun(s, '`')+1)
-	s = strings.ReplaceAll(s, "|", `\|`)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		s = " " + s + " "
-	}
-	return fence + s + fence
-}
-
-// mdFence renders a fenced code block longer than any backtick run inside.
-func mdFence(s string) string {
-	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
-	return fence + "text\n" + s + "\n" + fence
-}
-
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
-	}
-	return best
 }

@@ -110,9 +110,9 @@ func displayValue(raw json.RawMessage) string {
 		return "(absent)"
 	}
 	if s, ok := UnquoteKey(raw); ok {
-		return QuoteForDisplay(truncateRunes(s, 40))
+		return QuoteForDisplay(TruncateRunes(s, 40))
 	}
-	return safeText(truncateRunes(string(raw), 40))
+	return SafeText(TruncateRunes(string(raw), 40))
 }
 
 // diffListing compares the definitions of one kind, matched by key.

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -102,4 +103,35 @@ func HasInvisible(s string) bool {
 		}
 	}
 	return false
+}
+
+// SafeText escapes control, bidi and invisible characters (and bytes that
+// are not UTF-8) but, unlike SanitizeText, leaves backslashes alone: it is
+// for text that was built from already sanitized parts, or JSON text, whose
+// backslashes are escapes of their own.
+func SafeText(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || needsEscape(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x{%X}`, s[i])
+		case needsEscape(r):
+			fmt.Fprintf(&b, `\u{%X}`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }

@@ -78,12 +78,13 @@ func NewHits(before, after []TextHit) []TextHit { return without(after, before) 
 func FormatHits(hits []TextHit) string {
 	parts := make([]string, 0, len(hits))
 	for _, h := range hits {
-		parts = append(parts, h.Heuristic+" "+QuoteForDisplay(truncateRunes(h.Match, 48)))
+		parts = append(parts, h.Heuristic+" "+QuoteForDisplay(TruncateRunes(h.Match, 48)))
 	}
 	return strings.Join(parts, ", ")
 }
 
-func truncateRunes(s string, n int) string {
+// TruncateRunes cuts s to n runes, marking a cut with "…".
+func TruncateRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/render"
 )
 
 func newDiffCommand() *cobra.Command {
@@ -179,9 +180,9 @@ func writeReport(w io.Writer, r *contract.Report, format string) error {
 		}
 		out = append(b, '\n')
 	case "markdown":
-		out = []byte(r.Markdown())
+		out = []byte(render.Markdown(r))
 	default:
-		out = []byte(r.Text())
+		out = []byte(render.Text(r))
 	}
 	_, err := w.Write(out)
 	return err

@@ -1,20 +1,22 @@
-package contract
+package render
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mcpdrift/mcpdrift/contract"
 )
 
 //go:generate go test -run ^TestRulesDoc$ -update .
 
 // RulesMarkdown renders the rule table and the suspicious-text heuristics as
 // the reference docs/rules.md. The file is generated (go generate
-// ./contract) and a test fails when it disagrees with the table.
+// ./contract/render) and a test fails when it disagrees with the table.
 func RulesMarkdown() string {
 	var b strings.Builder
 	b.WriteString(`# Drift rules
 
-<!-- Generated from the rule table in contract/rules.go by "go generate ./contract". Do not edit. -->
+<!-- Generated from the rule table in contract/rules.go by "go generate ./contract/render". Do not edit. -->
 
 Every change ` + "`mcpdrift diff`" + `, the receiver and the processor report carries one of these
 stable rule IDs. Severities are those of the named policies (see [diff.md](diff.md) for
@@ -23,8 +25,8 @@ for a tool's ` + "`inputSchema`" + ` (what the server accepts: narrowing breaks 
 for its ` + "`outputSchema`" + ` (what it emits: widening breaks consumers).
 
 `)
-	strict, _ := NamedPolicy(PolicyStrict)
-	lenient, _ := NamedPolicy(PolicyLenient)
+	strict, _ := contract.NamedPolicy(contract.PolicyStrict)
+	lenient, _ := contract.NamedPolicy(contract.PolicyLenient)
 	sections := []struct{ title, prefix string }{
 		{"Tools", "tool."},
 		{"Input schemas", "input."},
@@ -37,7 +39,7 @@ for its ` + "`outputSchema`" + ` (what it emits: widening breaks consumers).
 	}
 	for _, s := range sections {
 		fmt.Fprintf(&b, "## %s\n\n| rule | default | strict | lenient | when |\n| --- | --- | --- | --- | --- |\n", s.title)
-		for _, r := range ruleTable().list {
+		for _, r := range contract.Rules() {
 			if !strings.HasPrefix(string(r.ID), s.prefix) {
 				continue
 			}
@@ -57,7 +59,7 @@ subject; a definition added with hits by ` + "`*.added_suspicious`" + `. Each ch
 | heuristic | matches |
 | --- | --- |
 `)
-	for _, h := range Heuristics() {
+	for _, h := range contract.Heuristics() {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", h.ID, strings.ReplaceAll(h.Description, "|", `\|`))
 	}
 	return b.String()
