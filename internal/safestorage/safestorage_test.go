@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -27,11 +26,7 @@ var (
 
 func fileStorage(t *testing.T, dir string, recreate bool) *storagetest.Host {
 	t.Helper()
-	var tweak func(*filestorage.Config)
-	if recreate {
-		tweak = storagetest.Recreate
-	}
-	return storagetest.NewHost(map[component.ID]component.Component{storageID: storagetest.FileStorage(t, dir, tweak)})
+	return storagetest.FileStorageHost(t, storageID, dir, recreate)
 }
 
 // storedFile fills the component's store with 50 values of 20 KB (so the

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -162,12 +161,8 @@ func TestDamagedStorageFileRunsInMemory(t *testing.T) {
 				path := filepath.Join(dir, "processor_mcpimpact_")
 				storagetest.Damage(t, path, how)
 
-				var tweak func(*filestorage.Config)
-				if recreate {
-					tweak = storagetest.Recreate
-				}
 				// The extension itself, as the Collector hands it over (not counted).
-				host = storagetest.NewHost(map[component.ID]component.Component{storageID: storagetest.FileStorage(t, dir, tweak)})
+				host = storagetest.FileStorageHost(t, storageID, dir, recreate)
 				core, logs := observer.New(zapcore.InfoLevel)
 				h := newHarness(t, storageConfig(), withHost(host), withLogger(zap.New(core)))
 

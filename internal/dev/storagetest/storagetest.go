@@ -46,6 +46,18 @@ func Extension(tb testing.TB, f extension.Factory, cfg component.Config) extensi
 	return ext
 }
 
+// FileStorageHost is a host holding one file_storage extension on dir under
+// id, with recreate set as asked: what the receiver's and the processor's
+// storage tests start from.
+func FileStorageHost(tb testing.TB, id component.ID, dir string, recreate bool) *Host {
+	tb.Helper()
+	var tweak func(*filestorage.Config)
+	if recreate {
+		tweak = Recreate
+	}
+	return NewHost(map[component.ID]component.Component{id: FileStorage(tb, dir, tweak)})
+}
+
 // Recreate sets file_storage's recreate.
 func Recreate(cfg *filestorage.Config) { cfg.Recreate = true }
 
