@@ -35,8 +35,11 @@ download:
 ## promtool, Prometheus, a built distribution) skips loudly, and the list of what was skipped is
 ## printed at the end; under CI (CI=true) such a test fails instead.
 test:
-	@skips=$$(mktemp); export MCPDRIFT_SKIPS_FILE=$$skips; \
-	$(call in_modules,$(GO) test -count=1 ./...); rc=$$?; \
+	@$(call with_skips,$(call in_modules,$(GO) test -count=1 ./...))
+
+# with_skips runs $(1) with a file for testservers.SkipLoudly to log skips in,
+# then lists them: go test shows nothing of a package that passed.
+with_skips = skips=$$(mktemp); export MCPDRIFT_SKIPS_FILE=$$skips; $(1); rc=$$?; \
 	if [ -s $$skips ]; then echo; echo "SKIPPED for want of a tool (each is a check that did NOT run):"; sort -u $$skips | sed 's/^/  /'; \
 	else echo "nothing skipped"; fi; rm -f $$skips; exit $$rc
 
@@ -106,7 +109,7 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 ## e2e: end-to-end tests against the built distributions, real npm servers and backends,
 ## and the scale-out throughput figures (spans/s, two tiers versus one instance)
 e2e: distro distro-extras demo-bins jaeger
-	$(GO) test -count=1 -tags e2e -timeout 15m -bench ScaleOutThroughput -benchtime 1x ./e2e/...
+	@$(call with_skips,$(GO) test -count=1 -tags e2e -timeout 15m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
 
 clean:
 	rm -rf $(BIN) _build
