@@ -1,65 +1,20 @@
 package contract
 
 import (
-	"encoding/json"
-	"fmt"
 	"runtime"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/contract/internal/benchdata"
 	"github.com/mcpdrift/mcpdrift/internal/benchutil"
 )
 
-// driftListing generates a 100-tool listing whose input schemas nest
-// objects `depth` levels deep with `width` parameters per level (a $ref'd
-// definition at the bottom). With changed set, 10 tools differ at the
-// deepest level: a number narrowed to integer, a new required parameter, an
-// enum value removed and a reworded description. Size grows linearly with
-// width.
+// driftListing is benchdata.DriftListing as a snapshot.
 func driftListing(width, depth int, changed bool) *Snapshot {
-	type obj = map[string]any
-	defs := make([]string, 0, 100)
-	for t := range 100 {
-		deep := t%10 == 0 && changed
-		leaf := obj{"type": "object", "properties": obj{
-			"score": obj{"type": map[bool]string{false: "number", true: "integer"}[deep], "description": "Score threshold"},
-			"mode":  obj{"type": "string", "enum": map[bool][]string{false: {"fast", "slow", "exact"}, true: {"fast", "slow"}}[deep]},
-		}, "required": []string{"mode"}}
-		if deep {
-			leaf["properties"].(obj)["cursor"] = obj{"type": "string"}
-			leaf["required"] = []string{"mode", "cursor"}
-		}
-		level := obj{"$ref": "#/$defs/Leaf"}
-		for d := range depth {
-			props := obj{"next": level}
-			for w := range width {
-				desc := fmt.Sprintf("Parameter %d at level %d controls filtering.", w, d)
-				if deep && d == 0 && w == 0 {
-					desc = "Parameter 0 at the deepest level filters results."
-				}
-				props[fmt.Sprintf("p%d_%d", d, w)] = obj{"type": "string", "description": desc, "maxLength": 256}
-			}
-			level = obj{"type": "object", "properties": props, "required": []string{"next"}, "additionalProperties": false}
-		}
-		level["$defs"] = obj{"Leaf": leaf}
-		b, _ := json.Marshal(obj{"name": fmt.Sprintf("tool_%03d", t), "description": "Searches an index.", "inputSchema": level})
-		defs = append(defs, string(b))
-	}
-	doc, err := ReadDocument(ReadOptions{}, []byte(`{"tools":[`+joinComma(defs)+`]}`))
+	doc, err := ReadDocument(ReadOptions{}, benchdata.DriftListing(width, depth, changed))
 	if err != nil {
 		panic(err)
 	}
 	return doc.Snapshot
-}
-
-func joinComma(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += ","
-		}
-		out += s
-	}
-	return out
 }
 
 func listingBytes(s *Snapshot) int {
