@@ -72,7 +72,7 @@ type sarifResult struct {
 }
 
 type sarifLocation struct {
-	PhysicalLocation *sarifPhysical  `json:"physicalLocation,omitempty"`
+	PhysicalLocation *sarifPhysical `json:"physicalLocation,omitempty"`
 	LogicalLocations []sarifLogical `json:"logicalLocations,omitempty"`
 }
 

@@ -1,6 +1,7 @@
 package witness
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -291,4 +292,34 @@ func (g *Generator) Call(tool json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("the smallest arguments object found is not valid: %s", reason)
 	}
 	return appendJSON(nil, x), nil
+}
+
+// Accepts reports whether a tool definition's inputSchema accepts an
+// arguments object, and if not the validator's reason (a tool without
+// inputSchema accepts anything).
+func (g *Generator) Accepts(tool, arguments json.RawMessage) (bool, string, error) {
+	schema := jsonwire.Lookup(tool, "inputSchema")
+	if schema == nil {
+		return true, "", nil
+	}
+	d := g.doc(schema)
+	if d == nil || len(schema) > maxSchemaBytes {
+		return false, "", errors.New("the inputSchema is not a JSON object or is too large")
+	}
+	x, err := jsonschema.UnmarshalJSON(bytes.NewReader(arguments))
+	if err != nil {
+		return false, "", fmt.Errorf("the arguments are not JSON: %w", err)
+	}
+	names := map[string]bool{}
+	newNames(x, names)
+	sch, err := g.compile(d, names)
+	if err != nil {
+		return false, "", fmt.Errorf("the inputSchema does not compile: %s", compileError(err))
+	}
+	v := validate(sch, x)
+	if v.valid {
+		return true, "", nil
+	}
+	reason, _ := v.reason(nil)
+	return false, reason, nil
 }
