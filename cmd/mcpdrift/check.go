@@ -73,6 +73,10 @@ unreadable lock.`,
 			if err := writeCheckReport(cmd.OutOrStdout(), rf.format, lock, locked, live, report); err != nil {
 				return err
 			}
+			head := func(format string) string { return checkHead(format, lock, locked, live) }
+			if err := rf.writeOutputs(report, lockLocator(lock), head); err != nil {
+				return err
+			}
 			if update {
 				data, err := live.Encode()
 				if err != nil {
@@ -116,24 +120,32 @@ func readLock(path string, update bool) (*contract.Snapshot, error) {
 // writeCheckReport prints the diff; text and Markdown name the lock and the
 // two contracts first, JSON is diff's object.
 func writeCheckReport(w io.Writer, format, lock string, locked, live *contract.Snapshot, r *contract.Report) error {
-	var head string
+	if _, err := io.WriteString(w, checkHead(format, lock, locked, live)); err != nil {
+		return err
+	}
+	return writeReport(w, r, format, lockLocator(lock))
+}
+
+// checkHead is the line that names the lock and the two contracts, for the
+// text and Markdown formats.
+func checkHead(format, lock string, locked, live *contract.Snapshot) string {
 	switch {
+	case format != "text" && format != "markdown":
+		return ""
 	case locked == nil:
-		head = fmt.Sprintf("no lock at %s yet: the live contract (%s) becomes the lock\n\n", lock, short(live.Digests.Contract))
+		return fmt.Sprintf("no lock at %s yet: the live contract (%s) becomes the lock\n\n", lock, short(live.Digests.Contract))
 	case format == "markdown":
-		head = fmt.Sprintf("**%s** against `%s` (locked contract `%s`, live `%s`)\n\n",
-			contract.SanitizeText(serverLabel(live)), lock, short(locked.Digests.Contract), short(live.Digests.Contract))
-	case format == "text":
-		head = fmt.Sprintf("%s against %s (locked contract %s, live %s)\n",
+		return fmt.Sprintf("**%s** against `%s` (locked contract `%s`, live `%s`)\n\n",
 			contract.SanitizeText(serverLabel(live)), lock, short(locked.Digests.Contract), short(live.Digests.Contract))
 	}
-	if format == "text" || format == "markdown" {
-		if _, err := io.WriteString(w, head); err != nil {
-			return err
-		}
-	}
-	// Every change is placed in the lock: it is the file a release updates.
-	return writeReport(w, r, format, &locator{oldFiles: []string{lock}, texts: map[string][]byte{}})
+	return fmt.Sprintf("%s against %s (locked contract %s, live %s)\n",
+		contract.SanitizeText(serverLabel(live)), lock, short(locked.Digests.Contract), short(live.Digests.Contract))
+}
+
+// lockLocator places every change in the lock: it is the file a release
+// updates.
+func lockLocator(lock string) *locator {
+	return &locator{oldFiles: []string{lock}, texts: map[string][]byte{}}
 }
 
 func serverLabel(s *contract.Snapshot) string {

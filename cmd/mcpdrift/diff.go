@@ -84,7 +84,11 @@ does, 2 on invalid input or usage.`,
 			if rf.witness {
 				witness.Report(report, docs[0].Snapshot, docs[1].Snapshot)
 			}
-			if err := writeReport(cmd.OutOrStdout(), report, rf.format, newLocator(args[0], args[1])); err != nil {
+			loc := newLocator(args[0], args[1])
+			if err := writeReport(cmd.OutOrStdout(), report, rf.format, loc); err != nil {
+				return err
+			}
+			if err := rf.writeOutputs(report, loc, func(string) string { return "" }); err != nil {
 				return err
 			}
 			return gate(report, threshold)
@@ -162,6 +166,7 @@ func gate(r *contract.Report, threshold contract.Severity) error {
 type reportFlags struct {
 	format, policyName, configFile, failOn string
 	witness                                bool
+	outputs                                []string
 }
 
 // reportFormats are the values of --format.
@@ -170,6 +175,7 @@ var reportFormats = []string{"text", "json", "markdown", "sarif", "github"}
 func (f *reportFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json, markdown, sarif (SARIF 2.1.0 for code scanning) or github (workflow-command annotations)")
 	cmd.Flags().BoolVar(&f.witness, "witness", true, "show each breaking or warning schema change by example: a value one version accepts and the other rejects (--witness=false skips them)")
+	cmd.Flags().StringArrayVar(&f.outputs, "output", nil, "also write the report as FORMAT=FILE (repeatable), e.g. markdown=drift.md sarif=drift.sarif: one comparison, several renderings")
 	cmd.Flags().StringVar(&f.policyName, "policy", contract.PolicyDefault, "named policy: default, strict or lenient")
 	cmd.Flags().StringVar(&f.configFile, "config", "", "policy file (YAML or JSON): base, severities, ignore")
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "breaking", "exit 1 when a change is at least: breaking, warning, compatible, info, or none (never)")
@@ -180,12 +186,34 @@ func (f *reportFlags) parse(cmd *cobra.Command) (contract.Severity, *contract.Po
 	if !slices.Contains(reportFormats, f.format) {
 		return 0, nil, usageError("--format must be one of %s, not %q", strings.Join(reportFormats, ", "), f.format)
 	}
+	for _, o := range f.outputs {
+		format, file, ok := strings.Cut(o, "=")
+		if !ok || file == "" || !slices.Contains(reportFormats, format) {
+			return 0, nil, usageError("--output wants FORMAT=FILE with FORMAT one of %s, not %q", strings.Join(reportFormats, ", "), o)
+		}
+	}
 	threshold, err := contract.ParseSeverity(f.failOn)
 	if err != nil {
 		return 0, nil, usageError("--fail-on: %v", err)
 	}
 	policy, err := loadPolicy(f.configFile, f.policyName, cmd.Flags().Changed("policy"))
 	return threshold, policy, err
+}
+
+// writeOutputs writes the report to each --output FORMAT=FILE.
+func (f *reportFlags) writeOutputs(r *contract.Report, loc *locator, head func(format string) string) error {
+	for _, o := range f.outputs {
+		format, file, _ := strings.Cut(o, "=")
+		var b bytes.Buffer
+		b.WriteString(head(format))
+		if err := writeReport(&b, r, format, loc); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(file, b.Bytes()); err != nil {
+			return failure(fmt.Errorf("--output %s: %w", o, err))
+		}
+	}
+	return nil
 }
 
 // writeReport writes a report in a format; loc places changes in files

@@ -15,9 +15,9 @@ type replayJSON struct {
 	Summary map[string]int `json:"summary"`
 	Results []struct {
 		Tool, Outcome, Expect, Detail string
-		Arguments                    json.RawMessage
-		Rules                        []string
-		Fails                        bool
+		Arguments                     json.RawMessage
+		Rules                         []string
+		Fails                         bool
 	} `json:"results"`
 }
 
@@ -101,10 +101,10 @@ func TestReplayUsage(t *testing.T) {
 	dir := t.TempDir()
 	lock := writeFile(t, dir, "lock.json", `{}`)
 	for _, args := range [][]string{
-		{"replay", "--url", "http://127.0.0.1:1/mcp"},                                   // no --lock
+		{"replay", "--url", "http://127.0.0.1:1/mcp"},                                 // no --lock
 		{"replay", "--lock", lock, "--fail-on", "sometimes", "--url", "http://x/mcp"}, // bad threshold
 		{"replay", "--lock", lock, "--format", "sarif", "--url", "http://x/mcp"},      // no sarif for replay
-		{"replay", "--lock", lock, "--url", "http://127.0.0.1:1/mcp"},                  // unreadable lock
+		{"replay", "--lock", lock, "--url", "http://127.0.0.1:1/mcp"},                 // unreadable lock
 	} {
 		if code, _, errOut := cli(t, "", args...); code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d %q", args, code, errOut)
