@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/contract/internal/benchdata"
@@ -59,23 +58,13 @@ func BenchmarkDiff(b *testing.B) {
 	b.StopTimer()
 	ns10 := benchutil.NsPerOp(max(b.N/4, 1), func() { Diff(old10, new10, nil) })
 	sizeRatio := float64(listingValues(new10)) / float64(listingValues(new1))
-	allocRatio := float64(mallocs(func() { Diff(old10, new10, nil) })) / float64(mallocs(func() { Diff(old1, new1, nil) }))
+	allocRatio := float64(benchutil.Mallocs(func() { Diff(old10, new10, nil) })) / float64(benchutil.Mallocs(func() { Diff(old1, new1, nil) }))
 	b.ReportMetric(allocRatio, "x10-alloc-ratio")
 	b.ReportMetric(ns10/ns1, "x10-time-ratio")
 	b.ReportMetric(sizeRatio, "x10-size-ratio")
 	b.ReportMetric(ns10/ns1/sizeRatio, "linearity")
 	b.ReportMetric(float64(listingBytes(new1))/1024, "listing-KiB")
 	b.ReportMetric(float64(want), "changes")
-}
-
-// mallocs counts the heap allocations of one call: unlike time, it does not
-// depend on what else the machine runs, so its ratio shows linearity exactly.
-func mallocs(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.Mallocs - before.Mallocs
 }
 
 // BenchmarkDiffWide is the 10× listing on its own, for its ns/op and allocs.

@@ -45,7 +45,7 @@ type pruner struct {
 
 // prune writes the document with what no candidate needs left out.
 func (d *doc) prune(names map[string]bool) []byte {
-	p := &pruner{d: d, names: names, refs: d.refPointers(), ids: hasIdentifiers(d.raw), out: make([]byte, 0, 512)}
+	p := &pruner{d: d, names: names, refs: d.refPointers(), ids: d.identifiers(), out: make([]byte, 0, 512)}
 	p.schema(d.root(), "", 0)
 	return p.out
 }
@@ -142,6 +142,18 @@ func (p *pruner) schemaMap(n node, ptr string, depth int, filter bool) {
 func hasIdentifiers(raw []byte) bool {
 	return bytes.Contains(raw, []byte(`"$id"`)) || bytes.Contains(raw, []byte(`"$anchor"`)) ||
 		bytes.Contains(raw, []byte(`"$dynamicAnchor"`))
+}
+
+// identifiers reports, once per document, whether it defines an $id or
+// an anchor anywhere.
+func (d *doc) identifiers() bool {
+	if d.ids == 0 {
+		d.ids = 1
+		if hasIdentifiers(d.raw) {
+			d.ids = 2
+		}
+	}
+	return d.ids == 2
 }
 
 // refPointers finds the JSON pointers of every local reference, scanning

@@ -1,6 +1,8 @@
 package witness
 
 import (
+	"bytes"
+	"sort"
 	"strconv"
 
 	"github.com/mcpdrift/mcpdrift/internal/jsonwire"
@@ -10,16 +12,23 @@ import (
 // object's members are split on first use, and a member that is never looked
 // at (an optional property no witness needs) is skipped over, not parsed.
 // Parsing whole schemas would cost more than the diff that found the change.
+// Skipping a nested value must not mean scanning it again at every level
+// (deep schemas would cost depth × size): one pass over the text, when the
+// document is first read, records where every object and array ends.
 
 // doc is one schema document (a tool's inputSchema or outputSchema).
 type doc struct {
-	raw     []byte
-	top     node
-	members map[int][]member // by offset of the object in raw
-	anchors map[string]node  // $anchor, $dynamicAnchor, "$id": "#name"; built on first use
-	refs    []string         // JSON pointers references point to; built on first use
-	refsSet bool
-	enums   map[int][]any // decoded const/enum lists by node offset (nil: none)
+	raw []byte
+	top node
+	// opens are the offsets of every '{' and '[', ascending; closes[i] is
+	// the offset of the bracket that closes opens[i].
+	opens, closes []int32
+	members       map[int][]member // by offset of the object in raw
+	anchors       map[string]node  // $anchor, $dynamicAnchor, "$id": "#name"; built on first use
+	refs          []string         // JSON pointers references point to; built on first use
+	refsSet       bool
+	ids           int8          // 0 unknown, 1 no $id or anchor, 2 some
+	enums         map[int][]any // decoded const/enum lists by node offset (nil: none)
 }
 
 type member struct {
@@ -33,13 +42,83 @@ type node struct {
 	present  bool
 }
 
+// newDoc indexes a document; nil when its brackets do not balance (it is
+// not JSON).
 func newDoc(raw []byte) *doc {
 	d := &doc{raw: raw, members: map[int][]member{}}
+	var stack []int
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			i = endOfString(raw, i+1)
+		case '{', '[':
+			stack = append(stack, len(d.opens))
+			d.opens = append(d.opens, int32(i))
+			d.closes = append(d.closes, -1)
+		case '}', ']':
+			if len(stack) == 0 {
+				return nil
+			}
+			d.closes[stack[len(stack)-1]] = int32(i)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 0 {
+		return nil
+	}
 	i := jsonwire.SkipSpace(raw, 0)
-	if end, ok := jsonwire.SkipValue(raw, i); ok {
+	if end := d.skip(i); end > i {
 		d.top = node{off: i, end: end, present: true}
 	}
 	return d
+}
+
+// endOfString returns the offset of the quote that closes the string whose
+// content starts at i (len(b) when there is none).
+func endOfString(b []byte, i int) int {
+	for i < len(b) {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		q += i
+		n := 0
+		for n < q-i && b[q-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
+	return len(b)
+}
+
+// skip returns the offset just past the value at i (i when there is none).
+func (d *doc) skip(i int) int {
+	b := d.raw
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return min(endOfString(b, i+1)+1, len(b))
+	case '{', '[':
+		k := sort.Search(len(d.opens), func(k int) bool { return int(d.opens[k]) >= i })
+		if k < len(d.opens) && int(d.opens[k]) == i && d.closes[k] >= 0 {
+			return int(d.closes[k]) + 1
+		}
+		return i
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r', ':':
+			return j
+		}
+		j++
+	}
+	return j
 }
 
 func (d *doc) root() node { return d.top }
@@ -65,7 +144,43 @@ func (d *doc) isString(n node) bool { return d.first(n) == '"' }
 // isFalse reports the boolean schema false.
 func (d *doc) isFalse(n node) bool { return n.present && string(d.bytes(n)) == "false" }
 
-// objectMembers splits an object once; malformed text yields what was read.
+// elements walks the values of an object (with their quoted keys) or an
+// array, calling fn for each; malformed text ends the walk.
+func (d *doc) elements(n node, fn func(key []byte, value node)) {
+	b := d.raw
+	object := d.isObject(n)
+	i := n.off + 1
+	for {
+		i = jsonwire.SkipSpace(b, i)
+		if i >= n.end || b[i] == '}' || b[i] == ']' {
+			return
+		}
+		var key []byte
+		if object {
+			if b[i] != '"' {
+				return
+			}
+			k := d.skip(i)
+			key = b[i:k]
+			i = jsonwire.SkipSpace(b, k)
+			if i >= n.end || b[i] != ':' {
+				return
+			}
+			i = jsonwire.SkipSpace(b, i+1)
+		}
+		end := d.skip(i)
+		if end <= i || end > n.end {
+			return
+		}
+		fn(key, node{off: i, end: end, present: true})
+		i = jsonwire.SkipSpace(b, end)
+		if i < n.end && b[i] == ',' {
+			i++
+		}
+	}
+}
+
+// objectMembers splits an object once.
 func (d *doc) objectMembers(n node) []member {
 	if !d.isObject(n) {
 		return nil
@@ -73,21 +188,12 @@ func (d *doc) objectMembers(n node) []member {
 	if ms, ok := d.members[n.off]; ok {
 		return ms
 	}
-	b := d.bytes(n)
-	o, _ := jsonwire.NewObject(b)
 	var ms []member
-	for {
-		m, ok := o.Next()
-		if !ok {
-			break
+	d.elements(n, func(key []byte, value node) {
+		if name, ok := jsonwire.String(key); ok {
+			ms = append(ms, member{name: name, value: value})
 		}
-		name, ok := m.Name()
-		if !ok {
-			continue
-		}
-		start := n.off + m.End - len(m.Value)
-		ms = append(ms, member{name: name, value: node{off: start, end: start + len(m.Value), present: true}})
-	}
+	})
 	d.members[n.off] = ms
 	return ms
 }
@@ -106,17 +212,9 @@ func (d *doc) items(n node) []node {
 	if !d.isArray(n) {
 		return nil
 	}
-	b := d.bytes(n)
-	a, _ := jsonwire.NewArray(b)
 	var out []node
-	for {
-		e, ok := a.Next()
-		if !ok {
-			return out
-		}
-		start := n.off + a.Offset() - len(e)
-		out = append(out, node{off: start, end: start + len(e), present: true})
-	}
+	d.elements(n, func(_ []byte, value node) { out = append(out, value) })
+	return out
 }
 
 func (d *doc) str(n node) (string, bool) {

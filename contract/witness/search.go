@@ -20,12 +20,14 @@ import (
 // tool share it, and so do tools with identical schemas (documents are
 // cached by their text).
 type pair struct {
-	a, b    *doc
-	names   map[string]bool
-	as, bs  *jsonschema.Schema
-	bases   []any
-	baseOK  []bool
-	results map[string]result
+	a, b   *doc
+	names  map[string]bool
+	as, bs *jsonschema.Schema
+	// compiledFor is how many names as and bs were compiled for.
+	compiledFor int
+	bases       []any
+	baseOK      []bool
+	results     map[string]result
 }
 
 type result struct {
@@ -59,8 +61,7 @@ func (g *Generator) pair(a, b *doc) *pair {
 // names. It returns the value and b's reason, or nil and why not.
 // Candidates come lazily, most telling first; the first one b rejects at
 // the target is the witness (else the first one b rejects anywhere).
-func (g *Generator) search(a, b []byte, segs []string) (json.RawMessage, string, string) {
-	ad, bd := g.doc(a), g.doc(b)
+func (g *Generator) search(ad, bd *doc, segs []string) (json.RawMessage, string, string) {
 	if ad == nil || bd == nil {
 		return nil, "", "the schema is not a JSON object or boolean"
 	}
@@ -80,14 +81,10 @@ func (g *Generator) find(p *pair, segs []string) (json.RawMessage, string, strin
 	ge := &gen{}
 	// Names the candidates are likely to have (the bases', the path's) are
 	// compiled for at once, so that the changes of one tool share one
-	// compilation of each version.
+	// compilation of each version (Report seeds the paths of all of them).
+	p.seed(segs)
 	if base, ok := p.base(ge, 0); ok {
 		newNames(base, p.names)
-	}
-	for i := 0; i+1 < len(segs); i++ {
-		if segs[i] == "properties" || segs[i] == "dependentSchemas" {
-			p.names[segs[i+1]] = true
-		}
 	}
 	var first any
 	var firstReason string
@@ -96,7 +93,10 @@ func (g *Generator) find(p *pair, segs []string) (json.RawMessage, string, strin
 		if tried++; tried > maxCandidates {
 			break
 		}
-		if added := newNames(cand, p.names); added || p.as == nil {
+		// Names only grow: the pruned schemas are compiled again whenever
+		// a candidate (or a seed) brought a name they left out.
+		if newNames(cand, p.names); p.as == nil || p.compiledFor != len(p.names) {
+			p.compiledFor = len(p.names)
 			var err error
 			if p.as, err = g.compile(p.a, p.names); err != nil {
 				return nil, "", "the schema does not compile: " + compileError(err)
@@ -128,6 +128,15 @@ func (g *Generator) find(p *pair, segs []string) (json.RawMessage, string, strin
 		return nil, "", "no value could be built that the accepting version allows (its bounds, patterns or required members conflict, or exceed the generator's limits)"
 	}
 	return nil, "", "no value found that one version accepts and the other rejects; for this change the two versions may accept the same values"
+}
+
+// seed adds the member names a change's path steps through.
+func (p *pair) seed(segs []string) {
+	for i := 0; i+1 < len(segs); i++ {
+		if segs[i] == "properties" || segs[i] == "dependentSchemas" {
+			p.names[segs[i+1]] = true
+		}
+	}
 }
 
 // base returns base i of a pair, computed once: 0 is the smallest value
@@ -235,6 +244,9 @@ func (g *Generator) doc(raw []byte) *doc {
 		return d
 	}
 	d := newDoc(raw)
+	if d == nil {
+		return nil
+	}
 	if r := d.root(); !d.isObject(r) && string(d.bytes(r)) != "true" && string(d.bytes(r)) != "false" {
 		return nil
 	}

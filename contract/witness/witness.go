@@ -147,26 +147,81 @@ func (g *Generator) Report(r *contract.Report, old, new *contract.Snapshot) {
 		}
 	}
 	oldTools, newTools := tools(old.Tools), tools(new.Tools)
+	names := func(c contract.Change) (string, string) {
+		switch {
+		case c.Rule == "tool.renamed":
+			to, _ := contract.UnquoteKey(c.After)
+			return c.Name, to
+		case renamedFrom[c.Name] != "":
+			return renamedFrom[c.Name], c.Name
+		}
+		return c.Name, c.Name
+	}
+	// The paths of all the changes to one schema are seeded first, so that
+	// its versions are compiled once for all of them.
+	for _, c := range r.Changes {
+		if c.Witness == nil && Applies(c) {
+			oldName, newName := names(c)
+			g.seed(c, oldTools.get(oldName), newTools.get(newName))
+		}
+	}
 	for i := range r.Changes {
 		c := &r.Changes[i]
 		if c.Witness != nil || !Applies(*c) {
 			continue
 		}
-		oldName, newName := c.Name, c.Name
-		switch {
-		case c.Rule == "tool.renamed":
-			newName, _ = contract.UnquoteKey(c.After)
-		case renamedFrom[c.Name] != "":
-			oldName = renamedFrom[c.Name]
-		}
+		oldName, newName := names(*c)
 		c.Witness = g.change(*c, oldTools.get(oldName), newTools.get(newName))
 	}
+}
+
+// seed adds a change's path to the names both searches of its schema
+// pair (narrowing and widening) compile for.
+func (g *Generator) seed(c contract.Change, oldTool, newTool *tool) {
+	dir, _, _ := strings.Cut(c.Rule, ".")
+	member := dir + "Schema"
+	segs := splitPointer(c.Path)
+	if len(segs) == 0 || segs[0] != member {
+		return
+	}
+	od, nd := oldTool.doc(g, member), newTool.doc(g, member)
+	if od == nil || nd == nil {
+		return
+	}
+	g.pair(od, nd).seed(segs[1:])
+	g.pair(nd, od).seed(segs[1:])
 }
 
 // tool is a definition with its schemas looked up once.
 type tool struct {
 	raw           json.RawMessage
 	input, output []byte
+	docs          map[string]*doc // by member, once read
+}
+
+// doc returns the document of a schema member (inputSchema, outputSchema)
+// as the generator caches it; "{}" when absent, nil when too large or not
+// JSON Schema.
+func (t *tool) doc(g *Generator, member string) *doc {
+	if t == nil {
+		return g.doc([]byte("{}"))
+	}
+	if d, ok := t.docs[member]; ok {
+		return d
+	}
+	raw := t.schema(member)
+	var d *doc
+	switch {
+	case raw == nil:
+		d = g.doc([]byte("{}"))
+	case len(raw) <= maxSchemaBytes:
+		d = g.doc(raw)
+	}
+	if t.docs == nil {
+		t.docs = map[string]*doc{}
+	}
+	t.docs[member] = d
+	return d
 }
 
 type toolSet struct {
@@ -276,19 +331,13 @@ func (g *Generator) change(c contract.Change, oldTool, newTool *tool) *contract.
 		return &contract.Witness{None: "no witness is searched for rule " + c.Rule}
 	}
 	member := dir + "Schema"
-	oldSchema, newSchema := oldTool.schema(member), newTool.schema(member)
 	segs := splitPointer(c.Path)
 	if len(segs) == 0 || segs[0] != member {
 		return &contract.Witness{None: "the change's path is not inside " + member}
 	}
-	if oldSchema == nil {
-		oldSchema = []byte("{}")
-	}
-	if newSchema == nil {
-		newSchema = []byte("{}")
-	}
-	if len(oldSchema) > maxSchemaBytes || len(newSchema) > maxSchemaBytes {
-		return &contract.Witness{None: "the schema is larger than " + strconv.Itoa(maxSchemaBytes>>20) + " MiB"}
+	oldDoc, newDoc := oldTool.doc(g, member), newTool.doc(g, member)
+	if oldDoc == nil || newDoc == nil {
+		return &contract.Witness{None: "the schema is not JSON Schema, or is larger than " + strconv.Itoa(maxSchemaBytes>>20) + " MiB"}
 	}
 	order := []bool{true} // narrowing: the old schema accepts, the new rejects
 	switch eff {
@@ -301,9 +350,9 @@ func (g *Generator) change(c contract.Change, oldTool, newTool *tool) *contract.
 	}
 	var failure string
 	for _, narrowing := range order {
-		a, b := oldSchema, newSchema
+		a, b := oldDoc, newDoc
 		if !narrowing {
-			a, b = newSchema, oldSchema
+			a, b = newDoc, oldDoc
 		}
 		value, reason, why := g.search(a, b, segs[1:])
 		if value == nil {

@@ -163,6 +163,32 @@ func TestTelling(t *testing.T) {
 	}
 }
 
+// TestOneToolManyChanges: several changes to one tool share the compiled
+// schemas, and each still gets a witness aimed at its own parameter (a
+// witness for the first change must not stand in for the others).
+func TestOneToolManyChanges(t *testing.T) {
+	old := `{"type":"object","properties":{"mode":{"enum":["fast","slow","exact"]},"score":{"type":"number"},"limit":{"type":"integer","maximum":100}},"required":["mode"]}`
+	new := `{"type":"object","properties":{"mode":{"enum":["fast","slow"]},"score":{"type":"integer"},"limit":{"type":"integer","maximum":10},"cursor":{"type":"string"}},"required":["mode","cursor"]}`
+	o, n := snap(t, tool(old)), snap(t, tool(new))
+	r := contract.Diff(o, n, nil)
+	witness.Report(r, o, n)
+	want := map[string]string{
+		"input.enum.value_removed":      "/mode: value must be one of",
+		"input.type.narrowed":           "/score: got number, want integer",
+		"input.limit.tightened":         "/limit: maximum",
+		"input.property.added_required": "missing property 'cursor'",
+	}
+	for _, c := range r.Changes {
+		if w, ok := want[c.Rule]; ok && !strings.Contains(c.Witness.New, w) {
+			t.Errorf("%s: %s rejected with %q, want a reason with %q", c.Rule, c.Witness.Arguments, c.Witness.New, w)
+		}
+		delete(want, c.Rule)
+	}
+	if len(want) > 0 {
+		t.Errorf("changes not found: %v", want)
+	}
+}
+
 // TestNeverASecret: schemas that describe credentials get witnesses that
 // do not look like one, or none.
 func TestNeverASecret(t *testing.T) {
