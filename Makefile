@@ -44,14 +44,18 @@ fuzz:
 
 ## distro: the otelcol-mcpdrift collector distribution, with ocb (pinned in tools/)
 DISTRO := _build/otelcol-mcpdrift/otelcol-mcpdrift
+SOURCES := go.mod $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 distro: $(DISTRO)
-$(DISTRO): builder-config.yaml go.mod $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
+$(DISTRO): builder-config.yaml $(SOURCES)
 	mkdir -p _build
 	$(GO) tool -modfile=tools/go.mod builder --config builder-config.yaml
 
-## distro-extras: a second build with the loadbalancing and ClickHouse exporters, only to
-## validate the docs' scale-out and ClickHouse examples (make test skips them without it)
-distro-extras: distro
+## distro-extras: a second build with the loadbalancing and ClickHouse exporters, for the
+## docs' scale-out and ClickHouse examples: make test validates them, make e2e runs scale-out
+EXTRAS := _build/otelcol-mcpdrift-extras/otelcol-mcpdrift-extras
+distro-extras: $(EXTRAS)
+$(EXTRAS): docs/examples/builder-extras.yaml $(SOURCES)
+	mkdir -p _build
 	$(GO) tool -modfile=tools/go.mod builder --config docs/examples/builder-extras.yaml
 
 ## demo: the quickstart: a drifting MCP server, the collector and the demo agent (within 60 s)
@@ -69,9 +73,10 @@ jaeger: $(JAEGER)
 $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 	scripts/backends/build-jaeger.sh $(JAEGER)
 
-## e2e: end-to-end tests against the built distribution, real npm servers and backends
-e2e: distro demo-bins jaeger
-	$(GO) test -count=1 -tags e2e -timeout 15m ./e2e/...
+## e2e: end-to-end tests against the built distributions, real npm servers and backends,
+## and the scale-out throughput figures (spans/s, two tiers versus one instance)
+e2e: distro distro-extras demo-bins jaeger
+	$(GO) test -count=1 -tags e2e -timeout 15m -bench ScaleOutThroughput -benchtime 1x ./e2e/...
 
 clean:
 	rm -rf $(BIN) _build

@@ -216,7 +216,7 @@ func newBackendsRun(t *testing.T) *backendsRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.dumpLogsOnFailure)
+	t.Cleanup(func() { dumpLogsOnFailure(t, b.dir) })
 
 	b.jaeger, err = backends.StartJaeger(ctx, backends.JaegerOptions{Binary: jaegerBin, Config: filepath.Join(root, "examples/jaeger/config.yaml"), Dir: b.dir})
 	if err != nil {
@@ -263,11 +263,8 @@ func newBackendsRun(t *testing.T) *backendsRun {
 const banner = "################################################################################"
 
 func (b *backendsRun) binary(rel string) string {
-	p := filepath.Join(b.root, rel)
-	if _, err := os.Stat(p); err != nil {
-		b.t.Fatalf("%s not built: run `make e2e` (it builds the distribution and the demo binaries)", rel)
-	}
-	return p
+	b.t.Helper()
+	return built(b.t, rel)
 }
 
 // startCompatServer serves an MCP server (Go SDK) on a loopback port that
@@ -310,21 +307,7 @@ func textResult(text string) mcp.ToolHandler {
 // with cond's last description.
 func (b *backendsRun) eventually(what string, cond func() (bool, string)) {
 	b.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("timed out waiting for %s; last: %s", what, last)
-		}
-		select {
-		case <-b.ctx.Done():
-			b.t.Fatalf("waiting for %s: %v", what, b.ctx.Err())
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	waitUntil(b.t, b.ctx, what, time.Minute, cond)
 }
 
 // rulesEvaluatedAfter waits until Prometheus has evaluated every rule
@@ -465,20 +448,4 @@ func agentsOf(spans []backends.Span) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// dumpLogsOnFailure prints the tail of every process log of a failed run.
-func (b *backendsRun) dumpLogsOnFailure() {
-	if !b.t.Failed() {
-		return
-	}
-	logs, _ := filepath.Glob(filepath.Join(b.dir, "*.log"))
-	more, _ := filepath.Glob(filepath.Join(b.dir, "*", "*.log"))
-	for _, l := range append(logs, more...) {
-		data, _ := os.ReadFile(l)
-		if len(data) > 4000 {
-			data = data[len(data)-4000:]
-		}
-		b.t.Logf("--- %s (tail)\n%s", l, data)
-	}
 }

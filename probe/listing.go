@@ -139,14 +139,18 @@ func (p *prober) parsePage(kind contract.Kind, raw []byte, prev *listing, page i
 	return parsed, nil
 }
 
-// sameContract reports whether two rounds listed the same definitions.
-func sameContract(a, b listings) bool {
+// sameContract reports whether two rounds listed the same definitions, or
+// definitions the caller holds equivalent.
+func sameContract(a, b listings, equivalent func(contract.Kind, contract.Listing, contract.Listing) bool) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for k, la := range a {
 		lb, ok := b[k]
-		if !ok || la.defs.SetDigest() != lb.defs.SetDigest() {
+		if !ok {
+			return false
+		}
+		if la.defs.SetDigest() != lb.defs.SetDigest() && (equivalent == nil || !equivalent(k, la.defs, lb.defs)) {
 			return false
 		}
 	}
@@ -184,7 +188,7 @@ func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) 
 			return nil, false, rounds, err
 		}
 		rounds++
-		same := sameContract(cur, next) && s.changes.Load() == before
+		same := sameContract(cur, next, p.rt.opts.Equivalent) && s.changes.Load() == before
 		cur = next
 		if same {
 			return cur, true, rounds, nil

@@ -54,6 +54,17 @@ type Options struct {
 	// announcing changes is not a timeout.
 	MaxSettleTime time.Duration
 
+	// Equivalent, when set, decides whether two listings of one kind taken
+	// while settling are the same contract although their digests differ
+	// (the receiver masks fields it knows change on every probe), so a
+	// server with a volatile field settles in two listings, not
+	// MaxSettleRounds. Nil: only equal digests agree.
+	Equivalent func(kind contract.Kind, a, b contract.Listing) bool
+
+	// Known is what an earlier probe of the same server learned about its
+	// handshake; the zero value knows nothing.
+	Known Known
+
 	// Limits bound each document (a list result page) and each listing.
 	Limits contract.Limits
 	// MaxMessageBytes bounds one JSON-RPC message (an HTTP body, a stdio
@@ -85,6 +96,19 @@ type Options struct {
 	Now func() time.Time
 	// ClientName and ClientVersion are sent as clientInfo.
 	ClientName, ClientVersion string
+}
+
+// Known is a hint from an earlier probe of the same server. With Generation
+// stateful_2025 the probe skips server/discover, which such a server
+// refuses, and sends initialize at once asking for ProtocolVersion: behind a
+// load balancer that pins a session to a backend, the probe then makes one
+// pick instead of two (the sessionless discover lands elsewhere). A stale
+// hint fails the probe (the caller retries without it); a server that
+// learned server/discover is only found by probing without the hint, which
+// the caller does now and then.
+type Known struct {
+	Generation      contract.SpecGeneration
+	ProtocolVersion string
 }
 
 // Validate reports options that cannot be meant.

@@ -177,10 +177,18 @@ func (p *prober) connect(ctx context.Context) (*handshake, error) {
 // server/discover and falls back to initialize on a legacy answer. On stdio
 // a discover request the server left unanswered stays pending through the
 // fallback, and a DiscoverResult that arrives by the initialize answer
-// still makes the server modern (see lateDiscover). Errors are returned
-// unclassified, so connect can inspect them.
+// still makes the server modern (see lateDiscover). A caller that knows the
+// server is initialize-era (Options.Known) skips the discover attempt that
+// cannot succeed. Errors are returned unclassified, so connect can inspect
+// them.
 func (p *prober) handshake(ctx context.Context, s *session) (*handshake, error) {
-	hs, err := p.discover(ctx, s)
+	var hs *handshake
+	var err error
+	if k := p.rt.opts.Known; k.Generation == contract.SpecStateful2025 {
+		err = &errLegacy{preferred: k.ProtocolVersion, why: "an earlier probe found an initialize-era server"}
+	} else {
+		hs, err = p.discover(ctx, s)
+	}
 	var legacy *errLegacy
 	if !errors.As(err, &legacy) {
 		if err != nil {

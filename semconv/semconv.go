@@ -71,7 +71,7 @@ const (
 	ImpactSessionSample  = "mcpdrift.impact.session_ids"            // bounded sample of the most recently active session ids
 	ImpactDigestsUsed    = "mcpdrift.impact.digests_used"           // map old/new/unknown to the number of calls made with each
 	ImpactNoRecentCaller = "mcpdrift.impact.no_recent_callers"      // true on the one record for a changed tool nobody called in the window
-	MixedVariants        = "mcpdrift.mixed.variants"                // list of maps {contract_digest, count, first_seen, last_seen}
+	MixedVariants        = "mcpdrift.mixed.variants"                // list of maps {contract_digest, count, share, first_seen, last_seen}
 	MixedState           = "mcpdrift.mixed.state"                   // open or resolved
 	PreviousToolDigests  = "mcpdrift.tools.previous_digests"        // map tool name -> digest in the previous contract
 	VolatileSubject      = "mcpdrift.volatile.subject"              // kind of definition holding a volatile field (tool, prompt, ...)

@@ -25,7 +25,7 @@ const (
 func components() []component {
 	return []component{
 		{title: "the `mcpdrift` receiver", path: "receiver/mcpdriftreceiver/metadata.yaml"},
-		{title: "the `mcpimpact` processor", path: "processor/mcpimpactprocessor/metadata.yaml", telemetryPrefix: "otelcol_"},
+		{title: "the `mcpimpact` processor", path: "processor/mcpimpactprocessor/metadata.yaml"},
 	}
 }
 

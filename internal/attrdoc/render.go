@@ -16,9 +16,6 @@ type component struct {
 	title string // "the `mcpdrift` receiver"
 	path  string // metadata.yaml, relative to the repository root
 	md    *metadata
-	// telemetryPrefix is prepended to internal telemetry metric names, as
-	// the Collector exports them ("otelcol_").
-	telemetryPrefix string
 }
 
 // eventGroupPrefix starts the doc comment of the const block that holds
@@ -80,32 +77,37 @@ as they define them; the others live under ` + "`mcpdrift.`" + `.
 	return strings.TrimRight(b.String(), "\n") + "\n", nil
 }
 
+// telemetryPrefix is what the Collector prepends to the names of
+// components' internal telemetry metrics.
+const telemetryPrefix = "otelcol_"
+
 func renderComponent(b *strings.Builder, c component) {
 	md := c.md
-	if len(md.Metrics)+len(md.Telemetry.Metrics) > 0 {
-		fmt.Fprintf(b, "## Metrics of %s\n\nFrom [`%s`](../%s). ", c.title, c.path, c.path)
-		if len(md.Telemetry.Metrics) > 0 {
-			b.WriteString("These are the component's own telemetry, exported with the Collector's internal metrics (`service::telemetry::metrics`), not in a pipeline. ")
-		}
-		b.WriteString("Prometheus renders names with `_` for `.`, a unit suffix and `_total` on counters: see [queries.md](queries.md#prometheus).\n\n")
+	rows := func(ms map[string]metric, prefix string) {
 		b.WriteString("| metric | instrument | unit | attributes | meaning |\n| --- | --- | --- | --- | --- |\n")
-		rows := func(ms map[string]metric, prefix string) {
-			for _, id := range slices.Sorted(maps.Keys(ms)) {
-				m := ms[id]
-				var attrs []string
-				for _, a := range m.Attributes {
-					attrs = append(attrs, code(md.Attributes[a].key(a)))
-				}
-				meaning := m.Description
-				if !m.Enabled {
-					meaning += " Disabled by default."
-				}
-				fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", code(prefix+id), m.kind(), code(m.Unit), strings.Join(attrs, ", "), cell(meaning))
+		for _, id := range slices.Sorted(maps.Keys(ms)) {
+			m := ms[id]
+			var attrs []string
+			for _, a := range m.Attributes {
+				attrs = append(attrs, code(md.Attributes[a].key(a)))
 			}
+			meaning := m.Description
+			if !m.Enabled {
+				meaning += " Disabled by default."
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", code(prefix+id), m.kind(), code(m.Unit), strings.Join(attrs, ", "), cell(meaning))
 		}
-		rows(md.Metrics, "")
-		rows(md.Telemetry.Metrics, c.telemetryPrefix)
 		b.WriteString("\n")
+	}
+	if len(md.Metrics) > 0 {
+		fmt.Fprintf(b, "## Metrics of %s\n\nFrom [`%s`](../%s). ", c.title, c.path, c.path)
+		b.WriteString("Prometheus renders names with `_` for `.`, a unit suffix and `_total` on counters: see [queries.md](queries.md#prometheus).\n\n")
+		rows(md.Metrics, "")
+	}
+	if len(md.Telemetry.Metrics) > 0 {
+		fmt.Fprintf(b, "## Internal telemetry of %s\n\nFrom [`%s`](../%s). ", c.title, c.path, c.path)
+		b.WriteString("The component's own metrics, exported with the Collector's internal metrics (`service::telemetry::metrics`, `:8888`), not in a pipeline, under exactly these names: see [queries.md](queries.md#prometheus).\n\n")
+		rows(md.Telemetry.Metrics, telemetryPrefix)
 	}
 	if len(md.ResourceAttributes) > 0 {
 		fmt.Fprintf(b, "## Resource attributes of %s\n\nOn every event and metric of a target. The `enabled` column is the default for metrics (`resource_attributes::<key>::enabled`).\n\n", c.title)

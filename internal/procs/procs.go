@@ -6,6 +6,7 @@
 package procs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -74,6 +77,45 @@ func (p *Proc) Stop(grace time.Duration) {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	})
 }
+
+// Kill sends SIGKILL to the process group at once, as a crash or the OOM
+// killer would, and returns when the process has exited. Later calls, and
+// Stop, do nothing.
+func (p *Proc) Kill() {
+	p.once.Do(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	})
+}
+
+// CPUTime returns the user plus system CPU time the running process has
+// used, from /proc/<pid>/stat (Linux), not counting its children.
+func (p *Proc) CPUTime() (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: fields count from
+	// after its closing parenthesis, where field 3 (state) comes first.
+	i := bytes.LastIndexByte(raw, ')')
+	fields := strings.Fields(string(raw[i+1:]))
+	if i < 0 || len(fields) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", p.cmd.Process.Pid, raw)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] { // utime, stime (fields 14 and 15)
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", p.cmd.Process.Pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux
+// architecture Go supports.
+const clockTicks = 100
 
 // FreePorts asks the kernel for n free loopback ports.
 func FreePorts(n int) ([]int, error) {

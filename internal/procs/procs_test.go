@@ -74,3 +74,31 @@ func TestStartWithoutBinary(t *testing.T) {
 		t.Fatal("no error")
 	}
 }
+
+// CPUTime reads the process's own CPU time: a busy loop's grows from zero.
+func TestCPUTime(t *testing.T) {
+	dir := t.TempDir()
+	p, err := Start("busy", "/bin/sh", []string{"-c", "while :; do :; done"}, nil, filepath.Join(dir, "busy.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cpu, err := p.CPUTime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cpu >= 50*time.Millisecond {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CPU time still %s after 30 s of a busy loop", cpu)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.Stop(time.Second)
+	if _, err := p.CPUTime(); err == nil {
+		t.Error("CPUTime of an exited process: no error")
+	}
+}

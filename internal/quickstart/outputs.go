@@ -142,6 +142,16 @@ func (s Span) Attr(key string) string {
 	return v.AsString()
 }
 
+// ServerName is the span's mcpdrift.server.name, from the span or, where a
+// processor such as groupbyattrs moved it, from its resource.
+func (s Span) ServerName() string {
+	if v := s.Attr(semconv.ServerName); v != "" {
+		return v
+	}
+	v, _ := s.Resource.Get(semconv.ServerName)
+	return v.AsString()
+}
+
 // ToolCalls returns the tools/call spans.
 func (o *Outputs) ToolCalls() []Span {
 	var out []Span

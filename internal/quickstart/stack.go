@@ -5,11 +5,13 @@
 package quickstart
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -106,23 +108,11 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 
 	if o.Agent != "" {
-		args := []string{
-			"-server", s.ServerURL(), "-server-name", "demo-tools",
-			"-otlp-endpoint", fmt.Sprintf("http://127.0.0.1:%d", s.Ports.OTLPHTTP),
-			"-duration", "0",
-		}
-		if len(o.Agents) > 0 {
-			args = append(args, "-agents", strings.Join(o.Agents, ","))
-		}
-		if o.Sessions > 0 {
-			args = append(args, "-sessions", strconv.Itoa(o.Sessions))
-		}
-		if o.Rate > 0 {
-			args = append(args, "-rate", strconv.FormatFloat(o.Rate, 'f', -1, 64))
-		}
-		if o.ReplanAfter != 0 {
-			args = append(args, "-replan-after", strconv.Itoa(o.ReplanAfter))
-		}
+		args := AgentRun{
+			ServerURL: s.ServerURL(), ServerName: "demo-tools",
+			OTLPEndpoint: fmt.Sprintf("http://127.0.0.1:%d", s.Ports.OTLPHTTP),
+			Agents:       o.Agents, Sessions: o.Sessions, Rate: o.Rate, ReplanAfter: o.ReplanAfter,
+		}.Args()
 		if _, err := s.spawn("agent", o.Agent, args, nil); err != nil {
 			return nil, err
 		}
@@ -132,15 +122,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 }
 
 func (s *Stack) startServer(ctx context.Context) error {
-	start := s.opts.ServerStart
-	if start == "" {
-		start = "v1"
-	}
-	args := []string{"-listen", fmt.Sprintf("127.0.0.1:%d", s.Ports.Server), "-start", start}
-	if s.opts.SwitchAfter > 0 {
-		args = append(args, "-switch-after", s.opts.SwitchAfter.String())
-	}
-	server, err := s.spawn("server", s.opts.Server, args, nil)
+	server, err := s.spawn("server", s.opts.Server, ServerArgs(s.Ports.Server, s.opts.ServerStart, s.opts.SwitchAfter), nil)
 	if err != nil {
 		return err
 	}
@@ -148,6 +130,88 @@ func (s *Stack) startServer(ctx context.Context) error {
 		return fmt.Errorf("demo server: %w", err)
 	}
 	return nil
+}
+
+// ServerArgs is the demo server's command line: serve on a loopback port,
+// start on contract start (v1 when empty), switch to v2 after switchAfter
+// (0: only on SIGUSR1).
+func ServerArgs(port int, start string, switchAfter time.Duration) []string {
+	if start == "" {
+		start = "v1"
+	}
+	args := []string{"-listen", fmt.Sprintf("127.0.0.1:%d", port), "-start", start}
+	if switchAfter > 0 {
+		args = append(args, "-switch-after", switchAfter.String())
+	}
+	return args
+}
+
+// AgentRun is one run of the demo agent: it calls one server, until stopped.
+type AgentRun struct {
+	ServerURL    string
+	ServerName   string // mcpdrift.server.name on its spans
+	OTLPEndpoint string // http://host:port, or host:port with OTLPProtocol grpc
+	OTLPProtocol string // http (default) or grpc
+	Agents       []string
+	Sessions     int     // per agent name; 0: the agent's default
+	Rate         float64 // calls per second per session; 0: the agent's default
+	ReplanAfter  int     // 0: the agent's default
+	Verbose      bool    // log every call (see CallsLogged)
+}
+
+// Args is the demo agent's command line for the run.
+func (a AgentRun) Args() []string {
+	args := []string{"-server", a.ServerURL, "-server-name", a.ServerName, "-otlp-endpoint", a.OTLPEndpoint, "-duration", "0"}
+	if a.OTLPProtocol != "" {
+		args = append(args, "-otlp-protocol", a.OTLPProtocol)
+	}
+	if len(a.Agents) > 0 {
+		args = append(args, "-agents", strings.Join(a.Agents, ","))
+	}
+	if a.Sessions > 0 {
+		args = append(args, "-sessions", strconv.Itoa(a.Sessions))
+	}
+	if a.Rate > 0 {
+		args = append(args, "-rate", strconv.FormatFloat(a.Rate, 'f', -1, 64))
+	}
+	if a.ReplanAfter != 0 {
+		args = append(args, "-replan-after", strconv.Itoa(a.ReplanAfter))
+	}
+	if a.Verbose {
+		args = append(args, "-v")
+	}
+	return args
+}
+
+// agentReport is the line the demo agent prints per agent name on exiting.
+var agentReport = regexp.MustCompile(`(?m)^agent (\S+): (\d+) calls, \d+ failed$`)
+
+// AgentCalls reads, from the log of a demo agent that has exited, the calls
+// it reported per agent name.
+func AgentCalls(logPath string) (map[string]int64, error) {
+	raw, err := os.ReadFile(logPath)
+	if err != nil {
+		return nil, err
+	}
+	calls := map[string]int64{}
+	for _, m := range agentReport.FindAllSubmatch(raw, -1) {
+		n, err := strconv.ParseInt(string(m[2]), 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		calls[string(m[1])] = n
+	}
+	if len(calls) == 0 {
+		return nil, fmt.Errorf("%s: the agent reported no calls (did it exit?)", logPath)
+	}
+	return calls, nil
+}
+
+// CallsLogged counts the calls a demo agent run with Verbose has logged so
+// far (it may still be running).
+func CallsLogged(logPath string) (int, error) {
+	raw, err := os.ReadFile(logPath)
+	return bytes.Count(raw, []byte(" msg=called ")), err
 }
 
 // SwitchServer sends SIGUSR1 to the demo server: switch to v2 now.

@@ -10,9 +10,11 @@ package sharedcomponent
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
 )
 
 // Map holds the shared instances of one component type, by key (usually the
@@ -63,6 +65,7 @@ func (m *Map[K, V]) Len() int {
 // however many pipelines call them.
 type Component[V component.Component] struct {
 	component V
+	status    statusHosts
 
 	mu       sync.Mutex
 	started  bool
@@ -76,15 +79,54 @@ type Component[V component.Component] struct {
 func (c *Component[V]) Unwrap() V { return c.component }
 
 // Start starts the instance on the first call and returns that call's result
-// on every later one.
+// on every later one. The instance is started with a host whose status
+// reports (componentstatus) reach every pipeline that calls Start, the later
+// ones included.
 func (c *Component[V]) Start(ctx context.Context, host component.Host) error {
+	c.status.add(host)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.started {
 		c.started = true
-		c.startErr = c.component.Start(ctx, host)
+		c.startErr = c.component.Start(ctx, &c.status)
 	}
 	return c.startErr
+}
+
+// statusHosts is the host a shared instance sees: the first pipeline's host,
+// with status reports fanned out to every pipeline's host. The collector
+// keeps a status per pipeline instance; without the fan-out only the first
+// pipeline would show the shared instance's status.
+type statusHosts struct {
+	component.Host // the first pipeline's (extensions are the same for all)
+
+	mu    sync.Mutex
+	hosts []component.Host
+	last  *componentstatus.Event
+}
+
+func (s *statusHosts) add(h component.Host) {
+	s.mu.Lock()
+	if s.Host == nil {
+		s.Host = h
+	}
+	s.hosts = append(s.hosts, h)
+	last := s.last
+	s.mu.Unlock()
+	if last != nil {
+		componentstatus.ReportStatus(h, last) // a pipeline that starts later learns the current status
+	}
+}
+
+// Report implements componentstatus.Reporter.
+func (s *statusHosts) Report(ev *componentstatus.Event) {
+	s.mu.Lock()
+	s.last = ev
+	hosts := slices.Clone(s.hosts)
+	s.mu.Unlock()
+	for _, h := range hosts {
+		componentstatus.ReportStatus(h, ev)
+	}
 }
 
 // Shutdown shuts the instance down on the first call, removes it from its

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/component/componenttest"
 )
 
@@ -66,5 +67,38 @@ func TestStartErrorRepeats(t *testing.T) {
 	}
 	if _, err := m.LoadOrStore(2, func() (*counting, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Error("create error lost")
+	}
+}
+
+// statusRecorder is a host that keeps the status events reported to it.
+type statusRecorder struct {
+	component.Host
+	events []componentstatus.Status
+}
+
+func (h *statusRecorder) Report(ev *componentstatus.Event) { h.events = append(h.events, ev.Status()) }
+
+// reporting reports a permanent error while it starts.
+type reporting struct{ counting }
+
+func (r *reporting) Start(_ context.Context, host component.Host) error {
+	componentstatus.ReportStatus(host, componentstatus.NewPermanentErrorEvent(errors.New("degraded")))
+	return nil
+}
+
+func TestStatusReachesEveryPipeline(t *testing.T) {
+	m := NewMap[string, *reporting]()
+	c, _ := m.LoadOrStore("x", func() (*reporting, error) { return &reporting{}, nil })
+	first := &statusRecorder{Host: componenttest.NewNopHost()}
+	second := &statusRecorder{Host: componenttest.NewNopHost()}
+	for _, h := range []*statusRecorder{first, second} {
+		if err := c.Start(context.Background(), h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, h := range []*statusRecorder{first, second} {
+		if len(h.events) != 1 || h.events[0] != componentstatus.StatusPermanentError {
+			t.Errorf("pipeline %d saw %v, want the permanent error", i, h.events)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/mcpdrift/mcpdrift/internal/benchspans"
 	"github.com/mcpdrift/mcpdrift/internal/benchutil"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -74,27 +75,16 @@ func benchBatch(rng *rand.Rand, n int, at time.Time) ptrace.Traces {
 }
 
 func fillInterceptorCall(rng *rand.Rand, span ptrace.Span, _ time.Time) {
-	server := rng.IntN(5)
-	tool := fmt.Sprintf("tool_%02d", rng.IntN(30))
-	span.SetName("tools/call " + tool)
-	span.SetKind(ptrace.SpanKindClient)
-	a := span.Attributes()
-	a.PutStr(semconv.MCPMethodName, semconv.MCPMethodToolsCall)
-	a.PutStr(semconv.GenAIOperationName, semconv.GenAIOperationExecTool)
-	a.PutStr(semconv.GenAIToolName, tool)
-	a.PutStr(semconv.JSONRPCRequestID, fmt.Sprint(rng.IntN(1000)))
-	a.PutStr(semconv.MCPProtocolVersion, "2025-11-25")
-	a.PutStr(semconv.ServerAddress, fmt.Sprintf("mcp-%d.internal", server))
-	a.PutInt(semconv.ServerPort, 443)
-	a.PutStr(semconv.NetworkTransport, semconv.NetworkTransportTCP)
-	a.PutStr(semconv.GenAIAgentName, fmt.Sprintf("planner-%d", rng.IntN(10)))
-	a.PutStr(semconv.GenAIConversationID, fmt.Sprintf("conv-%08x", rng.IntN(10_000)))
-	a.PutStr(semconv.ServerName, fmt.Sprintf("server-%d", server))
-	a.PutStr(semconv.ServerURL, fmt.Sprintf("https://mcp-%d.internal/mcp", server))
-	a.PutStr(semconv.ClientSession, fmt.Sprintf("cs-%06x", rng.IntN(5000)))
-	a.PutStr(semconv.ToolDigest, fmt.Sprintf("%064x", rng.IntN(2)))
-	a.PutStr(semconv.ToolsSetDigest, fmt.Sprintf("%064x", 7))
-	a.PutBool(semconv.ToolKnown, true)
+	benchspans.ToolCall{
+		Server:       fmt.Sprintf("server-%d", rng.IntN(5)),
+		Tool:         fmt.Sprintf("tool_%02d", rng.IntN(30)),
+		Agent:        fmt.Sprintf("planner-%d", rng.IntN(10)),
+		Conversation: fmt.Sprintf("conv-%08x", rng.IntN(10_000)),
+		Session:      fmt.Sprintf("cs-%06x", rng.IntN(5000)),
+		Digest:       fmt.Sprintf("%064x", rng.IntN(2)),
+		SetDigest:    fmt.Sprintf("%064x", 7),
+		RequestID:    rng.IntN(1000),
+	}.Fill(span)
 }
 
 func fillOrdinarySpan(rng *rand.Rand, span ptrace.Span, k int) {

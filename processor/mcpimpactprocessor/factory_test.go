@@ -2,6 +2,7 @@ package mcpimpactprocessor
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,26 +13,20 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/mcpdrift/mcpdrift/internal/storagetest"
 )
 
 var storageID = component.MustNewIDWithName("file_storage", "mcpimpact")
-
-// storageHost is a host with one storage extension.
-type storageHost struct {
-	component.Host
-	exts map[component.ID]component.Component
-}
-
-func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
 
 // countingStorage wraps the real file storage extension and counts the
 // clients the processor opens and closes.
 type countingStorage struct {
 	storage.Extension
 	opened, closed, batches atomic.Int32
+	fail                    atomic.Bool // batches fail while set
 }
 
 func (c *countingStorage) GetClient(ctx context.Context, kind component.Kind, id component.ID, name string) (storage.Client, error) {
@@ -40,16 +35,20 @@ func (c *countingStorage) GetClient(ctx context.Context, kind component.Kind, id
 	if err != nil {
 		return nil, err
 	}
-	return &countingClient{Client: cl, closed: &c.closed, batches: &c.batches}, nil
+	return &countingClient{Client: cl, closed: &c.closed, batches: &c.batches, fail: &c.fail}, nil
 }
 
 type countingClient struct {
 	storage.Client
 	closed, batches *atomic.Int32
+	fail            *atomic.Bool
 }
 
 func (c *countingClient) Batch(ctx context.Context, ops ...*storage.Operation) error {
 	c.batches.Add(1)
+	if c.fail.Load() {
+		return errors.New("no space left on device")
+	}
 	return c.Client.Batch(ctx, ops...)
 }
 
@@ -58,19 +57,12 @@ func (c *countingClient) Close(ctx context.Context) error {
 	return c.Client.Close(ctx)
 }
 
-// newFileStorage starts the contrib file storage extension on dir.
-func newFileStorage(t *testing.T, dir string) (*countingStorage, component.Host) {
+// newFileStorage starts the contrib file storage extension on dir; tweak
+// (may be nil) adjusts its configuration.
+func newFileStorage(t *testing.T, dir string, tweak func(*filestorage.Config)) (*countingStorage, *storagetest.Host) {
 	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	cfg.Compaction.Directory = dir
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
-	require.NoError(t, err)
-	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, ext.Shutdown(context.Background())) })
-	cs := &countingStorage{Extension: ext.(storage.Extension)}
-	return cs, storageHost{Host: componenttest.NewNopHost(), exts: map[component.ID]component.Component{storageID: cs}}
+	cs := &countingStorage{Extension: storagetest.FileStorage(t, dir, tweak).(storage.Extension)}
+	return cs, storagetest.NewHost(map[component.ID]component.Component{storageID: cs})
 }
 
 func storageConfig() *Config {
@@ -80,7 +72,7 @@ func storageConfig() *Config {
 }
 
 func TestOneInstanceForBothPipelines(t *testing.T) {
-	store, host := newFileStorage(t, t.TempDir())
+	store, host := newFileStorage(t, t.TempDir(), nil)
 	h := newHarness(t, storageConfig(), withHost(host))
 	assert.Equal(t, 1, h.factory.instances.Len())
 	// Both pipelines started the one instance once: one storage client.

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
 
 	"github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor/internal/metadata"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -287,14 +288,16 @@ type harness struct {
 }
 
 type harnessOptions struct {
-	clock *fakeClock
-	host  component.Host
+	clock  *fakeClock
+	host   component.Host
+	logger *zap.Logger
 }
 
 type harnessOption func(*harnessOptions)
 
 func withClock(c *fakeClock) harnessOption    { return func(o *harnessOptions) { o.clock = c } }
 func withHost(h component.Host) harnessOption { return func(o *harnessOptions) { o.host = h } }
+func withLogger(l *zap.Logger) harnessOption  { return func(o *harnessOptions) { o.logger = l } }
 
 func newHarness(t *testing.T, cfg *Config, opts ...harnessOption) *harness {
 	t.Helper()
@@ -311,6 +314,9 @@ func newHarness(t *testing.T, cfg *Config, opts ...harnessOption) *harness {
 	}
 	set := processortest.NewNopSettings(pf.Type())
 	set.TelemetrySettings = h.tel.NewTelemetrySettings()
+	if o.logger != nil {
+		set.Logger = o.logger
+	}
 	var err error
 	h.traces, err = pf.CreateTraces(context.Background(), set, cfg, h.spans)
 	require.NoError(t, err)

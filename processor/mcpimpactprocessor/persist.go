@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 )
@@ -36,22 +35,6 @@ type storedMeta struct {
 
 type store struct {
 	client storage.Client
-}
-
-func openStore(ctx context.Context, host component.Host, ext, self component.ID) (*store, error) {
-	e, ok := host.GetExtensions()[ext]
-	if !ok {
-		return nil, fmt.Errorf("storage extension %q not found", ext)
-	}
-	se, ok := e.(storage.Extension)
-	if !ok {
-		return nil, fmt.Errorf("extension %q is not a storage extension", ext)
-	}
-	client, err := se.GetClient(ctx, component.KindProcessor, self, "")
-	if err != nil {
-		return nil, fmt.Errorf("storage client from %q: %w", ext, err)
-	}
-	return &store{client: client}, nil
 }
 
 func (s *store) close(ctx context.Context) error { return s.client.Close(ctx) }
@@ -130,7 +113,9 @@ func (p *impactProcessor) save(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return p.store.write(ctx, index, contracts, p.now())
+	err = p.store.write(ctx, index, contracts, p.now())
+	p.storage.Wrote(err)
+	return err
 }
 
 // restore reads the stored state. What cannot be read is logged and

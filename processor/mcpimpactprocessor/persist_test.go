@@ -2,14 +2,25 @@ package mcpimpactprocessor
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/mcpdrift/mcpdrift/internal/storagetest"
 	"github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor/internal/metadata"
+	"github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor/internal/metadatatest"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -17,7 +28,7 @@ func TestIndexSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	clock := newClock()
 
-	_, host := newFileStorage(t, dir)
+	_, host := newFileStorage(t, dir, nil)
 	before := newHarness(t, storageConfig(), withHost(host), withClock(clock))
 	before.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-time.Hour))))
 	before.sendSpans(callsOf(
@@ -27,7 +38,7 @@ func TestIndexSurvivesRestart(t *testing.T) {
 	before.stop()
 
 	clock.Advance(time.Minute)
-	_, host = newFileStorage(t, dir)
+	_, host = newFileStorage(t, dir, nil)
 	after := newHarness(t, storageConfig(), withHost(host), withClock(clock))
 
 	// The contracts came back: spans are judged without a new snapshot.
@@ -49,12 +60,18 @@ func TestIndexSurvivesRestart(t *testing.T) {
 	assert.Equal(t, "writer", writer.agent)
 }
 
-func TestPeriodicPersistence(t *testing.T) {
-	store, host := newFileStorage(t, t.TempDir())
+// persisting is a processor that writes every second, holding one call.
+func persisting(t *testing.T) (*countingStorage, *storagetest.Host, *harness) {
+	store, host := newFileStorage(t, t.TempDir(), nil)
 	cfg := storageConfig()
 	cfg.PersistInterval = time.Second
 	h := newHarness(t, cfg, withHost(host))
 	h.sendSpans(callsOf(call{agent: "a", server: srv, tool: "search", session: "s", at: t0}))
+	return store, host, h
+}
+
+func TestPeriodicPersistence(t *testing.T) {
+	store, _, h := persisting(t)
 	require.Eventually(t, func() bool { return store.batches.Load() >= 2 }, 30*time.Second, 50*time.Millisecond,
 		"written every persist_interval, not only on shutdown")
 	h.stop()
@@ -64,14 +81,14 @@ func TestPeriodicPersistence(t *testing.T) {
 func TestRestoreDropsWhatLeftTheWindow(t *testing.T) {
 	dir := t.TempDir()
 	clock := newClock()
-	_, host := newFileStorage(t, dir)
+	_, host := newFileStorage(t, dir, nil)
 	before := newHarness(t, storageConfig(), withHost(host), withClock(clock))
 	before.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-time.Hour))))
 	before.sendSpans(callsOf(call{agent: "planner", server: srv, url: srvURL, tool: "search", session: "s1", digest: "d1", at: t0}))
 	before.stop()
 
 	clock.Advance(25 * time.Hour)
-	_, host = newFileStorage(t, dir)
+	_, host = newFileStorage(t, dir, nil)
 	after := newHarness(t, storageConfig(), withHost(host), withClock(clock))
 	recs := after.sendLogs(driftLogs(searchDrift(clock.Now())))
 	assert.True(t, readImpact(t, recs[1]).noCallers)
@@ -79,7 +96,7 @@ func TestRestoreDropsWhatLeftTheWindow(t *testing.T) {
 
 func TestDamagedStoreStartsEmpty(t *testing.T) {
 	dir := t.TempDir()
-	store, host := newFileStorage(t, dir)
+	store, host := newFileStorage(t, dir, nil)
 	client, err := store.Extension.GetClient(context.Background(), component.KindProcessor, component.NewID(metadata.Type), "")
 	require.NoError(t, err)
 	require.NoError(t, client.Set(context.Background(), keyMeta, []byte(`{"version":1,"chunks":1,"bytes":5}`)))
@@ -124,4 +141,80 @@ func FuzzDecodeIndex(f *testing.F) {
 			t.Fatalf("index holds %d entries, bound is %d", ix.size, cfg.MaxIndexEntries)
 		}
 	})
+}
+
+// TestDamagedStorageFileRunsInMemory: a file_storage file that bbolt cannot
+// open (random bytes) or that makes it panic (damaged pages) used to fail
+// the processor's start, and with it the Collector, recreate or not. Now
+// the processor starts with an empty index that works in memory, logs the
+// file and the remedy, and says so in its status and the storage gauge;
+// with recreate the file is moved aside and the index persists again.
+func TestDamagedStorageFileRunsInMemory(t *testing.T) {
+	for damage, how := range storagetest.Damages {
+		for _, recreate := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/recreate=%v", damage, recreate), func(t *testing.T) {
+				dir := t.TempDir()
+				_, host := newFileStorage(t, dir, nil)
+				before := newHarness(t, storageConfig(), withHost(host))
+				before.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-time.Hour))))
+				before.sendSpans(callsOf(call{agent: "planner", server: srv, url: srvURL, tool: "search", session: "s1", digest: "d1", at: t0}))
+				before.stop()
+				path := filepath.Join(dir, "processor_mcpimpact_")
+				storagetest.Damage(t, path, how)
+
+				var tweak func(*filestorage.Config)
+				if recreate {
+					tweak = storagetest.Recreate
+				}
+				// The extension itself, as the Collector hands it over (not counted).
+				host = storagetest.NewHost(map[component.ID]component.Component{storageID: storagetest.FileStorage(t, dir, tweak)})
+				core, logs := observer.New(zapcore.InfoLevel)
+				h := newHarness(t, storageConfig(), withHost(host), withLogger(zap.New(core)))
+
+				// Empty, and working in memory.
+				recs := h.sendLogs(driftLogs(searchDrift(t0)))
+				require.Len(t, recs, 3)
+				assert.True(t, readImpact(t, recs[1]).noCallers, "the damaged index is not read")
+				h.sendSpans(callsOf(call{agent: "writer", server: srv, url: srvURL, tool: "search", session: "s2", digest: "d1", at: t0}))
+				recs = h.sendLogs(driftLogs(searchDrift(t0.Add(time.Minute))))
+				assert.Equal(t, "writer", readImpact(t, recs[1]).agent, "calls are indexed in memory")
+
+				available := int64(1)
+				if !recreate {
+					available = 0
+					errs := logs.FilterLevelExact(zapcore.ErrorLevel).All()
+					if assert.Len(t, errs, 1) {
+						assert.Equal(t, path, errs[0].ContextMap()["file"])
+						assert.Contains(t, errs[0].ContextMap()["remedy"], "delete "+path)
+					}
+					if ev := host.Last(); assert.NotNil(t, ev) {
+						assert.Equal(t, componentstatus.StatusPermanentError, ev.Status())
+					}
+				} else {
+					backups, _ := filepath.Glob(path + ".*.backup")
+					assert.Len(t, backups, 1)
+				}
+				metadatatest.AssertEqualProcessorMcpimpactStorageAvailable(t, h.tel, []metricdata.DataPoint[int64]{{Value: available}}, metricdatatest.IgnoreTimestamp())
+			})
+		}
+	}
+}
+
+// TestFailingWritesAreReported: a write that fails keeps the index in
+// memory, is reported as a recoverable error, and the next write that
+// succeeds reports recovery.
+func TestFailingWritesAreReported(t *testing.T) {
+	store, host, h := persisting(t)
+	store.fail.Store(true)
+	require.Eventually(t, func() bool {
+		ev := host.Last()
+		return ev != nil && ev.Status() == componentstatus.StatusRecoverableError
+	}, 30*time.Second, 20*time.Millisecond, "a failing write is reported")
+	metadatatest.AssertEqualProcessorMcpimpactStorageAvailable(t, h.tel, []metricdata.DataPoint[int64]{{Value: 0}}, metricdatatest.IgnoreTimestamp())
+	store.fail.Store(false)
+	require.Eventually(t, func() bool {
+		ev := host.Last()
+		return ev != nil && ev.Status() == componentstatus.StatusOK
+	}, 30*time.Second, 20*time.Millisecond, "recovery is reported")
+	assert.Equal(t, 1, entriesGauge(t, h), "the index survived the failed writes")
 }

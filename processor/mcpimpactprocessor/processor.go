@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/mcpdrift/mcpdrift/internal/safestorage"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -31,7 +32,8 @@ type impactProcessor struct {
 	state   *state
 	entries atomic.Int64 // index size, for the gauge
 
-	store       *store // nil without a storage extension
+	store       *store // nil without a storage extension, or while it cannot be used
+	storage     *safestorage.Health
 	stopPersist context.CancelFunc
 	persisting  sync.WaitGroup
 }
@@ -49,11 +51,21 @@ func newImpactProcessor(set processor.Settings, cfg *Config, now func() time.Tim
 		tel:    tel,
 		now:    now,
 		state:  newState(cfg),
+		storage: safestorage.NewHealth(set.Logger,
+			"the impact index and the known contracts are kept in memory only, so the next restart starts them empty"),
 	}
-	err = tel.tb.RegisterProcessorMcpimpactIndexEntriesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(p.entries.Load())
-		return nil
-	})
+	err = errors.Join(
+		tel.tb.RegisterProcessorMcpimpactIndexEntriesCallback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(p.entries.Load())
+			return nil
+		}),
+		tel.tb.RegisterProcessorMcpimpactStorageAvailableCallback(func(_ context.Context, o metric.Int64Observer) error {
+			if v, ok := p.storage.Available(); ok {
+				o.Observe(v)
+			}
+			return nil
+		}),
+	)
 	if err != nil {
 		tel.shutdown()
 		return nil, err
@@ -62,16 +74,19 @@ func newImpactProcessor(set processor.Settings, cfg *Config, now func() time.Tim
 }
 
 // Start restores the index from the storage extension, if one is
-// configured, and starts writing it back periodically.
+// configured, and starts writing it back periodically. A store that cannot
+// be opened is not an error: the processor then runs on in-memory state, and
+// the storage health has said so (log with the file and the remedy, status,
+// gauge).
 func (p *impactProcessor) Start(ctx context.Context, host component.Host) error {
 	if p.cfg.Storage == nil {
 		return nil
 	}
-	s, err := openStore(ctx, host, *p.cfg.Storage, p.id)
-	if err != nil {
+	client, err := p.storage.Open(ctx, host, *p.cfg.Storage, component.KindProcessor, p.id)
+	if err != nil || client == nil {
 		return err
 	}
-	p.store = s
+	p.store = &store{client: client}
 	p.restore(ctx)
 	if p.cfg.PersistInterval > 0 {
 		loopCtx, cancel := context.WithCancel(context.Background())
@@ -107,7 +122,8 @@ func (p *impactProcessor) persistLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			if err := p.save(ctx); err != nil && ctx.Err() == nil {
-				p.logger.Warn("Writing the impact index to storage failed", zap.Error(err))
+				// The storage health logs a failing store once; the state stays in memory.
+				p.logger.Debug("Writing the impact index to storage failed", zap.Error(err))
 			}
 		}
 	}

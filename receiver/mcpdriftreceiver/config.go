@@ -50,6 +50,11 @@ type Config struct {
 	// ConfirmAfter is the number of consecutive observations of a new
 	// contract before it counts as drift.
 	ConfirmAfter int `mapstructure:"confirm_after"`
+	// ConfirmSamples is how many extra probes an endpoint target gets, at
+	// once, before a new contract is confirmed after ConfirmAfter probes: a
+	// load-balanced fleet in the middle of a rolling deploy shows its other
+	// contract among them, and is then a mixed fleet, not drift. 0 disables.
+	ConfirmSamples int `mapstructure:"confirm_samples"`
 	// Baseline is "advance" (default) or "pinned".
 	Baseline string `mapstructure:"baseline"`
 	// Volatile configures detection of fields that change on every probe.
@@ -110,6 +115,7 @@ func createDefaultConfig() component.Config {
 		Settle:               500 * time.Millisecond,
 		MaxConcurrentProbes:  32,
 		ConfirmAfter:         2,
+		ConfirmSamples:       DefaultConfirmSamples,
 		Baseline:             BaselineAdvance,
 		Volatile:             VolatileConfig{Ignore: true, After: 3},
 		Limits:               contract.DefaultLimits(),
@@ -178,6 +184,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.ConfirmAfter < 1 {
 		errs = append(errs, errors.New("confirm_after must be at least 1"))
+	}
+	if cfg.ConfirmSamples < 0 {
+		errs = append(errs, errors.New("confirm_samples must not be negative"))
 	}
 	if cfg.Baseline != BaselineAdvance && cfg.Baseline != BaselinePinned {
 		errs = append(errs, fmt.Errorf("baseline must be %q or %q, not %q", BaselineAdvance, BaselinePinned, cfg.Baseline))

@@ -46,7 +46,7 @@ func TestConfigAsUsersWriteIt(t *testing.T) {
 	if err := confmap.Validate(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.CollectionInterval != time.Minute || cfg.Storage == nil || cfg.Storage.String() != "file_storage" || cfg.ConfirmAfter != 2 {
+	if cfg.CollectionInterval != time.Minute || cfg.Storage == nil || cfg.Storage.String() != "file_storage" || cfg.ConfirmAfter != 2 || cfg.ConfirmSamples != 4 {
 		t.Errorf("top level: %+v", cfg)
 	}
 	if cfg.Policy.Base != "default" {
@@ -104,6 +104,7 @@ func TestConfigRejects(t *testing.T) {
 		"neither":       "one of endpoint or command",
 		"dup":           "duplicate name",
 		"bad_numbers":   "confirm_after",
+		"bad_samples":   "confirm_samples must not be negative",
 		"policy_bad":    "policy",
 		// A receiver with nothing to probe is a mistake, as in contrib receivers.
 		"":           "at least one target",

@@ -48,12 +48,25 @@ func newSDKServer(name string, tools ...*mcp.Tool) *mcp.Server {
 }
 
 // serveSDK serves whatever server pick returns, per request, over Streamable HTTP.
-func serveSDK(t *testing.T, pick func() *mcp.Server) string {
+func serveSDK(t testing.TB, pick func() *mcp.Server) string {
 	t.Helper()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return pick() }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts.URL + "/mcp"
+}
+
+// onMethod calls seen before next serves each request whose JSON-RPC body
+// names method.
+func onMethod(next http.Handler, method string, seen func()) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"method":"`+method+`"`)) {
+			seen()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
 }
 
 func httpTarget(name, endpoint string) TargetConfig {
@@ -127,14 +140,7 @@ func TestE2EMixedFleet(t *testing.T) {
 		}
 		return b
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if bytes.Contains(body, []byte(`"server/discover"`)) {
-			n.Add(1)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	}))
+	ts := httptest.NewServer(onMethod(h, "server/discover", func() { n.Add(1) }))
 	defer ts.Close()
 	url := ts.URL + "/mcp"
 	cfg := e2eConfig(httpTarget("svc", url))
@@ -209,34 +215,31 @@ func TestE2EManyTargetsSomeFailing(t *testing.T) {
 	r, logs, _ := runReceiver(t, cfg, newProber(cfg), &storageHost{})
 	defer func() { _ = r.Shutdown(context.Background()) }()
 	waitFor(t, "180 baselines", func() bool { return len(eventsNamed(logs, semconv.EventSnapshot)) == 180 })
-	// Every healthy target keeps probing while the hanging ones time out.
-	probes := func() map[string]int64 {
-		m := map[string]int64{}
-		for _, tg := range r.targets {
-			m[tg.name] = tg.probes.Load()
-		}
-		return m
-	}
-	before := probes()
-	time.Sleep(2500 * time.Millisecond) // longer than one timeout of the hanging targets
-	after := probes()
+	// Every healthy target keeps probing while the hanging ones time out
+	// (TestHungTargetsDoNotStarveHealthyOnes measures the fairness exactly).
+	before := map[string]int64{}
 	for _, tg := range r.targets {
-		if kinds[tg.name] == "" && after[tg.name]-before[tg.name] < 2 {
-			t.Errorf("%s: only %d probes while others hung", tg.name, after[tg.name]-before[tg.name])
-		}
+		before[tg.name] = tg.probes.Load()
 	}
+	waitFor(t, "two more probes of every healthy target", func() bool {
+		for _, tg := range r.targets {
+			if kinds[tg.name] == "" && tg.probes.Load() < before[tg.name]+2 {
+				return false
+			}
+		}
+		return true
+	})
 	if d := len(eventsNamed(logs, semconv.EventDrift)); d != 0 {
 		t.Fatalf("%d drifts from an unchanged fleet", d)
 	}
-	for _, tg := range r.targets {
-		want := kinds[tg.name]
-		if want == "" {
-			continue
+	waitFor(t, "every failing target's error class", func() bool {
+		for _, tg := range r.targets {
+			if want := kinds[tg.name]; want != "" && tg.lastErrorClass() != want {
+				return false
+			}
 		}
-		if got := tg.lastErrorClass(); got != want {
-			t.Errorf("%s: error class %q, want %q", tg.name, got, want)
-		}
-	}
+		return true
+	})
 }
 
 // closedPort returns a URL on which nothing listens.

@@ -148,6 +148,7 @@ func fillMixed(lr plog.LogRecord, t *target, e event) {
 		m := vs.AppendEmpty().SetEmptyMap()
 		m.PutStr("contract_digest", v.key)
 		m.PutInt("count", int64(v.count))
+		m.PutDouble("share", v.share)
 		m.PutStr("first_seen", v.first.UTC().Format(time.RFC3339))
 		m.PutStr("last_seen", v.last.UTC().Format(time.RFC3339))
 	}

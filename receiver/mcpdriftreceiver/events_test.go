@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -23,9 +24,9 @@ func TestDriftEventShape(t *testing.T) {
 	cfg.Targets = []TargetConfig{{Name: "web", Transport: "auto"}}
 	cfg.Targets[0].Endpoint = "https://user:pw@search.example.com:8443/mcp?key=secret"
 	tgt := newTarget(cfg.Targets[0], cfg, func(o, n *contract.Snapshot) *contract.Report { return contract.Diff(o, n, nil) })
-	tgt.tracker.observe(a, time.Unix(100, 0))
-	tgt.tracker.observe(b, time.Unix(200, 0))
-	st := tgt.tracker.observe(b, time.Unix(300, 0))
+	observeAgreed(tgt.tracker, a, time.Unix(100, 0))
+	observeAgreed(tgt.tracker, b, time.Unix(200, 0))
+	st := observeAgreed(tgt.tracker, b, time.Unix(300, 0))
 	logs := buildLogs(tgt, st.events, time.Unix(301, 0))
 
 	res := logs.ResourceLogs().At(0).Resource().Attributes()
@@ -175,9 +176,9 @@ func TestDriftEventNamesAreUTF8(t *testing.T) {
 	cfg := testConfig()
 	cfg.Targets = []TargetConfig{{Name: "odd", Transport: "auto"}}
 	tgt := newTarget(cfg.Targets[0], cfg, func(o, n *contract.Snapshot) *contract.Report { return contract.Diff(o, n, nil) })
-	tgt.tracker.observe(a, time.Unix(100, 0))
-	tgt.tracker.observe(b, time.Unix(200, 0))
-	st := tgt.tracker.observe(b, time.Unix(300, 0))
+	observeAgreed(tgt.tracker, a, time.Unix(100, 0))
+	observeAgreed(tgt.tracker, b, time.Unix(200, 0))
+	st := observeAgreed(tgt.tracker, b, time.Unix(300, 0))
 	logs := buildLogs(tgt, st.events, time.Unix(301, 0))
 	d := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	var walk func(v pcommon.Value)
@@ -206,5 +207,69 @@ func TestDriftEventNamesAreUTF8(t *testing.T) {
 	changes, _ := d.Attributes().Get(semconv.DriftChanges)
 	if changes.Slice().Len() != 1 || changes.Slice().At(0).Map().AsRaw()[semconv.ChangeRule] != "tool.renamed" || changes.Slice().At(0).Map().AsRaw()[semconv.ChangeName] != "a\uFFFD" {
 		t.Errorf("changes %v", changes.AsRaw())
+	}
+}
+
+// lastMetricInts reads the data points of one metric in the last batch, by
+// the value of one attribute ("" for none).
+func lastMetricInts(metrics *consumertest.MetricsSink, name, attr string) map[string]int64 {
+	all := metrics.AllMetrics()
+	ms := all[len(all)-1].ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	got := map[string]int64{}
+	for i := 0; i < ms.Len(); i++ {
+		m := ms.At(i)
+		if m.Name() != name {
+			continue
+		}
+		var dps pmetric.NumberDataPointSlice
+		if m.Type() == pmetric.MetricTypeSum {
+			dps = m.Sum().DataPoints()
+		} else {
+			dps = m.Gauge().DataPoints()
+		}
+		for j := 0; j < dps.Len(); j++ {
+			key := ""
+			if v, ok := dps.At(j).Attributes().Get(attr); ok {
+				key = v.AsString()
+			}
+			got[key] = dps.At(j).IntValue()
+		}
+	}
+	return got
+}
+
+// TestPinnedDriftCountedOnce: with baseline pinned, nine probes of one change
+// are one drift for drift.count and one drift event; drift.open holds the
+// state until the baseline is back.
+func TestPinnedDriftCountedOnce(t *testing.T) {
+	a := snap(t, map[string]string{"search": "v1"})
+	b := snap(t, map[string]string{"search": "v1", "x": "new"})
+	cfg := testConfig("srv")
+	cfg.Baseline = BaselinePinned
+	p := newFakeProber()
+	r, logs, metrics := startManual(t, cfg, p)
+	tgt := r.targets[0]
+	p.set("srv", a, nil)
+	r.runProbe(context.Background(), tgt)
+	p.set("srv", b, nil)
+	for range 10 {
+		r.runProbe(context.Background(), tgt)
+	}
+	if n := len(eventsNamed(logs, semconv.EventDrift)); n != 1 {
+		t.Errorf("%d drift events for one open drift, want 1", n)
+	}
+	count := lastMetricInts(metrics, "mcpdrift.drift.count", "mcpdrift.drift.severity")
+	if total := count["breaking"] + count["warning"] + count["compatible"] + count["info"]; total != 1 {
+		t.Errorf("drift.count %v after nine probes of one pinned drift, want 1 in all", count)
+	}
+	if open := lastMetricInts(metrics, "mcpdrift.drift.open", ""); open[""] != 1 {
+		t.Errorf("drift.open %v, want 1", open)
+	}
+	p.set("srv", a, nil)
+	for range 3 {
+		r.runProbe(context.Background(), tgt)
+	}
+	if open := lastMetricInts(metrics, "mcpdrift.drift.open", ""); open[""] != 0 {
+		t.Errorf("drift.open %v back on the baseline, want 0", open)
 	}
 }

@@ -13,10 +13,12 @@ import (
 	"github.com/mcpdrift/mcpdrift/probe"
 )
 
-// prober takes one snapshot of one target. The receiver's is probeClient;
-// tests substitute their own.
+// prober takes one snapshot of one target: a scheduled probe, or one of the
+// samples a confirmation asks for (several run at once; a sample learns
+// nothing about the target). The receiver's is probeClient; tests substitute
+// their own.
 type prober interface {
-	probe(ctx context.Context, t *target) (*contract.Snapshot, error)
+	probe(ctx context.Context, t *target, sample bool) (*contract.Snapshot, error)
 }
 
 // probeClient probes with the probe package.
@@ -36,8 +38,37 @@ func newProber(cfg *Config) prober {
 	}}
 }
 
-func (p *probeClient) probe(ctx context.Context, t *target) (*contract.Snapshot, error) {
-	return probe.Probe(ctx, t.probe, p.opts)
+func (p *probeClient) probe(ctx context.Context, t *target, sample bool) (*contract.Snapshot, error) {
+	if t.httpClient != nil {
+		var done func()
+		ctx, done = withOwnConnections(ctx)
+		defer done()
+	}
+	pt, opts := t.probe, p.opts
+	opts.Equivalent = t.tracker.equivalent()
+	if sample {
+		opts.Known = t.hint.known
+		if t.sampleClient != nil {
+			client, err := t.sampleClient(ctx)
+			if err != nil {
+				return nil, err
+			}
+			pt.HTTPClient = client
+		}
+	} else {
+		opts.Known = t.hint.next()
+	}
+	snap, err := probe.Probe(ctx, pt, opts)
+	if err != nil && opts.Known.Generation != "" && ctx.Err() == nil {
+		// The hint may be stale (the server changed generation): a server
+		// that answers the full handshake is not down.
+		opts.Known = probe.Known{}
+		snap, err = probe.Probe(ctx, pt, opts)
+	}
+	if !sample {
+		t.hint.learn(opts.Known, snap, err)
+	}
+	return snap, err
 }
 
 // probeTarget describes the target to the probe. The HTTP client comes from

@@ -3,6 +3,8 @@ package mcpdriftreceiver
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -10,9 +12,11 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/safestorage"
 	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
 )
@@ -33,6 +37,8 @@ type driftReceiver struct {
 
 	targets []*target
 	store   *baselineStore
+	storage *safestorage.Health
+	tb      *metadata.TelemetryBuilder
 
 	mbMu sync.Mutex // the metrics builder is not safe for concurrent use
 	mb   *metadata.MetricsBuilder
@@ -42,6 +48,8 @@ type driftReceiver struct {
 
 	// onProbeStart, when set (benchmarks), is told when each probe starts.
 	onProbeStart func(t *target, due, started time.Time)
+	// manual, set by tests, starts no scheduler: the test calls runProbe.
+	manual bool
 }
 
 func newDriftReceiver(set receiver.Settings, cfg *Config, p prober) (*driftReceiver, error) {
@@ -53,14 +61,30 @@ func newDriftReceiver(set receiver.Settings, cfg *Config, p prober) (*driftRecei
 	if err != nil {
 		return nil, err
 	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
 	r := &driftReceiver{
-		set:    set,
-		cfg:    cfg,
-		prober: p,
-		policy: policy,
-		now:    time.Now,
-		obs:    obs,
-		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		set:     set,
+		cfg:     cfg,
+		prober:  p,
+		policy:  policy,
+		now:     time.Now,
+		obs:     obs,
+		mb:      metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		storage: safestorage.NewHealth(set.Logger, "baselines are kept in memory only, so the next restart starts from fresh baselines"),
+		tb:      tb,
+	}
+	err = tb.RegisterReceiverMcpdriftStorageAvailableCallback(func(_ context.Context, o metric.Int64Observer) error {
+		if v, ok := r.storage.Available(); ok {
+			o.Observe(v)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Shutdown()
+		return nil, err
 	}
 	for _, tc := range cfg.Targets {
 		r.targets = append(r.targets, newTarget(tc, cfg, r.classify))
@@ -88,7 +112,7 @@ func (r *driftReceiver) classify(old, new *contract.Snapshot) *contract.Report {
 // Start connects storage, restores baselines (emitting one snapshot event per
 // restored target), builds the HTTP clients and starts probing.
 func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
-	store, err := openBaselineStore(ctx, host, r.cfg.Storage, r.set)
+	store, err := openBaselineStore(ctx, host, r.cfg.Storage, r.set, r.storage)
 	if err != nil {
 		return err
 	}
@@ -96,11 +120,16 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 	for _, t := range r.targets {
 		if t.cfg.Endpoint != "" {
 			red := probe.NewRedactor(t.probeTarget())
-			client, err := t.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), clientTelemetry(r.set.TelemetrySettings, red))
+			exts, tel := host.GetExtensions(), clientTelemetry(r.set.TelemetrySettings, red)
+			newClient := func(ctx context.Context) (*http.Client, error) {
+				cc := t.cfg.ClientConfig // ToClient writes defaults into its receiver
+				return cc.ToClient(ctx, exts, tel)
+			}
+			client, err := newClient(ctx)
 			if err != nil { // a proxy_url that does not parse is quoted whole
 				return fmt.Errorf("mcpdrift: target %q: %s", t.name, red.Text(err.Error()))
 			}
-			t.httpClient = client
+			t.httpClient, t.sampleClient = client, newClient
 		}
 		t.probe = t.probeTarget()
 	}
@@ -123,12 +152,16 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 	}
 	r.set.Logger.Info("mcpdrift receiver started", zap.Int("targets", len(r.targets)), zap.Int("baselines_restored", restored))
 
+	if r.manual {
+		return nil
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	r.done = make(chan struct{})
 	s := &scheduler{
 		now:          r.now,
 		maxInFlight:  r.cfg.MaxConcurrentProbes,
+		timeout:      r.cfg.Timeout,
 		initialDelay: r.cfg.InitialDelay,
 		run:          r.runProbe,
 		onStart:      r.onProbeStart,
@@ -156,6 +189,7 @@ func (r *driftReceiver) Shutdown(ctx context.Context) error {
 			t.httpClient.CloseIdleConnections()
 		}
 	}
+	r.tb.Shutdown()
 	if r.store != nil {
 		return r.store.close(ctx)
 	}
@@ -167,7 +201,7 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	started := r.now()
-	snap, err := r.prober.probe(pctx, t)
+	snap, err := r.prober.probe(pctx, t, false)
 	finished := r.now()
 	if ctx.Err() != nil {
 		return // shutting down: the result is neither success nor failure
@@ -187,14 +221,54 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	}
 	snap.Server.Name = t.name
 	st := t.tracker.observe(snap, finished)
+	if st.sample {
+		more := t.tracker.sampled(r.samples(ctx, t), r.now())
+		st.events = append(st.events, more.events...)
+		st.persist = st.persist || more.persist
+	}
 	t.countEvents(st.events)
-	if st.persist {
+	if st.persist || r.store.isUnsaved(t.name) {
 		if err := r.store.save(ctx, t.name, t.tracker); err != nil {
-			r.set.Logger.Warn("Could not store baseline", zap.String("target", t.name), zap.Error(err))
+			// The store's health logs a failing store once; the baseline stays in memory.
+			r.set.Logger.Debug("Could not store baseline", zap.String("target", t.name), zap.Error(err))
 		}
 	}
 	r.emitEvents(ctx, t, st.events)
 	r.emitMetrics(ctx, t, finished)
+}
+
+// sampleParallelism bounds a target's samples in flight: they are meant to
+// see the fleet as it is now, and settling makes each take at least settle
+// (the default 12 run in two rounds), but each may hold a probe's worth of
+// memory.
+const sampleParallelism = 6
+
+// samples probes t again, at once, as many times as its tracker asked: each
+// is one more pick of a balancer in front of a fleet. Failed samples are left
+// out (a failed probe is neither drift nor evidence against it).
+func (r *driftReceiver) samples(ctx context.Context, t *target) []*contract.Snapshot {
+	results := make([]*contract.Snapshot, t.tracker.cfg.samples)
+	sem := make(chan struct{}, sampleParallelism)
+	var wg sync.WaitGroup
+	for i := range results {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+			defer cancel()
+			if snap, err := r.prober.probe(pctx, t, true); err == nil {
+				snap.Server.Name = t.name
+				results[i] = snap
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil // shutting down: no decision on part of the samples
+	}
+	return slices.DeleteFunc(results, func(s *contract.Snapshot) bool { return s == nil })
 }
 
 func (r *driftReceiver) emitEvents(ctx context.Context, t *target, events []event) {

@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -21,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/storagetest"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -49,7 +49,7 @@ func (f *fakeProber) count(name string) int {
 	return f.probes[name]
 }
 
-func (f *fakeProber) probe(_ context.Context, t *target) (*contract.Snapshot, error) {
+func (f *fakeProber) probe(_ context.Context, t *target, _ bool) (*contract.Snapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.probes[t.name]++
@@ -60,38 +60,23 @@ func (f *fakeProber) probe(_ context.Context, t *target) (*contract.Snapshot, er
 	return &s, nil
 }
 
-// storageHost is a host with one real file_storage extension.
-type storageHost struct {
-	exts map[component.ID]component.Component
-}
-
-func (h *storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
+// storageHost is a host with extensions that records component status;
+// &storageHost{} has none.
+type storageHost = storagetest.Host
 
 var storageID = component.MustNewID("file_storage")
 
-func newStorageHost(t *testing.T, dir string) *storageHost {
+// newStorageHost is a host with one real file_storage extension on dir.
+func newStorageHost(t *testing.T, dir string, tweak func(*filestorage.Config)) *storageHost {
 	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	cfg.Compaction.Directory = dir
-	return hostWith(t, storageID, f, cfg)
+	return storagetest.NewHost(map[component.ID]component.Component{storageID: storagetest.FileStorage(t, dir, tweak)})
 }
 
 // hostWith is a host holding one real extension, started under id and
 // shut down when the test ends.
 func hostWith(t *testing.T, id component.ID, f extension.Factory, cfg component.Config) *storageHost {
 	t.Helper()
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &storageHost{exts: map[component.ID]component.Component{id: ext}}
-	if err := ext.Start(context.Background(), h); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
-	return h
+	return storagetest.NewHost(map[component.ID]component.Component{id: storagetest.Extension(t, f, cfg)})
 }
 
 func testConfig(targets ...string) *Config {
@@ -158,7 +143,12 @@ func (c *countingMetrics) ConsumeMetrics(_ context.Context, m pmetric.Metrics) e
 // runReceiver starts a receiver in both pipelines and returns its sinks.
 func runReceiver(t *testing.T, cfg *Config, p prober, host component.Host) (*driftReceiver, *consumertest.LogsSink, *consumertest.MetricsSink) {
 	t.Helper()
-	r, err := newDriftReceiver(receiverSettings(), cfg, p)
+	return runReceiverWith(t, receiverSettings(), cfg, p, host)
+}
+
+func runReceiverWith(t *testing.T, set receiver.Settings, cfg *Config, p prober, host component.Host) (*driftReceiver, *consumertest.LogsSink, *consumertest.MetricsSink) {
+	t.Helper()
+	r, err := newDriftReceiver(set, cfg, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,38 +191,45 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// storedServer is one target "srv" with storage, served contract a by p;
+// b is a later contract of it.
+func storedServer(t *testing.T) (cfg *Config, p *fakeProber, a, b *contract.Snapshot) {
+	a = snap(t, map[string]string{"search": "Search the web"})
+	b = snap(t, map[string]string{"search": "Search the web", "fetch": "Fetch a page"})
+	cfg = testConfig("srv")
+	cfg.Storage = &storageID
+	p = newFakeProber()
+	p.set("srv", a, nil)
+	return cfg, p, a, b
+}
+
 func TestReceiverRestartPersistence(t *testing.T) {
 	dir := t.TempDir()
-	a := snap(t, map[string]string{"search": "Search the web"})
-	b := snap(t, map[string]string{"search": "Search the web", "fetch": "Fetch a page"})
-	cfg := testConfig("srv")
-	cfg.Storage = &storageID
-	p := newFakeProber()
-	p.set("srv", a, nil)
+	cfg, p, a, b := storedServer(t)
 
 	// First run: baseline stored, one snapshot event, no drift.
-	host := newStorageHost(t, dir)
+	host := newStorageHost(t, dir, nil)
 	r, logs, _ := runReceiver(t, cfg, p, host)
 	waitFor(t, "first snapshot", func() bool { return len(eventsNamed(logs, semconv.EventSnapshot)) == 1 })
 	waitFor(t, "more probes", func() bool { return p.count("srv") >= 5 })
 	if err := r.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_ = host.exts[storageID].Shutdown(context.Background())
+	_ = host.Extensions[storageID].Shutdown(context.Background())
 	if n := len(eventsNamed(logs, semconv.EventDrift)); n != 0 {
 		t.Fatalf("drift on an unchanged server: %d", n)
 	}
 
 	// Restart against the unchanged server: the restored baseline is
 	// announced, and nothing drifts.
-	host = newStorageHost(t, dir)
+	host = newStorageHost(t, dir, nil)
 	before := p.count("srv")
 	r, logs, _ = runReceiver(t, cfg, p, host)
 	waitFor(t, "probes after restart", func() bool { return p.count("srv") >= before+5 })
 	if err := r.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_ = host.exts[storageID].Shutdown(context.Background())
+	_ = host.Extensions[storageID].Shutdown(context.Background())
 	if n := len(eventsNamed(logs, semconv.EventSnapshot)); n != 1 {
 		t.Errorf("restart should announce the restored baseline once, got %d snapshots", n)
 	}
@@ -242,7 +239,7 @@ func TestReceiverRestartPersistence(t *testing.T) {
 
 	// Restart against a changed server: exactly one drift.
 	p.set("srv", b, nil)
-	host = newStorageHost(t, dir)
+	host = newStorageHost(t, dir, nil)
 	before = p.count("srv")
 	r, logs, _ = runReceiver(t, cfg, p, host)
 	waitFor(t, "drift", func() bool { return len(eventsNamed(logs, semconv.EventDrift)) >= 1 })
@@ -264,8 +261,8 @@ func TestReceiverRestartPersistence(t *testing.T) {
 
 func TestReceiverCorruptStorageIsReplaced(t *testing.T) {
 	dir := t.TempDir()
-	host := newStorageHost(t, dir)
-	client, err := host.exts[storageID].(storage.Extension).GetClient(context.Background(), component.KindReceiver, component.MustNewIDWithName("mcpdrift", "test"), "")
+	host := newStorageHost(t, dir, nil)
+	client, err := host.Extensions[storageID].(storage.Extension).GetClient(context.Background(), component.KindReceiver, component.MustNewIDWithName("mcpdrift", "test"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,20 +10,46 @@ import (
 
 // scheduler runs every target's probe on its own fixed-rate schedule. One
 // goroutine keeps a heap of due times; each due probe runs in its own
-// goroutine, limited to maxInFlight at once. A target whose previous probe is
-// still running skips that tick (probes are bounded by the probe timeout), so
-// a server that hangs delays nobody but itself.
+// goroutine. A target has at most one probe in flight: a target whose
+// previous probe still runs skips that tick.
+//
+// Probes share maxInFlight slots, but a probe holds its slot only for its
+// target's share of the slot time (see slotBudget). A probe that runs longer
+// gives its slot back and finishes "overtime", bounded by the probe timeout,
+// so a server that hangs delays nobody but itself: the slots keep turning
+// over for the healthy targets whatever part of the fleet hangs.
 type scheduler struct {
 	now          func() time.Time
 	maxInFlight  int
+	timeout      time.Duration // the probe timeout
 	initialDelay time.Duration
 	run          func(ctx context.Context, t *target)
 	onStart      func(t *target, due, started time.Time)
 }
 
+// minSlotBudget is the least slot budget: below it, healthy probes (TLS,
+// listing, settle) would go overtime as a matter of course, and on a busy
+// CPU overtime would only add concurrency. Overtime is for the slow, not
+// for the busy.
+const minSlotBudget = time.Second
+
+// slotBudget is how long one probe of a target may hold a shared slot: the
+// target's fair share of the slots' time, maxInFlight × interval ÷ targets
+// (if every target used its whole share every interval the slots would just
+// be busy), at least minSlotBudget, and never more than the probe timeout.
+func slotBudget(maxInFlight, targets int, interval, timeout time.Duration) time.Duration {
+	share := interval * time.Duration(maxInFlight) / time.Duration(targets)
+	return min(timeout, max(share, minSlotBudget))
+}
+
+type scheduled struct {
+	t      *target
+	budget time.Duration
+}
+
 type dueEntry struct {
 	due time.Time
-	t   *target
+	s   *scheduled
 }
 
 type dueHeap []dueEntry
@@ -53,7 +79,8 @@ func (s *scheduler) loop(ctx context.Context, targets []*target) {
 	for _, t := range targets {
 		// Spread first probes over one interval so a fleet does not probe in lockstep.
 		jitter := time.Duration(rand.Int64N(int64(t.interval)))
-		h = append(h, dueEntry{due: start.Add(jitter), t: t})
+		budget := slotBudget(s.maxInFlight, len(targets), t.interval, s.timeout)
+		h = append(h, dueEntry{due: start.Add(jitter), s: &scheduled{t: t, budget: budget}})
 	}
 	heap.Init(&h)
 	timer := time.NewTimer(0)
@@ -76,33 +103,48 @@ func (s *scheduler) loop(ctx context.Context, targets []*target) {
 			s.dispatch(ctx, &wg, sem, e)
 			// Fixed rate: the next probe is due one interval after this one
 			// was due; ticks missed while the process stalled are skipped.
-			next := e.due.Add(e.t.interval)
+			interval := e.s.t.interval
+			next := e.due.Add(interval)
 			if behind := now.Sub(next); behind > 0 {
-				next = next.Add((behind/e.t.interval + 1) * e.t.interval)
+				next = next.Add((behind/interval + 1) * interval)
 			}
-			heap.Push(&h, dueEntry{due: next, t: e.t})
+			heap.Push(&h, dueEntry{due: next, s: e.s})
 		}
 	}
 }
 
+// dispatch starts a due probe unless its target's previous one still runs.
+// The probe waits for a slot (first come, first served) and gives it
+// back when it returns or when its slot budget is spent, whichever is first.
 func (s *scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup, sem chan struct{}, e dueEntry) {
-	if !e.t.running.CompareAndSwap(false, true) {
-		e.t.skipped.Add(1)
+	t := e.s.t
+	if !t.running.CompareAndSwap(false, true) {
+		t.skipped.Add(1)
 		return
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer e.t.running.Store(false)
+		defer t.running.Store(false)
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 			return
 		}
-		defer func() { <-sem }()
+		var once sync.Once
+		overtime := time.AfterFunc(e.s.budget, func() {
+			once.Do(func() {
+				t.overtime.Add(1)
+				<-sem
+			})
+		})
+		defer func() {
+			overtime.Stop()
+			once.Do(func() { <-sem })
+		}()
 		if s.onStart != nil {
-			s.onStart(e.t, e.due, s.now())
+			s.onStart(t, e.due, s.now())
 		}
-		s.run(ctx, e.t)
+		s.run(ctx, t)
 	}()
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/safestorage"
 )
 
 // storedStateVersion is the version of what the receiver keeps per target.
@@ -29,30 +31,29 @@ type restoredState struct {
 }
 
 // baselineStore keeps baselines in a storage extension, or nowhere (memory
-// only) when none is configured.
+// only) when none is configured or it cannot be used.
 type baselineStore struct {
 	client storage.Client // nil: memory only
-	limits contract.Limits
+	health *safestorage.Health
+	// unsaved holds the targets whose last save failed: they are saved
+	// again after their next probe, changed or not.
+	unsaved sync.Map
 }
 
-func openBaselineStore(ctx context.Context, host component.Host, id *component.ID, set receiver.Settings) (*baselineStore, error) {
+// openBaselineStore connects the storage extension. A store that cannot be
+// opened is not an error: baselines are then kept in memory, and the
+// health has said so (log with the file and the remedy, component status,
+// the storage gauge). Only a misconfiguration (no such extension) is.
+func openBaselineStore(ctx context.Context, host component.Host, id *component.ID, set receiver.Settings, health *safestorage.Health) (*baselineStore, error) {
 	if id == nil {
 		set.Logger.Warn("No storage extension configured: baselines are kept in memory only, so every restart starts from a fresh baseline (set storage: file_storage)")
 		return &baselineStore{}, nil
 	}
-	ext, ok := host.GetExtensions()[*id]
-	if !ok {
-		return nil, fmt.Errorf("mcpdrift: storage extension %q not found", id)
-	}
-	se, ok := ext.(storage.Extension)
-	if !ok {
-		return nil, fmt.Errorf("mcpdrift: extension %q is not a storage extension", id)
-	}
-	client, err := se.GetClient(ctx, component.KindReceiver, set.ID, "")
+	client, err := health.Open(ctx, host, *id, component.KindReceiver, set.ID)
 	if err != nil {
-		return nil, fmt.Errorf("mcpdrift: storage %q: %w", id, err)
+		return nil, fmt.Errorf("mcpdrift: %w", err)
 	}
-	return &baselineStore{client: client}, nil
+	return &baselineStore{client: client, health: health}, nil
 }
 
 func storageKey(target string) string { return "target/" + target }
@@ -105,7 +106,20 @@ func (s *baselineStore) save(ctx context.Context, target string, t *tracker) err
 	if err != nil {
 		return err
 	}
-	return s.client.Set(ctx, storageKey(target), raw)
+	err = s.client.Set(ctx, storageKey(target), raw)
+	s.health.Wrote(err)
+	if err != nil {
+		s.unsaved.Store(target, true)
+	} else {
+		s.unsaved.Delete(target)
+	}
+	return err
+}
+
+// isUnsaved reports whether the target's last save failed.
+func (s *baselineStore) isUnsaved(target string) bool {
+	_, ok := s.unsaved.Load(target)
+	return ok
 }
 
 func (s *baselineStore) close(ctx context.Context) error {

@@ -1,6 +1,7 @@
 package mcpdriftreceiver
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -26,14 +27,20 @@ type target struct {
 	url      string // redacted endpoint, or stdio:<command>
 	interval time.Duration
 
-	httpClient         *http.Client // built at Start for endpoint targets
+	httpClient *http.Client // built at Start for endpoint targets
+	// sampleClient builds a client of the target's configuration with a
+	// connection pool of its own, for one sample: samples run at once, and
+	// each must open its own connection (one balancer pick).
+	sampleClient       func(context.Context) (*http.Client, error)
 	clientCapabilities json.RawMessage
 	probe              probe.Target // what the probe is told; set at Start
+	hint               handshakeHint
 	tracker            *tracker
 
-	running atomic.Bool  // a probe of this target is in flight
-	skipped atomic.Int64 // ticks skipped because the previous probe still ran
-	probes  atomic.Int64 // probes completed
+	running  atomic.Bool  // a probe of this target is in flight
+	skipped  atomic.Int64 // ticks skipped because the previous probe still ran
+	overtime atomic.Int64 // probes that outran their slot budget (see scheduler)
+	probes   atomic.Int64 // probes completed
 
 	// Probe and drift state for metrics: written and read by the goroutine
 	// that probes the target (one at a time). up and errorClass are also read
@@ -80,9 +87,14 @@ func newTarget(tc TargetConfig, cfg *Config, classify func(old, new *contract.Sn
 	} else {
 		t.url = probe.SanitizeURL(tc.Endpoint)
 	}
+	samples := cfg.ConfirmSamples
+	if len(tc.Command) > 0 {
+		samples = 0 // one child process is never a fleet
+	}
 	t.tracker = newTracker(trackerConfig{
 		limits:         cfg.Limits,
 		confirmAfter:   cfg.ConfirmAfter,
+		samples:        samples,
 		pinned:         cfg.Baseline == BaselinePinned,
 		volatileAfter:  cfg.Volatile.After,
 		ignoreVolatile: cfg.Volatile.Ignore,
@@ -179,7 +191,7 @@ func (t *target) recordMetrics(mb *metadata.MetricsBuilder, now time.Time) pmetr
 	for sev, n := range t.drifts {
 		mb.RecordMcpdriftDriftCountDataPoint(ts, n, severityAttr(sev))
 	}
-	mb.RecordMcpdriftContractMixedDataPoint(ts, boolInt(t.tracker.mixedOpen))
+	mb.RecordMcpdriftContractMixedDataPoint(ts, boolInt(t.tracker.mixedOpen()))
 	mb.RecordMcpdriftDriftOpenDataPoint(ts, boolInt(!t.tracker.openDrift.Empty()))
 
 	rb := mb.NewResourceBuilder()

@@ -1,8 +1,6 @@
 package mcpdriftreceiver
 
 import (
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
@@ -10,11 +8,12 @@ import (
 
 // tracker is one target's drift state machine. It turns successful
 // observations (snapshots) into events: the first observation becomes the
-// baseline; a different contract becomes drift only after confirmAfter
-// consecutive observations; contracts that alternate are a mixed fleet, not
-// a drift per flip; fields that change on every probe are volatile and,
-// once detected, masked out of the comparison. Failed probes never reach it:
-// a failed probe is never drift.
+// baseline; what the target serves is decided by the fleet rules (fleet.go):
+// a plain upgrade is confirmed after confirm_after observations, a fleet
+// serving several contracts is one mixed state and one drift when it
+// converges. Fields that change on every probe are volatile: once detected
+// they are masked out of the contract's identity. Failed probes never reach
+// it: a failed probe is never drift.
 //
 // A tracker is used by one goroutine at a time (the scheduler never probes a
 // target twice at once).
@@ -22,19 +21,18 @@ type tracker struct {
 	cfg      trackerConfig
 	classify func(old, new *contract.Snapshot) *contract.Report
 
+	// baseline is what drift is reported against: the confirmed contract
+	// (advance) or the pinned one.
 	baseline    *contract.Snapshot
 	baselineKey string
+	// current is the confirmed contract the target serves (the baseline,
+	// unless pinned).
+	current *contract.Snapshot
 
-	candidate      *contract.Snapshot
-	candidateKey   string
-	candidateCount int
-	heldCount      int // consecutive observations of the baseline
+	fleet *fleet
 
-	window    []string // recent observation keys, oldest first
-	variants  map[string]*variant
-	mixedOpen bool
-
-	// pinned mode: the drift repeated while the contract differs from the baseline
+	// pinned mode: the drift open while the target serves current, not the
+	// baseline. It is reported once; the repeats are state (drift.open).
 	openDrift *contract.Report
 
 	volatile *volatileDetector
@@ -43,26 +41,17 @@ type tracker struct {
 type trackerConfig struct {
 	limits         contract.Limits
 	confirmAfter   int
+	samples        int // confirm_samples; 0 for targets that are not a fleet (stdio)
 	pinned         bool
 	volatileAfter  int
 	ignoreVolatile bool
 }
 
-// variant is one contract seen while a fleet is mixed.
-type variant struct {
-	key         string
-	count       int
-	first, last time.Time
-}
-
-// windowSize is how many recent observations mixed-fleet detection looks at.
-func (t *tracker) windowSize() int { return max(8, 4*t.cfg.confirmAfter) }
-
 func newTracker(cfg trackerConfig, classify func(old, new *contract.Snapshot) *contract.Report) *tracker {
 	return &tracker{
 		cfg:      cfg,
 		classify: classify,
-		variants: map[string]*variant{},
+		fleet:    newFleet(newFleetParams(cfg.confirmAfter, cfg.samples)),
 		volatile: newVolatileDetector(cfg.volatileAfter),
 	}
 }
@@ -94,7 +83,14 @@ type step struct {
 	events []event
 	// persist is set when the baseline or the volatile set changed.
 	persist bool
+	// sample asks the receiver for cfg.samples more observations now, to be
+	// passed to sampled: a new contract would be confirmed if the fleet
+	// shows nothing else.
+	sample bool
 }
+
+// mixedOpen reports an open mixed state (for the contract.mixed metric).
+func (t *tracker) mixedOpen() bool { return t.fleet.mixed }
 
 // restore installs a stored baseline and volatile set (receiver start).
 func (t *tracker) restore(baseline *contract.Snapshot, volatile []fieldKey) {
@@ -102,6 +98,8 @@ func (t *tracker) restore(baseline *contract.Snapshot, volatile []fieldKey) {
 		t.volatile.known[f] = true
 	}
 	t.setBaseline(baseline)
+	t.current = baseline
+	t.fleet.start(t.baselineKey)
 }
 
 func (t *tracker) setBaseline(s *contract.Snapshot) {
@@ -109,176 +107,129 @@ func (t *tracker) setBaseline(s *contract.Snapshot) {
 	t.baselineKey = t.key(s)
 }
 
-// key is the identity of an observed contract: its contract digest, or, once
-// volatile fields are known and ignored, the digest with them masked.
+// key is the identity of an observed contract: its contract digest, or,
+// once volatile fields are known, the digest with them masked (whether or
+// not they are ignored in reports: a field that changes on every probe
+// would otherwise keep any change from ever being confirmed).
 func (t *tracker) key(s *contract.Snapshot) string {
-	if !t.cfg.ignoreVolatile || len(t.volatile.known) == 0 {
+	if len(t.volatile.known) == 0 {
 		return s.Digests.Contract
 	}
-	return t.masked(s).Digests.Contract
+	return maskFields(s, t.volatile.known, t.cfg.limits).Digests.Contract
 }
 
-func (t *tracker) masked(s *contract.Snapshot) *contract.Snapshot {
+// equivalent tells the probe's settling that two listings differing only in
+// known volatile fields agree (nil when none are known).
+func (t *tracker) equivalent() func(kind contract.Kind, a, b contract.Listing) bool {
+	if len(t.volatile.known) == 0 {
+		return nil
+	}
+	byDef := fieldsByDefinition(t.volatile.known)
+	limits := t.cfg.limits
+	return func(kind contract.Kind, a, b contract.Listing) bool {
+		ma, _ := maskListing(kind, a, byDef, limits)
+		mb, _ := maskListing(kind, b, byDef, limits)
+		return ma.SetDigest() == mb.SetDigest()
+	}
+}
+
+// compared is the snapshot drift reports compare: masked when volatile
+// fields are ignored, as served otherwise.
+func (t *tracker) compared(s *contract.Snapshot) *contract.Snapshot {
 	if !t.cfg.ignoreVolatile || len(t.volatile.known) == 0 {
 		return s
 	}
 	return maskFields(s, t.volatile.known, t.cfg.limits)
 }
 
-// observe feeds one successful probe result to the tracker.
+// observe feeds one successful scheduled probe result to the tracker.
 func (t *tracker) observe(s *contract.Snapshot, now time.Time) step {
 	var st step
-	if found := t.volatile.observe(s, t.classify); len(found) > 0 {
-		for _, f := range found {
-			st.events = append(st.events, event{kind: eventVolatile, at: now, current: s, field: f})
-		}
-		st.persist = true
-		if t.baseline != nil {
-			t.baselineKey = t.key(t.baseline)
-		}
-		t.rekeyCandidate()
-	}
-	key := t.key(s)
-	t.remember(key, now)
-
+	t.noteVolatile(s, now, &st)
 	if t.baseline == nil {
 		t.setBaseline(s)
+		t.current = s
+		t.fleet.start(t.baselineKey)
 		st.events = append(st.events, event{kind: eventSnapshot, at: now, current: s})
 		st.persist = true
 		return st
 	}
-	if !t.mixedOpen && t.isMixed() {
-		t.mixedOpen = true
-		st.events = append(st.events, event{kind: eventMixedOpen, at: now, variants: t.windowVariants()})
-	}
+	v := t.fleet.observe(t.key(s), now)
+	st.sample = v.sample
+	t.apply(v, s, now, &st)
+	return st
+}
 
-	if key == t.baselineKey {
-		t.candidate, t.candidateKey, t.candidateCount = nil, "", 0
-		t.heldCount++
-		t.openDrift = nil
-		if t.mixedOpen && t.heldCount >= t.cfg.confirmAfter {
-			st.events = append(st.events, t.resolveMixed(now, t.baseline))
-		}
-		return st
+// sampled feeds the extra observations a step asked for.
+func (t *tracker) sampled(samples []*contract.Snapshot, now time.Time) step {
+	var st step
+	for _, s := range samples {
+		t.noteVolatile(s, now, &st)
 	}
-	t.heldCount = 0
-	if key == t.candidateKey {
-		t.candidateCount++
-		t.candidate = s
-	} else {
-		t.candidate, t.candidateKey, t.candidateCount = s, key, 1
-		t.openDrift = nil
+	keys := make([]string, len(samples))
+	for i, s := range samples {
+		keys[i] = t.key(s)
 	}
-	if t.candidateCount < t.cfg.confirmAfter {
-		return st
+	var last *contract.Snapshot
+	if len(samples) > 0 {
+		last = samples[len(samples)-1]
 	}
+	t.apply(t.fleet.sampled(keys, now), last, now, &st)
+	return st
+}
 
-	// Confirmed: a new contract has held for confirmAfter observations.
-	if t.mixedOpen {
-		st.events = append(st.events, t.resolveMixed(now, s))
+// noteVolatile feeds the volatile detector; a grown volatile set changes
+// every key, so the fleet's history is forgotten.
+func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
+	found := t.volatile.observe(s, t.classify)
+	if len(found) == 0 {
+		return
 	}
+	for _, f := range found {
+		st.events = append(st.events, event{kind: eventVolatile, at: now, current: s, field: f})
+	}
+	st.persist = true
+	if t.baseline == nil {
+		return
+	}
+	t.baselineKey = t.key(t.baseline)
+	t.fleet.rekey(t.key(t.current))
+}
+
+// apply turns a fleet verdict into events; s is the observation it was
+// reached on.
+func (t *tracker) apply(v fleetVerdict, s *contract.Snapshot, now time.Time, st *step) {
+	if v.opened {
+		st.events = append(st.events, event{kind: eventMixedOpen, at: now, variants: v.variants})
+	}
+	if v.resolved {
+		st.events = append(st.events, event{kind: eventMixedResolved, at: now, current: s, variants: v.variants})
+	}
+	if v.confirmed {
+		t.confirm(s, now, st)
+	}
+}
+
+// confirm makes s the contract the target serves.
+func (t *tracker) confirm(s *contract.Snapshot, now time.Time, st *step) {
+	t.current = s
 	if t.cfg.pinned {
-		if t.openDrift == nil {
-			t.openDrift = t.classify(t.masked(t.baseline), t.masked(s))
+		if t.key(s) == t.baselineKey {
+			t.openDrift = nil // back on the baseline: the open drift closes
+			return
 		}
-		if len(t.openDrift.Changes) > 0 {
-			st.events = append(st.events, event{kind: eventDrift, at: now, current: s, previous: t.baseline, report: t.openDrift})
+		report := t.classify(t.compared(t.baseline), t.compared(s))
+		t.openDrift = report
+		if len(report.Changes) > 0 {
+			st.events = append(st.events, event{kind: eventDrift, at: now, current: s, previous: t.baseline, report: report})
 		}
-		return st
+		return
 	}
-	report := t.classify(t.masked(t.baseline), t.masked(s))
+	report := t.classify(t.compared(t.baseline), t.compared(s))
 	if len(report.Changes) > 0 {
 		st.events = append(st.events, event{kind: eventDrift, at: now, current: s, previous: t.baseline, report: report})
 	}
 	st.events = append(st.events, event{kind: eventSnapshot, at: now, current: s})
 	t.setBaseline(s)
-	t.candidate, t.candidateKey, t.candidateCount = nil, "", 0
-	t.heldCount = 1
-	t.restartWindow(key, now)
 	st.persist = true
-	return st
-}
-
-// rekeyCandidate recomputes the candidate's key after the volatile set grew.
-func (t *tracker) rekeyCandidate() {
-	if t.candidate != nil {
-		t.candidateKey = t.key(t.candidate)
-	}
-	// Keys in the window were computed with the old mask; forget them rather
-	// than compare apples with oranges.
-	t.window = t.window[:0]
-	clear(t.variants)
-}
-
-func (t *tracker) remember(key string, now time.Time) {
-	t.window = append(t.window, key)
-	if n := len(t.window) - t.windowSize(); n > 0 {
-		t.window = append(t.window[:0], t.window[n:]...)
-	}
-	v := t.variants[key]
-	if v == nil {
-		v = &variant{key: key, first: now}
-		t.variants[key] = v
-	}
-	v.count++
-	v.last = now
-}
-
-// isMixed reports a fleet alternating between contracts: within the window,
-// at least two contracts each seen at least twice, and at least three
-// switches between consecutive observations.
-func (t *tracker) isMixed() bool {
-	counts := map[string]int{}
-	switches := 0
-	for i, k := range t.window {
-		counts[k]++
-		if i > 0 && t.window[i-1] != k {
-			switches++
-		}
-	}
-	repeated := 0
-	for _, c := range counts {
-		if c >= 2 {
-			repeated++
-		}
-	}
-	return repeated >= 2 && switches >= 3
-}
-
-// windowVariants lists the contracts seen in the window, most seen first.
-func (t *tracker) windowVariants() []variant {
-	inWindow := map[string]bool{}
-	for _, k := range t.window {
-		inWindow[k] = true
-	}
-	var out []variant
-	for k := range inWindow {
-		out = append(out, *t.variants[k])
-	}
-	sortVariants(out)
-	return out
-}
-
-func (t *tracker) resolveMixed(now time.Time, winner *contract.Snapshot) event {
-	ev := event{kind: eventMixedResolved, at: now, current: winner, variants: t.windowVariants()}
-	t.mixedOpen = false
-	t.restartWindow(t.key(winner), now)
-	return ev
-}
-
-// restartWindow forgets history before a confirmed contract: what mixed-fleet
-// detection looks at from now on starts with the winner's observation.
-func (t *tracker) restartWindow(key string, now time.Time) {
-	clear(t.variants)
-	t.window = append(t.window[:0], key)
-	t.variants[key] = &variant{key: key, count: 1, first: now, last: now}
-}
-
-func sortVariants(vs []variant) {
-	slices.SortFunc(vs, func(a, b variant) int {
-		if a.count != b.count {
-			return b.count - a.count
-		}
-		return strings.Compare(a.key, b.key)
-	})
 }

@@ -47,34 +47,120 @@ func kinds(st step) []eventKind {
 	return k
 }
 
+// observeAgreed observes s and answers any samples the tracker asks for with
+// s again: one server, not a fleet.
+func observeAgreed(tr *tracker, s *contract.Snapshot, now time.Time) step {
+	st := tr.observe(s, now)
+	if st.sample {
+		more := make([]*contract.Snapshot, tr.cfg.samples)
+		for i := range more {
+			more[i] = s
+		}
+		next := tr.sampled(more, now)
+		st.events = append(st.events, next.events...)
+		st.persist = st.persist || next.persist
+	}
+	return st
+}
+
+// feed observes a sequence (samples answered with the same snapshot) and
+// returns every event kind.
+func feed(tr *tracker, seq ...*contract.Snapshot) []eventKind {
+	var all []eventKind
+	for _, s := range seq {
+		all = append(all, kinds(observeAgreed(tr, s, time.Unix(0, 0)))...)
+	}
+	return all
+}
+
+func repeat(s *contract.Snapshot, n int) []*contract.Snapshot {
+	out := make([]*contract.Snapshot, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
 func TestTrackerConfirmsAfterN(t *testing.T) {
 	a := snap(t, map[string]string{"search": "Search the web"})
 	b := snap(t, map[string]string{"search": "Search the web", "fetch": "Fetch a page"})
+	for _, samples := range []int{0, DefaultConfirmSamples} {
+		tr := newTestTracker(2, false)
+		tr.cfg.samples = samples
+		tr.fleet = newFleet(newFleetParams(2, samples))
+		now := time.Unix(1000, 0)
+		if st := tr.observe(a, now); fmt.Sprint(kinds(st)) != fmt.Sprint([]eventKind{eventSnapshot}) || !st.persist {
+			t.Fatalf("first observation: %v", kinds(st))
+		}
+		if st := tr.observe(a, now); len(st.events) != 0 || st.sample {
+			t.Fatalf("unchanged: %v", kinds(st))
+		}
+		if st := tr.observe(b, now); len(st.events) != 0 || st.sample {
+			t.Fatalf("first sight of a new contract must not be drift: %v", kinds(st))
+		}
+		st := tr.observe(b, now)
+		if st.sample != (samples > 0) {
+			t.Fatalf("samples %d: asked for samples: %v", samples, st.sample)
+		}
+		if st.sample {
+			if len(st.events) != 0 {
+				t.Fatalf("events before the samples: %v", kinds(st))
+			}
+			st = tr.sampled(repeat(b, samples), now)
+		}
+		if fmt.Sprint(kinds(st)) != fmt.Sprint([]eventKind{eventDrift, eventSnapshot}) || !st.persist {
+			t.Fatalf("confirmed: %v", kinds(st))
+		}
+		if st.events[0].previous != a || st.events[0].current != b {
+			t.Error("drift must compare baseline with the confirmed contract")
+		}
+		if got := feed(tr, b); len(got) != 0 {
+			t.Fatalf("after advance: %v", got)
+		}
+		// One stale answer of the old contract after the upgrade is neither
+		// drift nor a mixed fleet.
+		if got := feed(tr, a, b, b, b); len(got) != 0 {
+			t.Fatalf("blip: %v", got)
+		}
+	}
+}
+
+// TestTrackerSamplesShowAFleet: the run that would confirm a plain upgrade is
+// checked against samples; a sample of the old contract makes it a mixed
+// fleet, not drift.
+func TestTrackerSamplesShowAFleet(t *testing.T) {
+	a := snap(t, map[string]string{"search": "v1"})
+	b := snap(t, map[string]string{"search": "v2"})
 	tr := newTestTracker(2, false)
-	now := time.Unix(1000, 0)
-	if st := tr.observe(a, now); fmt.Sprint(kinds(st)) != fmt.Sprint([]eventKind{eventSnapshot}) || !st.persist {
-		t.Fatalf("first observation: %v", kinds(st))
+	tr.cfg.samples = 4
+	tr.fleet = newFleet(newFleetParams(2, 4))
+	feed(tr, repeat(a, 20)...)
+	tr.observe(b, time.Unix(1, 0))
+	if st := tr.observe(b, time.Unix(2, 0)); !st.sample {
+		t.Fatal("no samples asked for")
 	}
-	if st := tr.observe(a, now); len(st.events) != 0 {
-		t.Fatalf("unchanged: %v", kinds(st))
+	st := tr.sampled([]*contract.Snapshot{a, b, a, b}, time.Unix(2, 0))
+	if fmt.Sprint(kinds(st)) != fmt.Sprint([]eventKind{eventMixedOpen}) {
+		t.Fatalf("samples that disagree: %v, want one mixed open", kinds(st))
 	}
-	if st := tr.observe(b, now); len(st.events) != 0 {
-		t.Fatalf("first sight of a new contract must not be drift: %v", kinds(st))
+	vs := st.events[0].variants
+	if len(vs) != 2 || vs[0].count+vs[1].count != 6 || vs[0].share+vs[1].share < 0.99 {
+		t.Errorf("variants %+v", vs)
 	}
-	st := tr.observe(b, now)
-	if fmt.Sprint(kinds(st)) != fmt.Sprint([]eventKind{eventDrift, eventSnapshot}) || !st.persist {
-		t.Fatalf("confirmed: %v", kinds(st))
+	if tr.baseline != a {
+		t.Error("baseline moved")
 	}
-	if st.events[0].previous != a || st.events[0].current != b {
-		t.Error("drift must compare baseline with the confirmed contract")
+	// Too few samples (probes failed): no decision, asked again next time.
+	tr2 := newTestTracker(2, false)
+	tr2.cfg.samples = 4
+	tr2.fleet = newFleet(newFleetParams(2, 4))
+	feed(tr2, a, b)
+	tr2.observe(b, time.Unix(0, 0))
+	if st := tr2.sampled([]*contract.Snapshot{b}, time.Unix(0, 0)); len(st.events) != 0 {
+		t.Fatalf("one sample of four confirmed: %v", kinds(st))
 	}
-	if st := tr.observe(b, now); len(st.events) != 0 {
-		t.Fatalf("after advance: %v", kinds(st))
-	}
-	// A blip (one observation) back to the old contract is not drift.
-	tr.observe(a, now)
-	if st := tr.observe(b, now); len(st.events) != 0 {
-		t.Fatalf("blip: %v", kinds(st))
+	if st := tr2.observe(b, time.Unix(0, 0)); !st.sample {
+		t.Fatal("not asked again")
 	}
 }
 
@@ -84,19 +170,30 @@ func TestTrackerMixedFleet(t *testing.T) {
 	tr := newTestTracker(3, false)
 	now := time.Unix(1000, 0)
 	var all []eventKind
-	for i, s := range []*contract.Snapshot{a, b, a, b, a, b, a, b, a} {
-		st := tr.observe(s, now.Add(time.Duration(i)*time.Minute))
-		all = append(all, kinds(st)...)
+	for i := range 40 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		all = append(all, kinds(observeAgreed(tr, s, now.Add(time.Duration(i)*time.Minute)))...)
 	}
 	want := []eventKind{eventSnapshot, eventMixedOpen}
 	if fmt.Sprint(all) != fmt.Sprint(want) {
 		t.Fatalf("alternating fleet: got %v, want %v (one mixed event, no drift per flip)", all, want)
 	}
-	// b holds for confirm_after probes: mixed resolves, then it is drift.
+	// b holds: a run of confirm_after is not convergence; the whole hold is
+	// (b was already seen once when the run started).
+	hold := tr.fleet.run.need
+	if hold < tr.fleet.par.minHold {
+		t.Fatalf("hold %d is less than the least hold %d", hold, tr.fleet.par.minHold)
+	}
 	var end []eventKind
 	var resolved event
-	for range 3 {
-		st := tr.observe(b, now)
+	for i := range hold - 1 {
+		st := observeAgreed(tr, b, now)
+		if i < hold-2 && len(st.events) > 0 {
+			t.Fatalf("converged after %d probes of b: %v", i+2, kinds(st))
+		}
 		for _, e := range st.events {
 			if e.kind == eventMixedResolved {
 				resolved = e
@@ -110,46 +207,99 @@ func TestTrackerMixedFleet(t *testing.T) {
 	if len(resolved.variants) != 2 || resolved.current != b {
 		t.Errorf("resolved variants %+v", resolved.variants)
 	}
+	// The window kept the converged run: one stale answer does not reopen.
+	if got := feed(tr, a, b, b); len(got) != 0 {
+		t.Fatalf("after convergence: %v", got)
+	}
+}
+
+// TestTrackerMixedConfirmAfterOne: with confirm_after 1 a round robin is still
+// one mixed state (the window never collapses to one entry), never a drift
+// per flip.
+func TestTrackerMixedConfirmAfterOne(t *testing.T) {
+	a := snap(t, map[string]string{"search": "v1"})
+	b := snap(t, map[string]string{"search": "v2"})
+	for _, samples := range []int{0, DefaultConfirmSamples} {
+		tr := newTestTracker(1, false)
+		tr.cfg.samples = samples
+		tr.fleet = newFleet(newFleetParams(1, samples))
+		feed(tr, repeat(a, 10)...)
+		var all []eventKind
+		for i := range 40 {
+			s := a
+			if i%2 == 0 {
+				s = b
+			}
+			st := tr.observe(s, time.Unix(int64(i), 0))
+			if st.sample {
+				// A round robin answers the samples alternately.
+				more := []*contract.Snapshot{a, b, a, b, a, b, a, b, a, b, a, b}[:samples]
+				st.events = append(st.events, tr.sampled(more, time.Unix(int64(i), 0)).events...)
+			}
+			all = append(all, kinds(st)...)
+		}
+		drifts := 0
+		for _, k := range all {
+			if k == eventDrift {
+				drifts++
+			}
+		}
+		// Without samples the first flips are indistinguishable from an
+		// upgrade and its rollback (two drifts); the next ones are a mixed
+		// fleet.
+		if want := map[bool]int{true: 0, false: 2}[samples > 0]; drifts != want || !tr.mixedOpen() {
+			t.Fatalf("samples %d: %v: %d drifts (want %d), mixed %v", samples, all, drifts, want, tr.mixedOpen())
+		}
+	}
 }
 
 func TestTrackerMixedResolvesToBaseline(t *testing.T) {
 	a := snap(t, map[string]string{"search": "v1"})
 	b := snap(t, map[string]string{"search": "v2"})
 	tr := newTestTracker(2, false)
-	var all []eventKind
-	for _, s := range []*contract.Snapshot{a, b, a, b, a, a} {
-		all = append(all, kinds(tr.observe(s, time.Unix(0, 0)))...)
-	}
-	if fmt.Sprint(all) != fmt.Sprint([]eventKind{eventSnapshot, eventMixedOpen, eventMixedResolved}) {
-		t.Fatalf("canary rolled back: %v", all)
+	got := feed(tr, append([]*contract.Snapshot{a, b, a, b, a, b}, repeat(a, 40)...)...)
+	if fmt.Sprint(got) != fmt.Sprint([]eventKind{eventSnapshot, eventMixedOpen, eventMixedResolved}) {
+		t.Fatalf("canary rolled back: %v", got)
 	}
 }
 
-func TestTrackerPinnedRepeats(t *testing.T) {
+// TestTrackerPinnedCountsOnce: a pinned baseline's open drift is one drift
+// event, however many probes see it; it closes on the baseline and a new
+// opening is a new drift.
+func TestTrackerPinnedCountsOnce(t *testing.T) {
 	a := snap(t, map[string]string{"search": "v1"})
 	b := snap(t, map[string]string{"search": "v2"})
+	c := snap(t, map[string]string{"search": "v3"})
 	tr := newTestTracker(2, true)
-	tr.observe(a, time.Unix(0, 0))
-	tr.observe(b, time.Unix(0, 0))
-	var drifts int
-	for range 3 {
-		for _, e := range tr.observe(b, time.Unix(0, 0)).events {
-			if e.kind == eventDrift {
-				drifts++
-				if e.previous != a {
-					t.Error("pinned drift must compare against the pinned baseline")
+	drifts := func(seq ...*contract.Snapshot) (n int) {
+		for _, s := range seq {
+			for _, e := range observeAgreed(tr, s, time.Unix(0, 0)).events {
+				if e.kind == eventDrift {
+					n++
+					if e.previous != a {
+						t.Error("pinned drift must compare against the pinned baseline")
+					}
 				}
 			}
 		}
+		return n
 	}
-	if drifts != 3 {
-		t.Fatalf("pinned drift should repeat on every observation: %d", drifts)
+	if n := drifts(append([]*contract.Snapshot{a}, repeat(b, 9)...)...); n != 1 || tr.openDrift.Empty() {
+		t.Fatalf("9 probes of one change: %d drifts (want 1), open %v", n, !tr.openDrift.Empty())
 	}
 	if tr.baseline != a {
 		t.Error("pinned baseline advanced")
 	}
-	if st := tr.observe(a, time.Unix(0, 0)); len(st.events) != 0 || tr.openDrift != nil {
+	if n := drifts(c, c, c); n != 1 {
+		t.Fatalf("another contract while open: %d drifts, want 1", n)
+	}
+	if n := drifts(a, a, a); n != 0 || !tr.openDrift.Empty() {
 		t.Error("back on the baseline: the open drift closes silently")
+	}
+	// Once the interleaving has left the window, the change opens again.
+	drifts(repeat(a, tr.fleet.par.window)...)
+	if n := drifts(b, b, b); n != 1 {
+		t.Fatalf("reopened: %d drifts, want 1", n)
 	}
 }
 
@@ -159,7 +309,7 @@ func TestTrackerVolatileField(t *testing.T) {
 	var field fieldKey
 	for i := range 8 {
 		s := snap(t, map[string]string{"search": fmt.Sprintf("Search. Session URL https://x.example/s/%d", i), "fetch": "Fetch"})
-		for _, e := range tr.observe(s, time.Unix(int64(i), 0)).events {
+		for _, e := range observeAgreed(tr, s, time.Unix(int64(i), 0)).events {
 			all = append(all, e.kind)
 			if e.kind == eventVolatile {
 				field = e.field
@@ -176,10 +326,53 @@ func TestTrackerVolatileField(t *testing.T) {
 	var real []eventKind
 	for i := range 2 {
 		s := snap(t, map[string]string{"search": fmt.Sprintf("Search. Session URL https://x.example/s/%d", 100+i), "fetch": "Fetch", "new": "added"})
-		real = append(real, kinds(tr.observe(s, time.Unix(0, 0)))...)
+		real = append(real, kinds(observeAgreed(tr, s, time.Unix(0, 0)))...)
 	}
 	if fmt.Sprint(real) != fmt.Sprint([]eventKind{eventDrift, eventSnapshot}) {
 		t.Fatalf("real drift next to a volatile field: %v", real)
+	}
+}
+
+// TestTrackerVolatileNotIgnored: with volatile.ignore false a real change is
+// still confirmed (the volatile field is masked for confirmation) and the
+// drift reports the volatile field's change too (unmasked).
+func TestTrackerVolatileNotIgnored(t *testing.T) {
+	for _, confirm := range []int{1, 2, 3} {
+		tr := newTestTracker(confirm, false)
+		tr.cfg.ignoreVolatile = false
+		tr.cfg.samples = 2
+		tr.fleet = newFleet(newFleetParams(confirm, 2))
+		rotating := func(i int, extra bool) *contract.Snapshot {
+			tools := map[string]string{"search": fmt.Sprintf("Search. Session URL https://x.example/s/%d", i), "fetch": "Fetch"}
+			if extra {
+				tools["new"] = "added"
+			}
+			return snap(t, tools)
+		}
+		var drifts []event
+		for i := range 20 {
+			// Every probe and sample sees a new value of the volatile field.
+			st := tr.observe(rotating(i, i >= 10), time.Unix(int64(i), 0))
+			if st.sample {
+				more := []*contract.Snapshot{rotating(1000+2*i, i >= 10), rotating(1001+2*i, i >= 10)}
+				st.events = append(st.events, tr.sampled(more, time.Unix(int64(i), 0)).events...)
+			}
+			for _, e := range st.events {
+				if e.kind == eventDrift {
+					drifts = append(drifts, e)
+				}
+			}
+		}
+		if len(drifts) != 1 {
+			t.Fatalf("confirm_after %d: %d drifts, want 1 (the tool added at probe 10)", confirm, len(drifts))
+		}
+		rules := map[string]bool{}
+		for _, c := range drifts[0].report.Changes {
+			rules[c.Rule] = true
+		}
+		if !rules["tool.added"] || len(rules) < 2 {
+			t.Errorf("confirm_after %d: the report shows the added tool and the volatile field unmasked: %v", confirm, rules)
+		}
 	}
 }
 

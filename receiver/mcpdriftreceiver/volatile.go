@@ -28,7 +28,14 @@ type volatileDetector struct {
 	prev    *contract.Snapshot
 	streaks map[fieldKey]*streak
 	known   map[fieldKey]bool
+	// diffs remembers the changed fields between recent pairs of contracts:
+	// a mixed fleet flips between the same few, and each flip would be a
+	// full diff.
+	diffs map[[2]string]map[fieldKey]contract.Change
 }
+
+// maxCachedDiffs bounds volatileDetector.diffs.
+const maxCachedDiffs = 16
 
 // streak is a field's run of consecutive changes and the values it took.
 type streak struct {
@@ -37,7 +44,7 @@ type streak struct {
 }
 
 func newVolatileDetector(after int) *volatileDetector {
-	return &volatileDetector{after: after, streaks: map[fieldKey]*streak{}, known: map[fieldKey]bool{}}
+	return &volatileDetector{after: after, streaks: map[fieldKey]*streak{}, known: map[fieldKey]bool{}, diffs: map[[2]string]map[fieldKey]contract.Change{}}
 }
 
 // observe compares s with the previous observation and returns the fields
@@ -52,16 +59,7 @@ func (d *volatileDetector) observe(s *contract.Snapshot, classify func(old, new 
 		clear(d.streaks)
 		return nil
 	}
-	changed := map[fieldKey]contract.Change{}
-	for _, c := range classify(prev, s).Changes {
-		if c.Path == "" || c.Before == nil || c.After == nil {
-			continue
-		}
-		if c.Name == "" && !(c.Subject == "server" && c.Path == "/instructions") {
-			continue
-		}
-		changed[fieldKey{Subject: c.Subject, Name: c.Name, Path: c.Path}] = c
-	}
+	changed := d.changedFields(prev, s, classify)
 	for k := range d.streaks {
 		if _, ok := changed[k]; !ok {
 			delete(d.streaks, k)
@@ -91,6 +89,30 @@ func (d *volatileDetector) observe(s *contract.Snapshot, classify func(old, new 
 	return found
 }
 
+// changedFields are the fields whose value changed from prev to s (added or
+// removed definitions and members are not fields that changed).
+func (d *volatileDetector) changedFields(prev, s *contract.Snapshot, classify func(old, new *contract.Snapshot) *contract.Report) map[fieldKey]contract.Change {
+	pair := [2]string{prev.Digests.Contract, s.Digests.Contract}
+	if changed, ok := d.diffs[pair]; ok {
+		return changed
+	}
+	changed := map[fieldKey]contract.Change{}
+	for _, c := range classify(prev, s).Changes {
+		if c.Path == "" || c.Before == nil || c.After == nil {
+			continue
+		}
+		if c.Name == "" && !(c.Subject == "server" && c.Path == "/instructions") {
+			continue
+		}
+		changed[fieldKey{Subject: c.Subject, Name: c.Name, Path: c.Path}] = c
+	}
+	if len(d.diffs) >= maxCachedDiffs {
+		clear(d.diffs)
+	}
+	d.diffs[pair] = changed
+	return changed
+}
+
 func compareFieldKeys(a, b fieldKey) int {
 	return strings.Compare(a.Subject+"\x00"+a.Name+"\x00"+a.Path, b.Subject+"\x00"+b.Name+"\x00"+b.Path)
 }
@@ -100,41 +122,55 @@ func compareFieldKeys(a, b fieldKey) int {
 // snapshots that differ only in those fields get the same contract digest.
 func maskFields(s *contract.Snapshot, fields map[fieldKey]bool, limits contract.Limits) *contract.Snapshot {
 	m := *s
-	byDef := map[fieldKey][]string{} // (subject, name) -> paths
+	byDef := fieldsByDefinition(fields)
 	for f := range fields {
 		if f.Subject == "server" && f.Path == "/instructions" && m.Instructions != nil {
 			masked := ""
 			m.Instructions = &masked
-			continue
 		}
-		k := fieldKey{Subject: f.Subject, Name: f.Name}
-		byDef[k] = append(byDef[k], f.Path)
 	}
 	for _, kind := range contract.Kinds {
-		listing := s.Listing(kind)
-		var raws []json.RawMessage
-		touched := false
-		for _, d := range listing {
-			raw := d.Raw
-			for _, p := range byDef[fieldKey{Subject: string(kind), Name: d.Key}] {
-				raw = deletePointer(raw, p)
-				touched = true
-			}
-			raws = append(raws, raw)
+		if masked, touched := maskListing(kind, s.Listing(kind), byDef, limits); touched {
+			m.SetListing(kind, masked)
 		}
-		if !touched {
-			continue
-		}
-		rehashed, err := limits.HashDefinitions(kind, raws)
-		if err != nil {
-			continue // cannot happen for definitions that hashed before; keep them as they were
-		}
-		m.SetListing(kind, rehashed)
 	}
 	if err := m.Seal(); err != nil {
 		return s
 	}
 	return &m
+}
+
+// fieldsByDefinition groups field paths by (subject, name).
+func fieldsByDefinition(fields map[fieldKey]bool) map[fieldKey][]string {
+	byDef := map[fieldKey][]string{}
+	for f := range fields {
+		k := fieldKey{Subject: f.Subject, Name: f.Name}
+		byDef[k] = append(byDef[k], f.Path)
+	}
+	return byDef
+}
+
+// maskListing removes the fields of byDef from one listing and re-hashes it;
+// touched is false (and the listing returned as it is) when none applied.
+func maskListing(kind contract.Kind, listing contract.Listing, byDef map[fieldKey][]string, limits contract.Limits) (contract.Listing, bool) {
+	var raws []json.RawMessage
+	touched := false
+	for _, d := range listing {
+		raw := d.Raw
+		for _, p := range byDef[fieldKey{Subject: string(kind), Name: d.Key}] {
+			raw = deletePointer(raw, p)
+			touched = true
+		}
+		raws = append(raws, raw)
+	}
+	if !touched {
+		return listing, false
+	}
+	rehashed, err := limits.HashDefinitions(kind, raws)
+	if err != nil {
+		return listing, false // cannot happen for definitions that hashed before; keep them as they were
+	}
+	return rehashed, true
 }
 
 // deletePointer removes the member or element at a JSON pointer from a raw

@@ -25,14 +25,15 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                            metric.Meter
-	mu                               sync.Mutex
-	registrations                    []metric.Registration
-	ProcessorMcpimpactImpactRecords  metric.Int64Counter
-	ProcessorMcpimpactIndexEntries   metric.Int64ObservableGauge
-	ProcessorMcpimpactIndexEvictions metric.Int64Counter
-	ProcessorMcpimpactStaleCalls     metric.Int64Counter
-	ProcessorMcpimpactToolCalls      metric.Int64Counter
+	meter                              metric.Meter
+	mu                                 sync.Mutex
+	registrations                      []metric.Registration
+	ProcessorMcpimpactImpactRecords    metric.Int64Counter
+	ProcessorMcpimpactIndexEntries     metric.Int64ObservableGauge
+	ProcessorMcpimpactIndexEvictions   metric.Int64Counter
+	ProcessorMcpimpactStaleCalls       metric.Int64Counter
+	ProcessorMcpimpactStorageAvailable metric.Int64ObservableGauge
+	ProcessorMcpimpactToolCalls        metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -52,6 +53,21 @@ func (builder *TelemetryBuilder) RegisterProcessorMcpimpactIndexEntriesCallback(
 		cb(ctx, &observerInt64{inst: builder.ProcessorMcpimpactIndexEntries, obs: o})
 		return nil
 	}, builder.ProcessorMcpimpactIndexEntries)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorMcpimpactStorageAvailableCallback sets callback for observable ProcessorMcpimpactStorageAvailable metric.
+func (builder *TelemetryBuilder) RegisterProcessorMcpimpactStorageAvailableCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorMcpimpactStorageAvailable, obs: o})
+		return nil
+	}, builder.ProcessorMcpimpactStorageAvailable)
 	if err != nil {
 		return err
 	}
@@ -111,6 +127,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_mcpimpact_stale_calls",
 		metric.WithDescription("Tool-call spans marked mcpdrift.tool.stale=true (the caller used a definition other than the server's current one). [Alpha]"),
 		metric.WithUnit("{call}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorMcpimpactStorageAvailable, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_mcpimpact_storage_available",
+		metric.WithDescription("1 while the storage extension keeps the impact index; 0 while it is kept in memory only, because the store could not be opened (see the log for the file and the remedy) or the last write failed. Absent without a storage extension. [Alpha]"),
+		metric.WithUnit("1"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorMcpimpactToolCalls, err = builder.meter.Int64Counter(

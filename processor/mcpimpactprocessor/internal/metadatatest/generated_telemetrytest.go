@@ -83,6 +83,20 @@ func AssertEqualProcessorMcpimpactStaleCalls(t *testing.T, tt *componenttest.Tel
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorMcpimpactStorageAvailable(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_mcpimpact_storage_available",
+		Description: "1 while the storage extension keeps the impact index; 0 while it is kept in memory only, because the store could not be opened (see the log for the file and the remedy) or the last write failed. Absent without a storage extension. [Alpha]",
+		Unit:        "1",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_mcpimpact_storage_available")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorMcpimpactToolCalls(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_mcpimpact_tool_calls",

@@ -197,7 +197,7 @@ type metricMcpdriftContractMixed struct {
 // init fills mcpdrift.contract.mixed metric with initial data.
 func (m *metricMcpdriftContractMixed) init() {
 	m.data.SetName("mcpdrift.contract.mixed")
-	m.data.SetDescription("1 while probes of the target alternate between two or more known contracts (mixed fleet), else 0.")
+	m.data.SetDescription("1 while the target is a mixed fleet (two or more contracts each seen in a meaningful share of recent probes, interleaved), else 0.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 }
@@ -431,7 +431,7 @@ type metricMcpdriftDriftCount struct {
 // init fills mcpdrift.drift.count metric with initial data.
 func (m *metricMcpdriftDriftCount) init() {
 	m.data.SetName("mcpdrift.drift.count")
-	m.data.SetDescription("Confirmed drifts of the target, by their worst severity.")
+	m.data.SetDescription("Confirmed drifts of the target, by their worst severity. A pinned baseline's open drift counts once, when it opens.")
 	m.data.SetUnit("{drift}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)

@@ -161,7 +161,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["mcpdrift.contract.mixed"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "1 while probes of the target alternate between two or more known contracts (mixed fleet), else 0.", mi.Description())
+					assert.Equal(t, "1 while the target is a mixed fleet (two or more contracts each seen in a meaningful share of recent probes, interleaved), else 0.", mi.Description())
 					assert.Equal(t, "1", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -263,7 +263,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["mcpdrift.drift.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Confirmed drifts of the target, by their worst severity.", mi.Description())
+						assert.Equal(t, "Confirmed drifts of the target, by their worst severity. A pinned baseline's open drift counts once, when it opens.", mi.Description())
 						assert.Equal(t, "{drift}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -280,7 +280,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["mcpdrift.drift.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Confirmed drifts of the target, by their worst severity.", mi.Description())
+						assert.Equal(t, "Confirmed drifts of the target, by their worst severity. A pinned baseline's open drift counts once, when it opens.", mi.Description())
 						assert.Equal(t, "{drift}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

@@ -1,0 +1,388 @@
+package mcpdriftreceiver
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// fleet decides, from the contracts a target's probes observe, what the
+// target serves. Behind a load balancer each probe is one sample of a fleet,
+// so the decisions rest on evidence over a window of samples, never on a run
+// that a random pick produces by chance (docs/mcpdrift-receiver.md, "Rolling
+// deploys"). It sees only keys (contract digests) and is pure, so it can be
+// simulated over many seeded balancer runs (fleet_sim_test.go).
+//
+// The rules, with c = confirm_after and W the window:
+//   - mixed opens when two or more contracts were each seen at least minCount
+//     times in the window after its first change of contract, and the
+//     observations changed contract at least three times (one contract came
+//     back after another was seen);
+//   - while mixed, a contract is converged when it has held the last
+//     hold(x) observations: at least minHold, longer when the contracts it
+//     replaces were rare in the window, up to 2W;
+//   - otherwise a new contract seen c times in a row is confirmed when the
+//     window is clean (it is new there, or the window holds at most two
+//     contracts' runs back to back), after the receiver has sampled the
+//     fleet `samples` more times and seen only it; with a window that is not
+//     clean it must hold hold(x) observations, as when mixed.
+type fleet struct {
+	par fleetParams
+
+	current string // the confirmed contract; "" before the first observation
+
+	win      []sample // recent observations, oldest first, at most par.window
+	inWin    map[string]*variant
+	switches int // adjacent observations in win with different keys
+
+	run struct {
+		key     string
+		n, need int
+	}
+	pending string // the contract the samples asked for would confirm
+
+	mixed   bool
+	episode map[string]*variant // variants since the fleet started to disagree
+	total   int                 // observations in the episode
+}
+
+type sample struct {
+	key string
+	at  time.Time
+}
+
+// fleetParams are the sizes the rules use, derived from confirm_after.
+type fleetParams struct {
+	confirmAfter int // c
+	samples      int // extra samples before a clean confirmation; 0: none
+	window       int // W
+	minCount     int // observations in W that make a contract part of a mixed fleet
+	minHold      int // observations a contract must hold to end a mixed state
+}
+
+// The window and hold sizes, chosen from the simulation in fleet_sim_test.go
+// (docs/mcpdrift-receiver.md has the measured table).
+const (
+	// fleetWindow is the least window: long enough that a 10 % canary is seen
+	// twice in it with probability 0.99 (1 - 0.9^64 - 64·0.1·0.9^63).
+	fleetWindow = 64
+	// fleetMinShare is the share of the window a contract needs (and at
+	// least two observations) to count as a variant of a mixed fleet: one
+	// glitch never opens a mixed state.
+	fleetMinShare = 0.03
+	// fleetMinHold is the least run that ends a mixed state: a 50/50 fleet
+	// produces one that long by chance once in 2^16 observations.
+	fleetMinHold = 16
+	// fleetMissRate bounds the chance that contracts seen in a share q of the
+	// window are still served but missed by a run of hold observations:
+	// (1-q)^hold <= fleetMissRate.
+	fleetMissRate = 1e-4
+	// fleetMaxHold bounds hold, in windows: a 10 % canary leaves the old
+	// contract alone for two windows (128 probes) once in 7 million probes.
+	fleetMaxHold = 2
+	// maxEpisodeVariants bounds the variants a mixed event lists (a server
+	// that serves a new contract on every probe is volatile, not a fleet).
+	maxEpisodeVariants = 16
+	// DefaultConfirmSamples is the default of confirm_samples.
+	DefaultConfirmSamples = 12
+)
+
+func newFleetParams(confirmAfter, samples int) fleetParams {
+	c := max(confirmAfter, 1)
+	w := max(fleetWindow, 8*c)
+	return fleetParams{
+		confirmAfter: c,
+		samples:      max(samples, 0),
+		window:       w,
+		minCount:     max(2, int(math.Ceil(fleetMinShare*float64(w)))),
+		minHold:      max(fleetMinHold, 2*c),
+	}
+}
+
+func newFleet(par fleetParams) *fleet {
+	return &fleet{par: par, inWin: map[string]*variant{}}
+}
+
+// fleetVerdict is what one observation (or one set of samples) decided.
+type fleetVerdict struct {
+	opened    bool      // a mixed state opened
+	resolved  bool      // the mixed state ended
+	variants  []variant // on opened and resolved
+	confirmed bool      // the last observation's contract is now current
+	sample    bool      // take par.samples more observations, then call sampled
+}
+
+// start sets the current contract without history (first observation or a
+// restored baseline).
+func (f *fleet) start(key string) {
+	f.rekey(key)
+	f.mixed = false
+	f.episode, f.total = nil, 0
+}
+
+// rekey forgets every observation and sets the current contract's key: keys
+// changed meaning (the volatile mask grew). An open mixed state stays open,
+// its episode counted afresh.
+func (f *fleet) rekey(current string) {
+	f.current = current
+	f.win = f.win[:0]
+	clear(f.inWin)
+	f.switches = 0
+	f.run.key, f.run.n, f.run.need = "", 0, 0
+	f.pending = ""
+	if f.mixed {
+		f.episode, f.total = map[string]*variant{}, 0
+	}
+}
+
+// observe takes one scheduled observation.
+func (f *fleet) observe(key string, at time.Time) fleetVerdict {
+	f.pending = ""
+	f.push(key, at)
+	var v fleetVerdict
+	if f.current == "" {
+		f.current = key
+		v.confirmed = true
+		return v
+	}
+	f.openIfMixed(&v)
+	x := f.run.key
+	if f.mixed {
+		if f.run.n >= f.run.need {
+			v.resolved, v.variants = true, f.episodeVariants()
+			f.settle(x)
+			v.confirmed = x != f.current
+			f.current = x
+		}
+		return v
+	}
+	if x == f.current || f.run.n < f.par.confirmAfter {
+		return v
+	}
+	switch {
+	case f.clean(x) && f.par.samples > 0:
+		f.pending = x
+		v.sample = true
+	case f.clean(x) || f.run.n >= f.run.need:
+		f.current = x
+		v.confirmed = true
+	}
+	return v
+}
+
+// sampled takes the samples observe asked for: the pending contract is
+// confirmed when at least half the samples were taken and every one shows
+// it; anything else is evidence of a fleet and goes to the window.
+func (f *fleet) sampled(keys []string, at time.Time) fleetVerdict {
+	x := f.pending
+	f.pending = ""
+	agree := len(keys) > 0 && 2*len(keys) >= f.par.samples
+	for _, k := range keys {
+		f.push(k, at)
+		agree = agree && k == x
+	}
+	var v fleetVerdict
+	if x == "" {
+		return v
+	}
+	if agree {
+		f.current = x
+		v.confirmed = true
+		return v
+	}
+	f.openIfMixed(&v)
+	return v
+}
+
+// openIfMixed opens a mixed state when the window shows one.
+func (f *fleet) openIfMixed(v *fleetVerdict) {
+	if !f.mixed && f.mixedRule() {
+		f.open()
+		v.opened, v.variants = true, f.episodeVariants()
+	}
+}
+
+// push appends an observation to the window, the run and the episode.
+func (f *fleet) push(key string, at time.Time) {
+	if v := f.inWin[key]; v != nil {
+		key = v.key // one string per contract, however many observations
+	}
+	if n := len(f.win); n > 0 && f.win[n-1].key != key {
+		f.switches++
+	}
+	if key == f.run.key {
+		f.run.n++
+	} else {
+		f.run.key, f.run.n, f.run.need = key, 1, f.hold(key)
+	}
+	if len(f.win) == f.par.window {
+		f.evict()
+	}
+	f.win = append(f.win, sample{key: key, at: at})
+	v := f.inWin[key]
+	if v == nil {
+		v = &variant{key: key, first: at}
+		f.inWin[key] = v
+	}
+	v.count++
+	v.last = at
+	if f.mixed {
+		f.count(key, at)
+	}
+}
+
+func (f *fleet) evict() {
+	old := f.win[0].key
+	if f.win[1].key != old {
+		f.switches--
+	}
+	v := f.inWin[old]
+	v.count--
+	if v.count == 0 {
+		delete(f.inWin, old)
+	}
+	f.win = append(f.win[:0], f.win[1:]...)
+}
+
+// hold is how many observations in a row key must hold to converge: enough
+// that the other contracts, at the share q they had in the window before
+// this run, would have shown up but for a chance of fleetMissRate.
+func (f *fleet) hold(key string) int {
+	n := len(f.win)
+	if n == 0 {
+		return f.par.minHold
+	}
+	others := n
+	if v := f.inWin[key]; v != nil {
+		others -= v.count
+	}
+	q := lowerBound(others, n)
+	if q <= 0 || q >= 1 {
+		return f.par.minHold
+	}
+	need := int(math.Ceil(math.Log(fleetMissRate) / math.Log1p(-q)))
+	return min(max(need, f.par.minHold), fleetMaxHold*f.par.window)
+}
+
+// lowerBound is the Wilson score lower bound (z = 2) of a share k/n: the
+// share of a contract seen k times in n observations is at least this with
+// about 97.7 % confidence, so a short window's estimate errs toward a longer
+// hold, not a premature one.
+func lowerBound(k, n int) float64 {
+	const z = 2.0
+	p, fn := float64(k)/float64(n), float64(n)
+	center := p + z*z/(2*fn)
+	margin := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn))
+	return (center - margin) / (1 + z*z/fn)
+}
+
+// mixedRule: two or more contracts each hold a meaningful share of the
+// window since its first change of contract, and they interleave (a
+// contract came back after another was seen). The window's first run is
+// left out: the old contract's history before an upgrade says nothing about
+// whether it came back, so one stale answer after an upgrade is no fleet.
+func (f *fleet) mixedRule() bool {
+	if f.switches < 3 {
+		return false
+	}
+	first, n := f.firstRun()
+	held := 0
+	for k, v := range f.inWin {
+		c := v.count
+		if k == first {
+			c -= n
+		}
+		if c >= f.par.minCount {
+			held++
+		}
+	}
+	return held >= 2
+}
+
+// firstRun is the key and length of the window's first run.
+func (f *fleet) firstRun() (string, int) {
+	if len(f.win) == 0 {
+		return "", 0
+	}
+	n := 1
+	for n < len(f.win) && f.win[n].key == f.win[0].key {
+		n++
+	}
+	return f.win[0].key, n
+}
+
+// clean reports that x may confirm after confirm_after observations: it is
+// new in the window, or the window is at most runs of two contracts back to
+// back (an upgrade, a rollback) rather than contracts interleaving.
+func (f *fleet) clean(x string) bool {
+	return f.switches <= 2 || f.inWin[x].count == f.run.n
+}
+
+// open starts a mixed episode, counting the window from its first change of
+// contract.
+func (f *fleet) open() {
+	f.mixed = true
+	f.episode, f.total = map[string]*variant{}, 0
+	_, n := f.firstRun()
+	for _, s := range f.win[n:] {
+		f.count(s.key, s.at)
+	}
+}
+
+func (f *fleet) count(key string, at time.Time) {
+	f.total++
+	v := f.episode[key]
+	if v == nil {
+		if len(f.episode) >= maxEpisodeVariants {
+			return
+		}
+		v = &variant{key: key, first: at}
+		f.episode[key] = v
+	}
+	v.count++
+	v.last = at
+}
+
+// settle ends a mixed episode on x: the window keeps only x's run, so the
+// interleaving that opened the episode cannot reopen it.
+func (f *fleet) settle(x string) {
+	f.mixed = false
+	f.episode, f.total = nil, 0
+	keep := f.win[len(f.win)-min(f.run.n, len(f.win)):]
+	f.win = append(f.win[:0], keep...)
+	clear(f.inWin)
+	f.switches = 0
+	v := &variant{key: x, count: len(f.win), first: f.win[0].at, last: f.win[len(f.win)-1].at}
+	f.inWin[x] = v
+}
+
+// episodeVariants lists the episode's contracts, most seen first, with
+// their share of its observations.
+func (f *fleet) episodeVariants() []variant {
+	out := make([]variant, 0, len(f.episode))
+	for _, v := range f.episode {
+		c := *v
+		c.share = float64(c.count) / float64(max(f.total, 1))
+		out = append(out, c)
+	}
+	sortVariants(out)
+	return out
+}
+
+// variant is one contract seen while a fleet is mixed.
+type variant struct {
+	key         string
+	count       int
+	share       float64
+	first, last time.Time
+}
+
+func sortVariants(vs []variant) {
+	slices.SortFunc(vs, func(a, b variant) int {
+		if a.count != b.count {
+			return b.count - a.count
+		}
+		return strings.Compare(a.key, b.key)
+	})
+}

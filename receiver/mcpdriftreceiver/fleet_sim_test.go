@@ -1,0 +1,358 @@
+package mcpdriftreceiver
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+)
+
+// The balancer scenarios of docs/mcpdrift-receiver.md ("Rolling deploys"),
+// simulated: a fleet moves from contract A to contract B behind a balancer,
+// and a tracker with synthetic snapshots observes one pick per scheduled
+// probe (and one per sample it asks for). Each scenario runs over many seeds;
+// the same runner prints the measured table (BenchmarkFleetScenarios).
+
+// fleetPhase is a span of scheduled probes during which the balancer sends a
+// share of picks to contract B.
+type fleetPhase struct {
+	probes int
+	share  float64
+	// glitch: the picks that are not A each answer a contract never seen
+	// before (a replica restarting, a partial listing), not B.
+	glitch bool
+}
+
+type fleetScenario struct {
+	name         string
+	confirmAfter int
+	robin        bool // smooth weighted round robin; else seeded random picks
+	phases       []fleetPhase
+	// converges: the last phase is all B, and the drift belongs after its
+	// first probe. Otherwise the fleet ends where it started and there is
+	// no drift at all.
+	converges bool
+	// wantMixed: the scenario must open exactly one mixed state (else at
+	// most one).
+	wantMixed bool
+}
+
+// fleetScenarios are the issue's balancer cases plus the plain upgrade and
+// the failure modes the rules must not fall into.
+var fleetScenarios = []fleetScenario{
+	{name: "plain upgrade", confirmAfter: 2, phases: []fleetPhase{{20, 0, false}, {60, 1, false}}, converges: true},
+	{name: "plain upgrade, confirm_after 1", confirmAfter: 1, phases: []fleetPhase{{20, 0, false}, {60, 1, false}}, converges: true},
+	{name: "plain upgrade, confirm_after 4", confirmAfter: 4, phases: []fleetPhase{{20, 0, false}, {60, 1, false}}, converges: true},
+	{name: "50/50 random", confirmAfter: 2, phases: []fleetPhase{{20, 0, false}, {60, 0.5, false}, {100, 1, false}}, converges: true, wantMixed: true},
+	{name: "10% random canary", confirmAfter: 2, phases: []fleetPhase{{20, 0, false}, {100, 0.1, false}, {120, 1, false}}, converges: true},
+	{name: "ramp 0-20-40-60-80-100%, 5 probes a step, random", confirmAfter: 2,
+		phases: []fleetPhase{{20, 0, false}, {5, 0.2, false}, {5, 0.4, false}, {5, 0.6, false}, {5, 0.8, false}, {100, 1, false}}, converges: true},
+	{name: "50/50 round robin, confirm_after 1", confirmAfter: 1, robin: true, phases: []fleetPhase{{20, 0, false}, {60, 0.5, false}, {100, 1, false}}, converges: true, wantMixed: true},
+	{name: "50/50 random, confirm_after 4", confirmAfter: 4, phases: []fleetPhase{{20, 0, false}, {60, 0.5, false}, {100, 1, false}}, converges: true, wantMixed: true},
+	// Session affinity in front of two replicas: with one pick per probe the
+	// probes alternate as a per-request round robin does.
+	{name: "2-replica round robin, session affinity", confirmAfter: 2, robin: true, phases: []fleetPhase{{20, 0, false}, {60, 0.5, false}, {100, 1, false}}, converges: true, wantMixed: true},
+	{name: "10% canary rolled back", confirmAfter: 2, phases: []fleetPhase{{20, 0, false}, {100, 0.1, false}, {150, 0, false}}},
+	{name: "glitches, 3% of probes, each a new contract", confirmAfter: 2, phases: []fleetPhase{{20, 0, false}, {300, 0.03, true}}},
+	{name: "one stale answer every 70 probes", confirmAfter: 2, robin: true, phases: []fleetPhase{{20, 0, false}, {300, 1.0 / 70, false}}},
+}
+
+// fleetRun is what one seeded run produced, in scheduled probe indexes.
+type fleetRun struct {
+	converged int   // first probe of the final all-B phase (-1: none)
+	drifts    []int // probes that emitted a drift
+	opens     []int // probes that opened a mixed state
+	resolves  int
+	firstB    int // first probe that saw B (scheduled or sampled; -1: none)
+	samples   int // extra probes the tracker asked for
+	openEvent event
+}
+
+// falseDrifts counts drifts that should not be: any before convergence, and
+// every one after the first.
+func (r fleetRun) falseDrifts() int {
+	if r.converged < 0 {
+		return len(r.drifts)
+	}
+	n := 0
+	after := 0
+	for _, d := range r.drifts {
+		if d < r.converged {
+			n++
+		} else if after++; after > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// delay is the number of probes from the first all-B probe to the drift,
+// counting both (a plain upgrade with confirm_after c has delay c); -1 when
+// no drift came after convergence.
+func (r fleetRun) delay() int {
+	for _, d := range r.drifts {
+		if d >= r.converged {
+			return d - r.converged + 1
+		}
+	}
+	return -1
+}
+
+// picker is the balancer: seeded random, or smooth weighted round robin
+// starting at a seeded phase.
+type picker struct {
+	robin bool
+	rng   *rand.Rand
+	acc   float64
+}
+
+func newPicker(robin bool, seed uint64) *picker {
+	p := &picker{robin: robin, rng: rand.New(rand.NewPCG(seed, 0x5eed))}
+	p.acc = p.rng.Float64()
+	return p
+}
+
+// pickB reports whether this pick goes to contract B.
+func (p *picker) pickB(share float64) bool {
+	if !p.robin {
+		return p.rng.Float64() < share
+	}
+	p.acc += share
+	if p.acc >= 1-1e-9 {
+		p.acc--
+		return true
+	}
+	return false
+}
+
+// fleetSnapshots are the two contracts: B adds a required parameter.
+type fleetSnapshots struct {
+	a, b   *contract.Snapshot
+	policy *contract.Policy
+	t      testing.TB
+}
+
+func newFleetSnapshots(t testing.TB) fleetSnapshots {
+	t.Helper()
+	return fleetSnapshots{
+		a:      requiredSnap(t, "query"),
+		b:      requiredSnap(t, "query", "filters"),
+		policy: contract.DefaultPolicy(),
+		t:      t,
+	}
+}
+
+// requiredSnap is a one-tool contract whose search tool requires the given
+// parameters.
+func requiredSnap(t testing.TB, required ...string) *contract.Snapshot {
+	t.Helper()
+	raw := fmt.Sprintf(`{"name":"search","description":"Search","inputSchema":{"type":"object","properties":{"query":{"type":"string"},"filters":{"type":"object"}},"required":["%s"]}}`,
+		strings.Join(required, `","`))
+	l, err := contract.DefaultLimits().HashDefinitions(contract.KindTool, []json.RawMessage{json.RawMessage(raw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &contract.Snapshot{ProtocolVersion: "2025-11-25", Tools: l, Capabilities: []byte(`{"tools":{}}`)}
+	if err := s.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// runFleetScenario drives a tracker through one seeded run of sc.
+func runFleetScenario(sc fleetScenario, seed uint64, snaps fleetSnapshots, samples int) fleetRun {
+	tr := newTracker(trackerConfig{limits: contract.DefaultLimits(), confirmAfter: sc.confirmAfter, samples: samples, volatileAfter: 3, ignoreVolatile: true},
+		func(old, new *contract.Snapshot) *contract.Report { return contract.Diff(old, new, snaps.policy) })
+	p := newPicker(sc.robin, seed)
+	run := fleetRun{converged: -1, firstB: -1}
+	t0 := time.Unix(0, 0)
+	i, glitches := 0, 0
+	for pi, ph := range sc.phases {
+		if sc.converges && pi == len(sc.phases)-1 {
+			run.converged = i
+		}
+		for range ph.probes {
+			at := t0.Add(time.Duration(i) * time.Second)
+			pick := func() *contract.Snapshot {
+				if !p.pickB(ph.share) {
+					return snaps.a
+				}
+				if ph.glitch {
+					glitches++
+					return requiredSnap(snaps.t, "query", fmt.Sprintf("glitch%d", glitches))
+				}
+				{
+					if run.firstB < 0 {
+						run.firstB = i
+					}
+					return snaps.b
+				}
+			}
+			st := tr.observe(pick(), at)
+			if st.sample {
+				var more []*contract.Snapshot
+				for range samples {
+					more = append(more, pick())
+				}
+				run.samples += len(more)
+				next := tr.sampled(more, at)
+				st.events = append(st.events, next.events...)
+			}
+			for _, e := range st.events {
+				switch e.kind {
+				case eventDrift:
+					run.drifts = append(run.drifts, i)
+				case eventMixedOpen:
+					run.opens = append(run.opens, i)
+					if len(run.opens) == 1 {
+						run.openEvent = e
+					}
+				case eventMixedResolved:
+					run.resolves++
+				}
+			}
+			i++
+		}
+	}
+	return run
+}
+
+// fleetStats summarises a scenario over seeds.
+type fleetStats struct {
+	runs        int
+	falseDrifts int
+	runsFalse   int   // runs with at least one false drift
+	delays      []int // convergence -> drift, per run that drifted after convergence
+	missed      int   // converging runs with no drift after convergence
+	opens       []int // mixed states opened per run
+	detect      []int // first B -> first mixed open, per run that opened one
+	samples     int
+}
+
+func measureFleetScenario(t testing.TB, sc fleetScenario, seeds, samples int) fleetStats {
+	snaps := newFleetSnapshots(t)
+	var s fleetStats
+	for seed := range seeds {
+		r := runFleetScenario(sc, uint64(seed), snaps, samples)
+		s.runs++
+		if f := r.falseDrifts(); f > 0 {
+			s.falseDrifts += f
+			s.runsFalse++
+		}
+		if r.converged >= 0 {
+			if d := r.delay(); d >= 0 {
+				s.delays = append(s.delays, d)
+			} else {
+				s.missed++
+			}
+		}
+		s.opens = append(s.opens, len(r.opens))
+		if len(r.opens) > 0 && r.firstB >= 0 {
+			s.detect = append(s.detect, r.opens[0]-r.firstB)
+		}
+		s.samples += r.samples
+	}
+	return s
+}
+
+// dist formats a distribution: min / median / p90 / max.
+func dist(xs []int) string {
+	if len(xs) == 0 {
+		return "–"
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	q := func(p float64) int { return s[min(len(s)-1, int(p*float64(len(s))))] }
+	return fmt.Sprintf("%d / %d / %d / %d", s[0], q(0.5), q(0.9), s[len(s)-1])
+}
+
+func TestFleetScenarios(t *testing.T) {
+	const seeds = 200
+	for _, sc := range fleetScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			s := measureFleetScenario(t, sc, seeds, DefaultConfirmSamples)
+			if s.falseDrifts != 0 {
+				t.Errorf("%d false drifts in %d of %d runs", s.falseDrifts, s.runsFalse, s.runs)
+			}
+			if sc.converges && s.missed != 0 {
+				t.Errorf("%d of %d runs never reported the drift after convergence", s.missed, s.runs)
+			}
+			for _, n := range s.opens {
+				if (sc.wantMixed && n != 1) || n > 1 {
+					t.Errorf("mixed states opened per run: %v (want %s)", s.opens, map[bool]string{true: "exactly 1", false: "at most 1"}[sc.wantMixed])
+					break
+				}
+			}
+			if strings.HasPrefix(sc.name, "plain upgrade") {
+				for _, d := range s.delays {
+					if d != sc.confirmAfter {
+						t.Errorf("plain upgrade confirmed after %d probes, want confirm_after = %d", d, sc.confirmAfter)
+						break
+					}
+				}
+			}
+			t.Logf("false drifts %d, delay %s, opens %s, detect %s, samples/run %.1f",
+				s.falseDrifts, dist(s.delays), dist(s.opens), dist(s.detect), float64(s.samples)/float64(s.runs))
+		})
+	}
+}
+
+// fleetStress are long runs that measure how often the rules give way when a
+// fleet stays mixed (not asserted: these are the trade-off's other side).
+var fleetStress = []fleetScenario{
+	{name: "50/50 random, stalled for 1000 probes", confirmAfter: 2, phases: []fleetPhase{{20, 0, false}, {1000, 0.5, false}}},
+	{name: "10% random canary, stalled for 1000 probes", confirmAfter: 2, phases: []fleetPhase{{20, 0, false}, {1000, 0.1, false}}},
+}
+
+// BenchmarkFleetScenarios measures every scenario over many seeds and logs
+// the table docs/mcpdrift-receiver.md shows ("Rolling deploys"):
+//
+//	go test ./receiver/mcpdriftreceiver/ -run '^$' -bench FleetScenarios -benchtime 1x
+//
+// MCPDRIFT_FLEET_SEEDS sets the seeds per scenario (default 1000).
+func BenchmarkFleetScenarios(b *testing.B) {
+	seeds := 1000
+	if n, err := strconv.Atoi(os.Getenv("MCPDRIFT_FLEET_SEEDS")); err == nil && n > 0 {
+		seeds = n
+	}
+	for b.Loop() {
+		var out strings.Builder
+		fmt.Fprintf(&out, "\n%d seeded runs per row; probes counted per scheduled probe; distributions are min / median / p90 / max\n\n", seeds)
+		out.WriteString("| scenario | confirm_samples | false drifts per run | runs with a false drift | convergence → drift, probes | mixed states opened per run | first B → mixed open, probes | extra probes per run |\n")
+		out.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+		worst := 0.0
+		row := func(sc fleetScenario, samples int) {
+			s := measureFleetScenario(b, sc, seeds, samples)
+			perRun := float64(s.falseDrifts) / float64(s.runs)
+			if samples > 0 {
+				worst = max(worst, perRun)
+			}
+			delays := "–"
+			if sc.converges {
+				delays = dist(s.delays)
+				if s.missed > 0 {
+					delays += fmt.Sprintf(" (%d runs none)", s.missed)
+				}
+			}
+			fmt.Fprintf(&out, "| %s | %d | %.4f | %d | %s | %s | %s | %.1f |\n", sc.name, samples, perRun, s.runsFalse, delays, dist(s.opens), dist(s.detect), float64(s.samples)/float64(s.runs))
+		}
+		for _, sc := range fleetScenarios {
+			row(sc, DefaultConfirmSamples)
+		}
+		for _, sc := range fleetStress {
+			row(sc, DefaultConfirmSamples)
+		}
+		for _, sc := range fleetScenarios[3:9] {
+			row(sc, 0)
+		}
+		b.Log(out.String())
+		b.ReportMetric(worst, "false-drifts/run")
+	}
+}

@@ -1,0 +1,100 @@
+package mcpdriftreceiver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// rotatingServer is a go-sdk server whose search tool's description embeds a
+// session URL that changes on every tools/list (a volatile field).
+func rotatingServer(n *atomic.Int64) *mcp.Server {
+	srv := newSDKServer("svc", sdkTool("search", "Search"), sdkTool("fetch", "Fetch a page"))
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			lr, ok := res.(*mcp.ListToolsResult)
+			if !ok || err != nil {
+				return res, err
+			}
+			out := *lr
+			out.Tools = nil
+			for _, tool := range lr.Tools {
+				c := *tool
+				if c.Name == "search" {
+					c.Description = fmt.Sprintf("Search. Session https://x.example/s/%d", n.Add(1))
+				}
+				out.Tools = append(out.Tools, &c)
+			}
+			return &out, nil
+		}
+	})
+	return srv
+}
+
+// TestE2EVolatileFieldNotIgnored: with volatile.ignore false, a server whose
+// description rotates on every listing settles in two listings once the
+// field is known (not MaxSettleRounds), and a real change elsewhere is
+// confirmed and reported with the volatile field unmasked.
+func TestE2EVolatileFieldNotIgnored(t *testing.T) {
+	var n atomic.Int64
+	srv := rotatingServer(&n)
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	var lists atomic.Int64
+	ts := httptest.NewServer(onMethod(sdk, "tools/list", func() { lists.Add(1) }))
+	defer ts.Close()
+	cfg := e2eConfig(httpTarget("svc", ts.URL+"/mcp"))
+	cfg.Settle = 5 * time.Millisecond
+	cfg.Volatile.Ignore = false
+	r, logs, _ := startManual(t, cfg, newProber(cfg))
+	tgt := r.targets[0]
+	probe := func() int64 {
+		before := lists.Load()
+		r.runProbe(context.Background(), tgt)
+		if !tgt.up {
+			t.Fatalf("probe failed: %s", tgt.lastErrorClass())
+		}
+		return lists.Load() - before
+	}
+	for range 5 {
+		probe()
+	}
+	if len(eventsNamed(logs, semconv.EventVolatileField)) != 1 {
+		t.Fatalf("volatile field not detected in 5 probes")
+	}
+	for i := range 3 {
+		if got := probe(); got != 2 {
+			t.Fatalf("probe %d after detection listed tools %d times, want 2 (settled on the known volatile field)", i, got)
+		}
+	}
+	if d := len(eventsNamed(logs, semconv.EventDrift)); d != 0 {
+		t.Fatalf("%d drifts from the volatile field alone", d)
+	}
+
+	// A real change: search requires filters.
+	srv.AddTool(sdkTool("search", "Search", "filters"), noop)
+	for range 4 {
+		probe()
+	}
+	drifts := eventsNamed(logs, semconv.EventDrift)
+	if len(drifts) != 1 {
+		t.Fatalf("%d drifts after a required parameter was added next to a volatile field, want 1", len(drifts))
+	}
+	changes, _ := drifts[0].Attributes().Get(semconv.DriftChanges)
+	paths := map[string]bool{}
+	for i := 0; i < changes.Slice().Len(); i++ {
+		p, _ := changes.Slice().At(i).Map().Get(semconv.ChangePath)
+		paths[p.Str()] = true
+	}
+	if !paths["/description"] || len(paths) < 2 {
+		t.Errorf("the drift reports the required parameter and, unmasked, the description: %v", paths)
+	}
+}
