@@ -33,17 +33,7 @@ func writeGitHub(w io.Writer, r *contract.Report, loc *locator) error {
 	return err
 }
 
-func githubCommand(s contract.Severity) string {
-	switch s {
-	case contract.Breaking:
-		return "error"
-	case contract.Warning:
-		return "warning"
-	case contract.Compatible:
-		return "notice"
-	}
-	return ""
-}
+func githubCommand(s contract.Severity) string { return levels[s].github }
 
 // escapeData escapes a workflow command's message.
 func escapeData(s string) string {

@@ -106,16 +106,19 @@ type sarifProperties struct {
 	Witness  *contract.Witness `json:"witness,omitempty"`
 }
 
-// sarifLevel maps severities: breaking is an error, a warning a warning,
-// compatible a note, info none (recorded, never an alert).
+// levels maps severities to a SARIF level and a GitHub workflow command:
+// breaking is an error, a warning a warning, compatible a note (notice),
+// info none (recorded, never an alert; no annotation).
+var levels = map[contract.Severity]struct{ sarif, github string }{
+	contract.Breaking:   {"error", "error"},
+	contract.Warning:    {"warning", "warning"},
+	contract.Compatible: {"note", "notice"},
+	contract.Info:       {"none", ""},
+}
+
 func sarifLevel(s contract.Severity) string {
-	switch s {
-	case contract.Breaking:
-		return "error"
-	case contract.Warning:
-		return "warning"
-	case contract.Compatible:
-		return "note"
+	if l, ok := levels[s]; ok {
+		return l.sarif
 	}
 	return "none"
 }

@@ -1,7 +1,6 @@
 package witness
 
 import (
-	"bytes"
 	"sort"
 	"strconv"
 
@@ -50,7 +49,7 @@ func newDoc(raw []byte) *doc {
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case '"':
-			i = endOfString(raw, i+1)
+			i = stringEnd(raw, i) - 1
 		case '{', '[':
 			stack = append(stack, len(d.opens))
 			d.opens = append(d.opens, int32(i))
@@ -73,25 +72,14 @@ func newDoc(raw []byte) *doc {
 	return d
 }
 
-// endOfString returns the offset of the quote that closes the string whose
-// content starts at i (len(b) when there is none).
-func endOfString(b []byte, i int) int {
-	for i < len(b) {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return len(b)
-		}
-		q += i
-		n := 0
-		for n < q-i && b[q-1-n] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			return q
-		}
-		i = q + 1
+// stringEnd returns the offset just past the string that starts at i
+// (len(b) when it does not end).
+func stringEnd(b []byte, i int) int {
+	end, ok := jsonwire.SkipValue(b, i)
+	if !ok {
+		return len(b)
 	}
-	return len(b)
+	return end
 }
 
 // skip returns the offset just past the value at i (i when there is none).
@@ -102,7 +90,7 @@ func (d *doc) skip(i int) int {
 	}
 	switch b[i] {
 	case '"':
-		return min(endOfString(b, i+1)+1, len(b))
+		return stringEnd(b, i)
 	case '{', '[':
 		k := sort.Search(len(d.opens), func(k int) bool { return int(d.opens[k]) >= i })
 		if k < len(d.opens) && int(d.opens[k]) == i && d.closes[k] >= 0 {

@@ -454,30 +454,22 @@ func (v view) dependents(name string) []string {
 	return out
 }
 
-// dependentKeys are the member names whose presence requires others
-// (dependentRequired, draft-07 array dependencies).
-func (v view) dependentKeys() []string {
-	var out []string
-	for _, kw := range [...]string{"dependentRequired", "dependencies"} {
-		for _, s := range v.all(kw) {
-			for _, m := range s.d.objectMembers(s.n) {
-				if s.d.isArray(m.value) && !slices.Contains(out, m.name) {
-					out = append(out, m.name)
-				}
-			}
-		}
-	}
-	return out
-}
+// dependentKeys are the member names whose presence requires other
+// members (dependentRequired, draft-07 array dependencies).
+func (v view) dependentKeys() []string { return v.keysOf("dependentRequired", true) }
 
 // dependentSchemaKeys are the member names that bring in a dependentSchemas
 // entry (or a draft-07 schema dependency).
-func (v view) dependentSchemaKeys() []string {
+func (v view) dependentSchemaKeys() []string { return v.keysOf("dependentSchemas", false) }
+
+// keysOf lists the keys of kw and of draft-07 dependencies whose entries
+// are name lists (lists) or schemas (!lists).
+func (v view) keysOf(kw string, lists bool) []string {
 	var out []string
-	for _, kw := range [...]string{"dependentSchemas", "dependencies"} {
-		for _, s := range v.all(kw) {
+	for _, k := range [...]string{kw, "dependencies"} {
+		for _, s := range v.all(k) {
 			for _, m := range s.d.objectMembers(s.n) {
-				if !s.d.isArray(m.value) && !slices.Contains(out, m.name) {
+				if s.d.isArray(m.value) == lists && !slices.Contains(out, m.name) {
 					out = append(out, m.name)
 				}
 			}
