@@ -1,6 +1,7 @@
 package witness
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -321,7 +322,7 @@ func memberMatching(v view, pattern string) (string, bool) {
 	declared := v.propertyNames()
 	for i := range 8 {
 		name, ok := synthesize(pattern, i)
-		if ok && name != "" && re.MatchString(name) && !contains(declared, name) && !looksLikeSecret(name) {
+		if ok && name != "" && re.MatchString(name) && !slices.Contains(declared, name) && !looksLikeSecret(name) {
 			return name, true
 		}
 	}
@@ -332,7 +333,7 @@ func memberMatching(v view, pattern string) (string, bool) {
 // pattern, so additionalProperties governs it.
 func freshName(v view) string {
 	for _, name := range extraNames {
-		if !contains(v.propertyNames(), name) && !matchesPattern(v, name) {
+		if !slices.Contains(v.propertyNames(), name) && !matchesPattern(v, name) {
 			return name
 		}
 	}
@@ -345,15 +346,6 @@ func matchesPattern(v view, name string) bool {
 			if re, err := compilePattern(m.name); err == nil && re.MatchString(name) {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
 		}
 	}
 	return false

@@ -422,19 +422,6 @@ func (v view) prefixLen() int {
 	return n
 }
 
-// branches are the anyOf (or oneOf) branches of the first node that has them.
-func (v view) branches(kw string) []snode {
-	s := v.get(kw)
-	if !s.n.present {
-		return nil
-	}
-	var out []snode
-	for _, b := range s.d.items(s.n) {
-		out = append(out, snode{s.d, b})
-	}
-	return out
-}
-
 // sub is the view of one subschema.
 func sub(s snode) view { return viewOf(s.d, s.n) }
 

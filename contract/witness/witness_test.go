@@ -189,6 +189,21 @@ func TestOneToolManyChanges(t *testing.T) {
 	}
 }
 
+// TestChange: one change, from the two raw definitions (what a proxy that
+// approves one tool at a time has).
+func TestChange(t *testing.T) {
+	old := []byte(tool(`{"type":"object","properties":{"n":{"type":"integer","maximum":10}},"required":["n"]}`))
+	new := []byte(tool(`{"type":"object","properties":{"n":{"type":"integer","maximum":5}},"required":["n"]}`))
+	c := contract.Change{Rule: "input.limit.tightened", Severity: contract.Breaking, Subject: contract.SubjectTool, Name: "t", Path: "/inputSchema/properties/n/maximum"}
+	w := witness.New().Change(c, old, new)
+	if string(w.Arguments) != `{"n":6}` || !w.Narrowing() || w.New != "/n: maximum: got 6, want 5" {
+		t.Errorf("%+v", w)
+	}
+	if w := witness.New().Change(contract.Change{Rule: "prompt.removed", Subject: contract.SubjectPrompt}, old, new); w != nil {
+		t.Errorf("a prompt change got %+v", w)
+	}
+}
+
 // TestNeverASecret: schemas that describe credentials get witnesses that
 // do not look like one, or none.
 func TestNeverASecret(t *testing.T) {
