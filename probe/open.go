@@ -59,6 +59,11 @@ func Open(ctx context.Context, t Target, o Options) (*Session, error) {
 // Result is the snapshot the session took when it opened.
 func (s *Session) Result() *Result { return s.res }
 
+// Expired reports whether the session has run out of time
+// (Options.Timeout) or was cancelled: calls would fail without reaching
+// the server.
+func (s *Session) Expired() bool { return s.ctx.Err() != nil }
+
 // Close ends the connection (a stdio server is shut down and reaped) and
 // returns the redacted tail of a stdio server's stderr.
 func (s *Session) Close() string {

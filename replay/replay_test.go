@@ -274,3 +274,33 @@ func TestFailOnThresholds(t *testing.T) {
 		t.Error("bad threshold accepted")
 	}
 }
+
+// TestExpiredSessionReopens: when the session's time (Options.Timeout) has
+// run out, the remaining calls go over a fresh session instead of being
+// graded as timeouts they never had a chance to avoid.
+func TestExpiredSessionReopens(t *testing.T) {
+	old := lock(t)
+	target := serveHTTP(t, newServer(2, "graceful", nil, nil))
+	s, err := probe.Open(context.Background(), target, probe.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	live := s.Result().Snapshot
+	r := contract.Diff(old, live, nil)
+	witness.Report(r, old, live)
+	calls := replay.Plan(r, old, live, replay.PlanOptions{})
+	deadline := time.Now().Add(time.Minute)
+	for !s.Expired() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	opens := 0
+	open := func(ctx context.Context) (*probe.Session, error) {
+		opens++
+		return probe.Open(ctx, target, probe.Options{})
+	}
+	rep := replay.NewReport("tickets", replay.Accepted, replay.Run(context.Background(), s, open, calls))
+	if got := resultFor(t, rep, "create_ticket"); got.Outcome != replay.Graceful || opens != 1 {
+		t.Errorf("after expiry: %+v, %d sessions opened", got, opens)
+	}
+}

@@ -16,9 +16,10 @@ const maxReopens = 3
 
 // Run sends the calls in order over s and grades each answer. A call the
 // plan skips is not sent. When the server crashes (a stdio server exits,
-// an HTTP server drops the connection), the session is closed and another
-// opened for the calls that remain, up to three times; after that they are
-// skipped. Run closes every session it opened, but not s.
+// an HTTP server drops the connection) or the session's time runs out,
+// another session is opened for the calls that remain, up to three times;
+// after that they are skipped. Run closes every session it opened, but
+// not s.
 func Run(ctx context.Context, s *probe.Session, open Opener, calls []Call) []Result {
 	out := make([]Result, 0, len(calls))
 	reopens := 0
@@ -36,6 +37,13 @@ func Run(ctx context.Context, s *probe.Session, open Opener, calls []Call) []Res
 		if ctx.Err() != nil {
 			out = append(out, Result{Call: c, Outcome: Skipped, Detail: "the replay was cancelled or ran out of time", Verdict: "not sent"})
 			continue
+		}
+		if s != nil && s.Expired() { // the session's time ran out: a fresh one for the rest
+			if s == opened {
+				opened.Close()
+				opened = nil
+			}
+			s = nil
 		}
 		if s == nil {
 			if reopens >= maxReopens {
