@@ -81,6 +81,35 @@ func TestReplayServerEverything(t *testing.T) {
 	}
 }
 
+// TestReplayEarlierReleases: the earlier consecutive releases change no
+// schema in a way that breaks a call: every old call of a changed tool is
+// still accepted (2025.9.25→2025.11.25 rewords startElicitation, whose
+// elicitation the replay client declines), and 2025.7.1→2025.9.25 changes
+// no tool at all, so nothing is called.
+func TestReplayEarlierReleases(t *testing.T) {
+	node := testservers.Node(t)
+	for _, c := range []struct {
+		old, new string
+		calls    int
+	}{{"2025.7.1", "2025.9.25", 0}, {"2025.9.25", "2025.11.25", 1}} {
+		lock := filepath.Join(t.TempDir(), "mcp.lock.json")
+		if code, _, errOut := cli(t, "", "snapshot", "-o", lock, "--stdio", "--", node, testservers.Everything(t, c.old), "stdio"); code != 0 {
+			t.Fatalf("snapshot: %s", errOut)
+		}
+		code, out, errOut := cli(t, "", "replay", "--lock", lock, "--yes-call-tools", "--format", "json", "--fail-on", "tool_error",
+			"--stdio", "--", node, testservers.Everything(t, c.new), "stdio")
+		var r replayJSON
+		if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || len(r.Results) != c.calls {
+			t.Fatalf("%s→%s: exit %d\n%s\n%s", c.old, c.new, code, out, errOut)
+		}
+		for _, res := range r.Results {
+			if res.Outcome != "accepted" || res.Expect != "accept" {
+				t.Errorf("%s→%s: %+v", c.old, c.new, res)
+			}
+		}
+	}
+}
+
 // TestReplayServerEverythingHTTP: the same over Streamable HTTP, in
 // Markdown.
 func TestReplayServerEverythingHTTP(t *testing.T) {
