@@ -119,6 +119,10 @@ const (
 	maxSchemaBytes = 4 << 20
 	// maxCandidates bounds the values validated for one change.
 	maxCandidates = 48
+	// maxPerReport bounds the changes of one report searched for a witness
+	// (worst first), so a listing of thousands of changed tools costs a
+	// bounded time.
+	maxPerReport = 1000
 )
 
 // New returns a Generator.
@@ -165,9 +169,14 @@ func (g *Generator) Report(r *contract.Report, old, new *contract.Snapshot) {
 			g.seed(c, oldTools.get(oldName), newTools.get(newName))
 		}
 	}
+	searched := 0
 	for i := range r.Changes {
 		c := &r.Changes[i]
 		if c.Witness != nil || !Applies(*c) {
+			continue
+		}
+		if searched++; searched > maxPerReport {
+			c.Witness = &contract.Witness{None: "the report has more than " + strconv.Itoa(maxPerReport) + " changes witnesses are for; the first ones got theirs"}
 			continue
 		}
 		oldName, newName := names(*c)

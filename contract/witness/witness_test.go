@@ -281,6 +281,30 @@ func TestHostileSchemas(t *testing.T) {
 	}
 }
 
+// TestBoundedPerReport: a report with more changes than the bound gets
+// witnesses for the first ones and says so for the rest.
+func TestBoundedPerReport(t *testing.T) {
+	var tools []string
+	for i := range 1001 {
+		tools = append(tools, fmt.Sprintf(`{"name":"tool_%04d","inputSchema":{"type":"object"}}`, i))
+	}
+	old, new := snap(t, tools...), snap(t, `{"name":"other","inputSchema":{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}}`)
+	r := contract.Diff(old, new, nil)
+	witness.Report(r, old, new)
+	found, capped := 0, 0
+	for _, c := range r.Changes {
+		switch {
+		case c.Witness.Found():
+			found++
+		case c.Witness != nil && strings.Contains(c.Witness.None, "more than 1000"):
+			capped++
+		}
+	}
+	if found != 1000 || capped != 1 {
+		t.Errorf("%d witnesses, %d capped", found, capped)
+	}
+}
+
 // TestCall: the smallest old call validates against its tool, for every
 // tool of every server-everything release.
 func TestCall(t *testing.T) {
