@@ -189,3 +189,27 @@ func TestDiffWitnessFlag(t *testing.T) {
 		t.Errorf("bad format: exit %d %s", code, errOut)
 	}
 }
+
+// TestDiffOutputs: --output writes other renderings of the same report.
+func TestDiffOutputs(t *testing.T) {
+	dir := t.TempDir()
+	md, sarif := filepath.Join(dir, "drift.md"), filepath.Join(dir, "drift.sarif")
+	code, out, errOut := cli(t, "", "diff", "--format", "json", "--output", "markdown="+md, "--output", "sarif="+sarif, fixtures+"2025.11.25", fixtures+"2026.1.26")
+	if code != 1 || !strings.HasPrefix(out, `{"severity":"breaking"`) {
+		t.Fatalf("exit %d %s %s", code, out[:min(len(out), 80)], errOut)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil || !strings.Contains(string(b), "#### Witnesses") {
+		t.Errorf("markdown: %v %.200s", err, b)
+	}
+	b, err = os.ReadFile(sarif)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateSARIF(t, string(b))
+	for _, bad := range []string{"xml=out.xml", "markdown=", "drift.md"} {
+		if code, _, errOut := cli(t, "", "diff", "--output", bad, fixtures+"2025.11.25", fixtures+"2026.1.26"); code != 2 || !strings.Contains(errOut, "FORMAT=FILE") {
+			t.Errorf("--output %s: exit %d %s", bad, code, errOut)
+		}
+	}
+}
