@@ -137,11 +137,15 @@ func replayAgainst(t *testing.T, ctx context.Context, old *contract.Snapshot, ta
 		t.Fatal(err)
 	}
 	defer s.Close()
+	return replay.NewReport("tickets", replay.Accepted, replay.Run(ctx, s, open, planFor(old, s, o)))
+}
+
+// planFor plans the replay of the lock against the contract a session listed.
+func planFor(old *contract.Snapshot, s *probe.Session, o replay.PlanOptions) []replay.Call {
 	live := s.Result().Snapshot
 	r := contract.Diff(old, live, nil)
 	witness.Report(r, old, live)
-	calls := replay.Plan(r, old, live, o)
-	return replay.NewReport("tickets", replay.Accepted, replay.Run(ctx, s, open, calls))
+	return replay.Plan(r, old, live, o)
 }
 
 func resultFor(t *testing.T, rep *replay.Report, tool string) replay.Result {
@@ -286,10 +290,7 @@ func TestExpiredSessionReopens(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	live := s.Result().Snapshot
-	r := contract.Diff(old, live, nil)
-	witness.Report(r, old, live)
-	calls := replay.Plan(r, old, live, replay.PlanOptions{})
+	calls := planFor(old, s, replay.PlanOptions{})
 	deadline := time.Now().Add(time.Minute)
 	for !s.Expired() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
