@@ -305,6 +305,7 @@ func (r *Report) Text() string {
 		before, _ := displayFull(c.Before, textValueLimit)
 		after, _ := displayFull(c.After, textValueLimit)
 		fmt.Fprintf(&b, "      BEFORE: %s\n      AFTER:  %s\n", before, after)
+		writeWitnessText(&b, c)
 	}
 	return b.String()
 }
@@ -340,6 +341,7 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s<br>%s | %s | %s |\n",
 			c.Severity, subject, mdCode(SanitizeText(c.Path)), mdText(safeText(c.Message)), mdCode(safeText(c.Rule)), mdCode(before), mdCode(after))
 	}
+	writeWitnessMarkdown(&b, r)
 	if len(long) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>Full values of %d long changes</summary>\n\n", len(long))
 		for _, c := range long {
