@@ -8,7 +8,7 @@ import (
 
 // Human descriptions of a report. Server text is attacker-controlled: names
 // and values go through SanitizeText, messages (built from sanitized parts)
-// through safeText, so no control, bidi or invisible character reaches a
+// through SafeText, so no control, bidi or invisible character reaches a
 // terminal or a rendered pull-request comment.
 
 // Limits of the one-line description.
@@ -51,7 +51,7 @@ func (r *Report) OneLine() string {
 		if sev == Warning {
 			segs = append(segs, subjectGroups(take(versions))...)
 		}
-		segs = append(segs, nameGroups("removed", take(and(sevIs(sev), definitionRemoved)))...)
+		segs = append(segs, nameGroups("removed", take(and(sevIs(sev), Change.RemovesDefinition)))...)
 		segs = append(segs, renameGroups(take(and(sevIs(sev), ruleIs("tool.renamed"))))...)
 		segs = append(segs, subjectGroups(take(sevIs(sev)))...)
 	}
@@ -78,8 +78,9 @@ func (r *Report) OneLine() string {
 
 func ruleIs(id RuleID) func(Change) bool { return func(c Change) bool { return c.Rule == id } }
 
-// definitionRemoved matches tool.removed, prompt.removed and the like.
-func definitionRemoved(c Change) bool {
+// RemovesDefinition reports a change that removes a whole definition:
+// tool.removed, prompt.removed and the like.
+func (c Change) RemovesDefinition() bool {
 	return c.Subject != KindServer && c.Rule == c.Subject.rule("removed")
 }
 

@@ -1,65 +1,19 @@
 package contract
 
 import (
-	"encoding/json"
-	"fmt"
-	"runtime"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/contract/internal/benchdata"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 )
 
-// driftListing generates a 100-tool listing whose input schemas nest
-// objects `depth` levels deep with `width` parameters per level (a $ref'd
-// definition at the bottom). With changed set, 10 tools differ at the
-// deepest level: a number narrowed to integer, a new required parameter, an
-// enum value removed and a reworded description. Size grows linearly with
-// width.
+// driftListing is benchdata.DriftListing as a snapshot.
 func driftListing(width, depth int, changed bool) *Snapshot {
-	type obj = map[string]any
-	defs := make([]string, 0, 100)
-	for t := range 100 {
-		deep := t%10 == 0 && changed
-		leaf := obj{"type": "object", "properties": obj{
-			"score": obj{"type": map[bool]string{false: "number", true: "integer"}[deep], "description": "Score threshold"},
-			"mode":  obj{"type": "string", "enum": map[bool][]string{false: {"fast", "slow", "exact"}, true: {"fast", "slow"}}[deep]},
-		}, "required": []string{"mode"}}
-		if deep {
-			leaf["properties"].(obj)["cursor"] = obj{"type": "string"}
-			leaf["required"] = []string{"mode", "cursor"}
-		}
-		level := obj{"$ref": "#/$defs/Leaf"}
-		for d := range depth {
-			props := obj{"next": level}
-			for w := range width {
-				desc := fmt.Sprintf("Parameter %d at level %d controls filtering.", w, d)
-				if deep && d == 0 && w == 0 {
-					desc = "Parameter 0 at the deepest level filters results."
-				}
-				props[fmt.Sprintf("p%d_%d", d, w)] = obj{"type": "string", "description": desc, "maxLength": 256}
-			}
-			level = obj{"type": "object", "properties": props, "required": []string{"next"}, "additionalProperties": false}
-		}
-		level["$defs"] = obj{"Leaf": leaf}
-		b, _ := json.Marshal(obj{"name": fmt.Sprintf("tool_%03d", t), "description": "Searches an index.", "inputSchema": level})
-		defs = append(defs, string(b))
-	}
-	doc, err := ReadDocument(ReadOptions{}, []byte(`{"tools":[`+joinComma(defs)+`]}`))
+	doc, err := ReadDocument(ReadOptions{}, benchdata.DriftListing(width, depth, changed))
 	if err != nil {
 		panic(err)
 	}
 	return doc.Snapshot
-}
-
-func joinComma(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += ","
-		}
-		out += s
-	}
-	return out
 }
 
 func listingBytes(s *Snapshot) int {
@@ -104,23 +58,13 @@ func BenchmarkDiff(b *testing.B) {
 	b.StopTimer()
 	ns10 := benchutil.NsPerOp(max(b.N/4, 1), func() { Diff(old10, new10, nil) })
 	sizeRatio := float64(listingValues(new10)) / float64(listingValues(new1))
-	allocRatio := float64(mallocs(func() { Diff(old10, new10, nil) })) / float64(mallocs(func() { Diff(old1, new1, nil) }))
+	allocRatio := float64(benchutil.Mallocs(func() { Diff(old10, new10, nil) })) / float64(benchutil.Mallocs(func() { Diff(old1, new1, nil) }))
 	b.ReportMetric(allocRatio, "x10-alloc-ratio")
 	b.ReportMetric(ns10/ns1, "x10-time-ratio")
 	b.ReportMetric(sizeRatio, "x10-size-ratio")
 	b.ReportMetric(ns10/ns1/sizeRatio, "linearity")
 	b.ReportMetric(float64(listingBytes(new1))/1024, "listing-KiB")
 	b.ReportMetric(float64(want), "changes")
-}
-
-// mallocs counts the heap allocations of one call: unlike time, it does not
-// depend on what else the machine runs, so its ratio shows linearity exactly.
-func mallocs(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.Mallocs - before.Mallocs
 }
 
 // BenchmarkDiffWide is the 10× listing on its own, for its ns/op and allocs.

@@ -3,6 +3,8 @@ package contract
 import (
 	"slices"
 	"testing"
+
+	"github.com/mcpdrift/mcpdrift/contract/internal/schemacases"
 )
 
 // reverseSets reverses required, enum and type arrays at every schema
@@ -43,9 +45,9 @@ func diffSchemaValues(dir Direction, old, new *value) []Change {
 // (recursive $refs included), diffing a schema with itself (parsed twice)
 // yields no change, and reversing its set-like arrays yields none either.
 func FuzzDiffSchemas(f *testing.F) {
-	for _, c := range schemaCases {
-		for _, v := range variants {
-			f.Add(v.wrap(c.old), v.wrap(c.new))
+	for _, c := range schemacases.Cases {
+		for _, v := range schemacases.Variants {
+			f.Add(v.Wrap(c.Old), v.Wrap(c.New))
 		}
 	}
 	f.Add(`{"$ref":"#"}`, `{"properties":{"a":{"$ref":"#"}}}`)

@@ -28,6 +28,9 @@ type Change struct {
 	// Message is one sentence on the consequence. Server-controlled text in
 	// it is already escaped with SanitizeText.
 	Message string `json:"message"`
+	// Witness, when set, is a value that shows the change by example
+	// (package contract/witness); nil when none was asked for.
+	Witness *Witness `json:"witness,omitempty"`
 
 	// brief is the fragment for the one-line description.
 	brief string
@@ -183,6 +186,7 @@ type changeJSON struct {
 	Before   json.RawMessage `json:"before"`
 	After    json.RawMessage `json:"after"`
 	Message  string          `json:"message"`
+	Witness  *Witness        `json:"witness,omitempty"`
 }
 
 // MarshalJSON writes the change with its name exact.
@@ -191,7 +195,7 @@ func (c Change) MarshalJSON() ([]byte, error) {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(changeJSON{Rule: c.Rule, Severity: c.Severity, Subject: c.Subject, Name: AppendJSONKey(nil, c.Name),
-		Path: c.Path, Before: c.Before, After: c.After, Message: c.Message})
+		Path: c.Path, Before: c.Before, After: c.After, Message: c.Message, Witness: c.Witness})
 	return bytes.TrimRight(b.Bytes(), "\n"), err
 }
 
@@ -202,6 +206,6 @@ func (c *Change) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	name, err := optionalKey(in.Name, "change name")
-	*c = Change{Rule: in.Rule, Severity: in.Severity, Subject: in.Subject, Name: name, Path: in.Path, Before: in.Before, After: in.After, Message: in.Message}
+	*c = Change{Rule: in.Rule, Severity: in.Severity, Subject: in.Subject, Name: name, Path: in.Path, Before: in.Before, After: in.After, Message: in.Message, Witness: in.Witness}
 	return err
 }

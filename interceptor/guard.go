@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/mcpdrift/mcpdrift/contract/witness"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -167,32 +168,14 @@ func (sc *schemaCache) retain(l *listing) {
 	}
 }
 
-// compileInputSchema compiles a definition's inputSchema (JSON Schema
-// 2020-12 unless it declares another draft). References are resolved only
-// within the schema: a server's schema must not make the agent read files
-// or fetch URLs.
+// compileInputSchema compiles a definition's inputSchema as witnesses and
+// replay do (witness.Compile: JSON Schema 2020-12 unless it declares
+// another draft, references resolved only within the schema: a server's
+// schema must not make the agent read files or fetch URLs).
 func compileInputSchema(def toolDef) (*jsonschema.Schema, error) {
 	raw := jsonwire.Lookup(def.raw, "inputSchema")
 	if raw == nil {
 		return nil, errors.New("no inputSchema")
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	loc := "urn:mcpdrift:tool:" + def.digest
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(loc)
-}
-
-// noLoader refuses every external reference.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema reference %q not loaded", url)
+	return witness.Compile(raw, "urn:mcpdrift:tool:"+def.digest, witness.CompileOptions{})
 }

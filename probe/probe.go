@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -46,26 +45,13 @@ func Probe(ctx context.Context, t Target, o Options) (*contract.Snapshot, error)
 
 // ProbeResult is Probe with diagnostics.
 func ProbeResult(ctx context.Context, t Target, o Options) (*Result, error) {
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid target: %w", err)
-	}
-	if err := o.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid probe options: %w", err)
-	}
-	o = o.withDefaults()
-	start := time.Now()
-	ctx, abort := context.WithCancelCause(ctx)
-	defer abort(nil)
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	p := &prober{t: &t, rt: &probeRuntime{opts: o, red: newRedactor(&t), budget: newBudget(o.MaxTotalBytes), abort: abort}}
-	res, err := p.run(ctx)
-	p.release(ctx.Err() != nil)
+	s, err := Open(ctx, t, o)
 	if err != nil {
-		return nil, p.finish(abortCause(ctx, err))
+		return nil, err
 	}
-	res.Stderr = p.stderr()
-	res.Duration = time.Since(start)
+	res := s.Result()
+	res.Stderr = s.Close()
+	res.Duration = time.Since(s.start)
 	return res, nil
 }
 

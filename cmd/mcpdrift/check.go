@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/witness"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 )
 
@@ -19,7 +20,7 @@ func newCheckCommand() *cobra.Command {
 	var lock string
 	var update bool
 	cmd := &cobra.Command{
-		Use:   "check --lock FILE (--url URL ... | --stdio -- CMD [ARGS...]) [--update] [--fail-on SEVERITY] [--format text|json|markdown]",
+		Use:   "check --lock FILE (--url URL ... | --stdio -- CMD [ARGS...]) [--update] [--fail-on SEVERITY] [--format text|json|markdown|sarif|github]",
 		Short: "Release gate: compare a live MCP server with its committed lock",
 		Long: `Probe a live MCP server and compare its contract with a committed lock file (a
 snapshot written by 'mcpdrift snapshot' or 'mcpdrift check --update'), like
@@ -27,8 +28,11 @@ snapshot written by 'mcpdrift snapshot' or 'mcpdrift check --update'), like
 about to release: a breaking change fails the job before it reaches agents.
 
 The comparison and the output are those of 'mcpdrift diff': every change is
-classified (docs/rules.md) under the policy (--policy, --config), and the
-Markdown output is ready to post as a pull-request comment.
+classified (docs/rules.md) under the policy (--policy, --config), with
+witnesses (an old call the new schema rejects, with the validator's reason),
+and the Markdown output is ready to post as a pull-request comment. --format
+sarif writes SARIF 2.1.0 for code scanning and --format github workflow-command
+annotations, both placed on the lock file.
 
 --update writes the live contract to the lock (creating it) after printing what
 changed; commit the new lock to accept the drift.
@@ -64,7 +68,14 @@ unreadable lock.`,
 			}
 			live := res.Snapshot
 			report := contract.Diff(locked, live, policy)
+			if rf.witness {
+				witness.Report(report, locked, live)
+			}
 			if err := writeCheckReport(cmd.OutOrStdout(), rf.format, lock, locked, live, report); err != nil {
+				return err
+			}
+			head := func(format string) string { return checkHead(format, lock, locked, live) }
+			if err := rf.writeOutputs(report, lockLocator(lock), head); err != nil {
 				return err
 			}
 			if update {
@@ -110,23 +121,32 @@ func readLock(path string, update bool) (*contract.Snapshot, error) {
 // writeCheckReport prints the diff; text and Markdown name the lock and the
 // two contracts first, JSON is diff's object.
 func writeCheckReport(w io.Writer, format, lock string, locked, live *contract.Snapshot, r *contract.Report) error {
-	var head string
+	if _, err := io.WriteString(w, checkHead(format, lock, locked, live)); err != nil {
+		return err
+	}
+	return writeReport(w, r, format, lockLocator(lock))
+}
+
+// checkHead is the line that names the lock and the two contracts, for the
+// text and Markdown formats.
+func checkHead(format, lock string, locked, live *contract.Snapshot) string {
 	switch {
+	case format != "text" && format != "markdown":
+		return ""
 	case locked == nil:
-		head = fmt.Sprintf("no lock at %s yet: the live contract (%s) becomes the lock\n\n", lock, short(live.Digests.Contract))
+		return fmt.Sprintf("no lock at %s yet: the live contract (%s) becomes the lock\n\n", lock, short(live.Digests.Contract))
 	case format == "markdown":
-		head = fmt.Sprintf("**%s** against `%s` (locked contract `%s`, live `%s`)\n\n",
-			contract.SanitizeText(serverLabel(live)), lock, short(locked.Digests.Contract), short(live.Digests.Contract))
-	case format == "text":
-		head = fmt.Sprintf("%s against %s (locked contract %s, live %s)\n",
+		return fmt.Sprintf("**%s** against `%s` (locked contract `%s`, live `%s`)\n\n",
 			contract.SanitizeText(serverLabel(live)), lock, short(locked.Digests.Contract), short(live.Digests.Contract))
 	}
-	if format != "json" {
-		if _, err := io.WriteString(w, head); err != nil {
-			return err
-		}
-	}
-	return writeReport(w, r, format)
+	return fmt.Sprintf("%s against %s (locked contract %s, live %s)\n",
+		contract.SanitizeText(serverLabel(live)), lock, short(locked.Digests.Contract), short(live.Digests.Contract))
+}
+
+// lockLocator places every change in the lock: it is the file a release
+// updates.
+func lockLocator(lock string) *locator {
+	return &locator{oldFiles: []string{lock}, texts: map[string][]byte{}}
 }
 
 func serverLabel(s *contract.Snapshot) string {

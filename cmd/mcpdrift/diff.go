@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/contract/render"
+	"github.com/mcpdrift/mcpdrift/contract/witness"
 )
 
 func newDiffCommand() *cobra.Command {
@@ -34,7 +37,15 @@ comments, json one object:
   {"severity": "breaking|warning|compatible|info|none",
    "summary": {"breaking": N, "warning": N, "compatible": N, "info": N},
    "changes": [{"rule", "severity", "subject", "name", "path", "before",
-                "after", "message"}, ...]}
+                "after", "message", "witness"}, ...]}
+sarif prints a SARIF 2.1.0 log for code scanning, github GitHub Actions
+workflow commands that annotate the compared files.
+
+Each breaking or warning change to a tool's input or output schema gets a
+witness: an arguments object (or result) the old schema accepts and the new
+one rejects (for a loosening, the reverse), with the validator's reason; a
+removed or renamed tool gets the smallest old call. --witness=false skips
+them.
 
 --policy picks a named policy: default, strict (warnings become breaking) or
 lenient (a rejected extra argument is tolerated). --config reads a policy file,
@@ -71,7 +82,14 @@ does, 2 on invalid input or usage.`,
 				}
 			}
 			report := contract.DiffDocuments(docs[0], docs[1], policy)
-			if err := writeReport(cmd.OutOrStdout(), report, rf.format); err != nil {
+			if rf.witness {
+				witness.Report(report, docs[0].Snapshot, docs[1].Snapshot)
+			}
+			loc := newLocator(args[0], args[1])
+			if err := writeReport(cmd.OutOrStdout(), report, rf.format, loc); err != nil {
+				return err
+			}
+			if err := rf.writeOutputs(report, loc, func(string) string { return "" }); err != nil {
 				return err
 			}
 			return gate(report, threshold)
@@ -148,10 +166,17 @@ func gate(r *contract.Report, threshold contract.Severity) error {
 // reportFlags are the output and gating flags diff and check share.
 type reportFlags struct {
 	format, policyName, configFile, failOn string
+	witness                                bool
+	outputs                                []string
 }
 
+// reportFormats are the values of --format.
+var reportFormats = []string{"text", "json", "markdown", "sarif", "github"}
+
 func (f *reportFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json or markdown")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json, markdown, sarif (SARIF 2.1.0 for code scanning) or github (workflow-command annotations)")
+	cmd.Flags().BoolVar(&f.witness, "witness", true, "show each breaking or warning schema change by example: a value one version accepts and the other rejects (--witness=false skips them)")
+	cmd.Flags().StringArrayVar(&f.outputs, "output", nil, "also write the report as FORMAT=FILE (repeatable), e.g. markdown=drift.md sarif=drift.sarif: one comparison, several renderings")
 	cmd.Flags().StringVar(&f.policyName, "policy", contract.PolicyDefault, "named policy: default, strict or lenient")
 	cmd.Flags().StringVar(&f.configFile, "config", "", "policy file (YAML or JSON): base, severities, ignore")
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "breaking", "exit 1 when a change is at least: breaking, warning, compatible, info, or none (never)")
@@ -159,8 +184,14 @@ func (f *reportFlags) register(cmd *cobra.Command) {
 
 // parse validates the flags and returns the threshold and the policy.
 func (f *reportFlags) parse(cmd *cobra.Command) (contract.Severity, *contract.Policy, error) {
-	if f.format != "text" && f.format != "json" && f.format != "markdown" {
-		return 0, nil, usageError("--format must be text, json or markdown, not %q", f.format)
+	if !slices.Contains(reportFormats, f.format) {
+		return 0, nil, usageError("--format must be one of %s, not %q", strings.Join(reportFormats, ", "), f.format)
+	}
+	for _, o := range f.outputs {
+		format, file, ok := strings.Cut(o, "=")
+		if !ok || file == "" || !slices.Contains(reportFormats, format) {
+			return 0, nil, usageError("--output wants FORMAT=FILE with FORMAT one of %s, not %q", strings.Join(reportFormats, ", "), o)
+		}
 	}
 	threshold, err := contract.ParseSeverity(f.failOn)
 	if err != nil {
@@ -170,9 +201,31 @@ func (f *reportFlags) parse(cmd *cobra.Command) (contract.Severity, *contract.Po
 	return threshold, policy, err
 }
 
-func writeReport(w io.Writer, r *contract.Report, format string) error {
+// writeOutputs writes the report to each --output FORMAT=FILE.
+func (f *reportFlags) writeOutputs(r *contract.Report, loc *locator, head func(format string) string) error {
+	for _, o := range f.outputs {
+		format, file, _ := strings.Cut(o, "=")
+		var b bytes.Buffer
+		b.WriteString(head(format))
+		if err := writeReport(&b, r, format, loc); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(file, b.Bytes()); err != nil {
+			return failure(fmt.Errorf("--output %s: %w", o, err))
+		}
+	}
+	return nil
+}
+
+// writeReport writes a report in a format; loc places changes in files
+// for the sarif and github formats.
+func writeReport(w io.Writer, r *contract.Report, format string, loc *locator) error {
 	var out []byte
 	switch format {
+	case "sarif":
+		return writeSARIF(w, r, loc)
+	case "github":
+		return writeGitHub(w, r, loc)
 	case "json":
 		b, err := r.MarshalJSON()
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 // Exit codes shared by every subcommand.
 const (
 	exitOK      = 0
-	exitFailure = 1 // invalid input (hash) or a change at or above --fail-on (diff, check)
+	exitFailure = 1 // invalid input (hash), a change (or replayed answer) at or above --fail-on, a failed probe
 	exitUsage   = 2 // bad flags or arguments
 )
 
@@ -67,12 +67,16 @@ and whom it breaks.
 Digests follow "Tool definition hash, version 1" (RFC 8785 canonical JSON,
 SHA-256), so they can be checked by other tools.
 
-Exit codes: 0 success; 1 invalid input (hash) or drift at or above --fail-on
-(diff); 2 usage error, or invalid input for diff.`,
+'replay' sends the old calls to a new server (a test deployment) and grades
+its answers; docs/release-gate.md walks through the whole release gate.
+
+Exit codes: 0 success; 1 invalid input (hash), drift at or above --fail-on
+(diff, check), an answer at or above it (replay), or a failed probe; 2 usage
+error, invalid input for diff, or replay without --yes-call-tools.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand())
+	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(), newReplayCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }

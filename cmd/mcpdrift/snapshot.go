@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +29,10 @@ type targetFlags struct {
 	caFile, certFile, keyFile             string
 	insecure                              bool
 	timeout, requestTimeout, settle       time.Duration
+	// defaultTimeout and defaultRequestTimeout replace the probe's
+	// defaults for --timeout and --request-timeout (replay's session and
+	// its tool calls last longer than a probe's listings).
+	defaultTimeout, defaultRequestTimeout time.Duration
 }
 
 func (f *targetFlags) register(cmd *cobra.Command) {
@@ -46,8 +49,16 @@ func (f *targetFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.certFile, "cert-file", "", "PEM client certificate (mutual TLS)")
 	fl.StringVar(&f.keyFile, "key-file", "", "PEM client key (mutual TLS)")
 	fl.BoolVar(&f.insecure, "insecure-skip-verify", false, "do not verify the server's certificate (testing only)")
-	fl.DurationVar(&f.timeout, "timeout", probe.DefaultTimeout, "overall probe timeout")
-	fl.DurationVar(&f.requestTimeout, "request-timeout", probe.DefaultRequestTimeout, "timeout of each request")
+	timeout := probe.DefaultTimeout
+	if f.defaultTimeout > 0 {
+		timeout = f.defaultTimeout
+	}
+	fl.DurationVar(&f.timeout, "timeout", timeout, "overall probe timeout")
+	requestTimeout := probe.DefaultRequestTimeout
+	if f.defaultRequestTimeout > 0 {
+		requestTimeout = f.defaultRequestTimeout
+	}
+	fl.DurationVar(&f.requestTimeout, "request-timeout", requestTimeout, "timeout of each request")
 	fl.DurationVar(&f.settle, "settle", probe.DefaultSettle, "quiet period before re-listing; listings repeat until two agree (negative: list once)")
 }
 
@@ -154,15 +165,7 @@ func runProbe(cmd *cobra.Command, f *targetFlags, t probe.Target) (*probe.Result
 	defer prog.stop()
 	res, err := probe.ProbeResult(ctx, t, f.options(prog.step))
 	if err != nil {
-		var pe *probe.Error
-		if errors.As(err, &pe) {
-			msg := pe.Error()
-			if pe.Stderr != "" {
-				msg += "\nserver stderr (tail):\n" + strings.TrimRight(pe.Stderr, "\n")
-			}
-			return nil, failure(errors.New(msg))
-		}
-		return nil, usageError("%v", err)
+		return nil, probeFailure(err)
 	}
 	if !res.Settled && f.settle >= 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift: warning: the server's listings were still changing after %d rounds; the snapshot is the last listing\n", res.Listings)

@@ -57,6 +57,7 @@ func Text(r *contract.Report) string {
 		before, _ := displayFull(c.Before, textValueLimit)
 		after, _ := displayFull(c.After, textValueLimit)
 		fmt.Fprintf(&b, "      BEFORE: %s\n      AFTER:  %s\n", before, after)
+		writeWitnessText(&b, c)
 	}
 	return b.String()
 }
@@ -92,6 +93,7 @@ func Markdown(r *contract.Report) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s<br>%s | %s | %s |\n",
 			c.Severity, subject, mdCode(contract.SanitizeText(c.Path)), mdText(contract.SafeText(c.Message)), mdCode(contract.SafeText(string(c.Rule))), mdCode(before), mdCode(after))
 	}
+	writeWitnessMarkdown(&b, r)
 	if len(long) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>Full values of %d long changes</summary>\n\n", len(long))
 		for _, c := range long {

@@ -4,6 +4,7 @@
 package benchutil
 
 import (
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -30,4 +31,14 @@ func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Mallocs counts the heap allocations of one call: unlike time, it does not
+// depend on what else the machine runs, so its ratios are exact.
+func Mallocs(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.Mallocs - before.Mallocs
 }

@@ -9,7 +9,7 @@
 #   internal/dev/docscheck/testdata/clickhouse/capture.sh
 set -euo pipefail
 root="$(pwd)"
-out="$root/internal/docscheck/testdata/clickhouse"
+out="$root/internal/dev/docscheck/testdata/clickhouse"
 cache="${MCPDRIFT_NPM_CACHE:-$root/.cache/npm}"
 js() { echo "$cache/server-everything-$1/node_modules/@modelcontextprotocol/server-everything/dist/index.js"; }
 for v in 2025.9.25 2025.11.25; do

@@ -1,0 +1,245 @@
+package witness
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
+)
+
+// A schema is read straight from the raw JSON of the definition, lazily: an
+// object's members are split on first use, and a member that is never looked
+// at (an optional property no witness needs) is skipped over, not parsed.
+// Parsing whole schemas would cost more than the diff that found the change.
+// Skipping a nested value must not mean scanning it again at every level
+// (deep schemas would cost depth × size): one pass over the text, when the
+// document is first read, records where every object and array ends.
+
+// doc is one schema document (a tool's inputSchema or outputSchema).
+type doc struct {
+	raw []byte
+	top node
+	// opens are the offsets of every '{' and '[', ascending; closes[i] is
+	// the offset of the bracket that closes opens[i].
+	opens, closes []int32
+	members       map[int][]member // by offset of the object in raw
+	anchors       map[string]node  // $anchor, $dynamicAnchor, "$id": "#name"; built on first use
+	refs          []string         // JSON pointers references point to; built on first use
+	refsSet       bool
+	ids           int8          // 0 unknown, 1 no $id or anchor, 2 some
+	enums         map[int][]any // decoded const/enum lists by node offset (nil: none)
+}
+
+type member struct {
+	name  string
+	value node
+}
+
+// node is one JSON value of a doc; the zero node is "absent".
+type node struct {
+	off, end int
+	present  bool
+}
+
+// newDoc indexes a document; nil when its brackets do not balance (it is
+// not JSON).
+func newDoc(raw []byte) *doc {
+	d := &doc{raw: raw, members: map[int][]member{}}
+	var stack []int
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			i = stringEnd(raw, i) - 1
+		case '{', '[':
+			stack = append(stack, len(d.opens))
+			d.opens = append(d.opens, int32(i))
+			d.closes = append(d.closes, -1)
+		case '}', ']':
+			if len(stack) == 0 {
+				return nil
+			}
+			d.closes[stack[len(stack)-1]] = int32(i)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 0 {
+		return nil
+	}
+	i := jsonwire.SkipSpace(raw, 0)
+	if end := d.skip(i); end > i {
+		d.top = node{off: i, end: end, present: true}
+	}
+	return d
+}
+
+// stringEnd returns the offset just past the string that starts at i
+// (len(b) when it does not end).
+func stringEnd(b []byte, i int) int {
+	end, ok := jsonwire.SkipValue(b, i)
+	if !ok {
+		return len(b)
+	}
+	return end
+}
+
+// skip returns the offset just past the value at i (i when there is none).
+func (d *doc) skip(i int) int {
+	b := d.raw
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		k := sort.Search(len(d.opens), func(k int) bool { return int(d.opens[k]) >= i })
+		if k < len(d.opens) && int(d.opens[k]) == i && d.closes[k] >= 0 {
+			return int(d.closes[k]) + 1
+		}
+		return i
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r', ':':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+func (d *doc) root() node { return d.top }
+
+func (d *doc) bytes(n node) []byte {
+	if !n.present {
+		return nil
+	}
+	return d.raw[n.off:n.end]
+}
+
+func (d *doc) first(n node) byte {
+	if !n.present || n.off >= len(d.raw) {
+		return 0
+	}
+	return d.raw[n.off]
+}
+
+func (d *doc) isObject(n node) bool { return d.first(n) == '{' }
+func (d *doc) isArray(n node) bool  { return d.first(n) == '[' }
+func (d *doc) isString(n node) bool { return d.first(n) == '"' }
+
+// isFalse reports the boolean schema false.
+func (d *doc) isFalse(n node) bool { return n.present && string(d.bytes(n)) == "false" }
+
+// elements walks the values of an object (with their quoted keys) or an
+// array, calling fn for each; malformed text ends the walk.
+func (d *doc) elements(n node, fn func(key []byte, value node)) {
+	b := d.raw
+	object := d.isObject(n)
+	i := n.off + 1
+	for {
+		i = jsonwire.SkipSpace(b, i)
+		if i >= n.end || b[i] == '}' || b[i] == ']' {
+			return
+		}
+		var key []byte
+		if object {
+			if b[i] != '"' {
+				return
+			}
+			k := d.skip(i)
+			key = b[i:k]
+			i = jsonwire.SkipSpace(b, k)
+			if i >= n.end || b[i] != ':' {
+				return
+			}
+			i = jsonwire.SkipSpace(b, i+1)
+		}
+		end := d.skip(i)
+		if end <= i || end > n.end {
+			return
+		}
+		fn(key, node{off: i, end: end, present: true})
+		i = jsonwire.SkipSpace(b, end)
+		if i < n.end && b[i] == ',' {
+			i++
+		}
+	}
+}
+
+// objectMembers splits an object once.
+func (d *doc) objectMembers(n node) []member {
+	if !d.isObject(n) {
+		return nil
+	}
+	if ms, ok := d.members[n.off]; ok {
+		return ms
+	}
+	var ms []member
+	d.elements(n, func(key []byte, value node) {
+		if name, ok := jsonwire.String(key); ok {
+			ms = append(ms, member{name: name, value: value})
+		}
+	})
+	d.members[n.off] = ms
+	return ms
+}
+
+// get returns the first member called name.
+func (d *doc) get(n node, name string) node {
+	for _, m := range d.objectMembers(n) {
+		if m.name == name {
+			return m.value
+		}
+	}
+	return node{}
+}
+
+func (d *doc) items(n node) []node {
+	if !d.isArray(n) {
+		return nil
+	}
+	var out []node
+	d.elements(n, func(_ []byte, value node) { out = append(out, value) })
+	return out
+}
+
+func (d *doc) str(n node) (string, bool) {
+	if !d.isString(n) {
+		return "", false
+	}
+	return jsonwire.String(d.bytes(n))
+}
+
+// num reads a number; ok is false for anything else.
+func (d *doc) num(n node) (float64, bool) {
+	c := d.first(n)
+	if c != '-' && (c < '0' || c > '9') {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(d.bytes(n)), 64)
+	return f, err == nil
+}
+
+func (d *doc) boolean(n node) (value, ok bool) {
+	switch string(d.bytes(n)) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// strings reads an array of strings (required, enum names); other elements
+// are skipped.
+func (d *doc) strings(n node) []string {
+	var out []string
+	for _, it := range d.items(n) {
+		if s, ok := d.str(it); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
