@@ -37,6 +37,10 @@ func staticHandler() http.Handler {
 		h.Set("Content-Security-Policy", dashboardCSP)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
+		// Embedded files carry no modification time, so nothing would
+		// revalidate them: after an upgrade a browser must not run the
+		// old scripts against the new API.
+		h.Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
 	})
 }
