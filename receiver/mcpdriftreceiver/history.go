@@ -56,7 +56,8 @@ func (h *history) record(e event) *historyEntry {
 	}}
 	d.Definitions = changedDefinitions(e.report.Changes, e.previous, e.current)
 	entry := &historyEntry{DriftDetail: d}
-	entry.size = fitEntry(&entry.DriftDetail, h.cfg.MaxDriftBytes)
+	fitEntry(&entry.DriftDetail, h.cfg.MaxDriftBytes)
+	entry.refresh()
 	h.entries = slices.Insert(h.entries, 0, entry)
 	h.bytes += int64(entry.size)
 	h.evict()
@@ -96,6 +97,16 @@ func occurrence(id string) int {
 	return max(n, 1)
 }
 
+// refresh encodes the entry after a change: the drift's JSON, kept for
+// pages, and the size of the whole entry, as stored.
+func (e *historyEntry) refresh() {
+	e.Encoded = nil
+	if enc, err := e.Drift.Encode(); err == nil {
+		e.Encoded = enc
+	}
+	e.size = encodedSize(&e.DriftDetail)
+}
+
 // open returns the open entries, newest first.
 func (h *history) open() []*historyEntry {
 	var out []*historyEntry
@@ -119,7 +130,7 @@ func (h *history) close(state string, at time.Time, acceptance *controlplane.Acc
 			e.Accepted = &a
 		}
 		h.bytes -= int64(e.size)
-		e.size = encodedSize(&e.DriftDetail)
+		e.refresh()
 		h.bytes += int64(e.size)
 	}
 	if len(closed) > 0 {
@@ -165,7 +176,9 @@ func (h *history) restore(entries []controlplane.DriftDetail) {
 			break
 		}
 		e := &historyEntry{DriftDetail: d}
-		e.size = fitEntry(&e.DriftDetail, h.cfg.MaxDriftBytes)
+		e.Encoded = nil
+		fitEntry(&e.DriftDetail, h.cfg.MaxDriftBytes)
+		e.refresh()
 		h.entries = append(h.entries, e)
 		h.bytes += int64(e.size)
 	}
@@ -233,10 +246,10 @@ func nullIfEmpty(r json.RawMessage) json.RawMessage {
 	return r
 }
 
-// fitEntry keeps a drift within max encoded bytes, leaving out first the
-// whole definitions, largest first, then the changes' before/after values,
-// largest first, then the least severe changes; it marks what it cut and
-// returns the encoded size.
+// fitEntry keeps a drift (not yet encoded) within max encoded bytes,
+// leaving out first the whole definitions, largest first, then the changes'
+// before/after values, largest first, then the least severe changes; it
+// marks what it cut and returns the encoded size.
 func fitEntry(d *controlplane.DriftDetail, max int) int {
 	size := encodedSize(d)
 	if size <= max {

@@ -28,6 +28,11 @@ func checkBytes(t *testing.T, h *history) {
 		if len(b) != e.size {
 			t.Errorf("entry %s: size %d, encoded %d", e.ID, e.size, len(b))
 		}
+		plain := e.Drift
+		plain.Encoded = nil
+		if fresh, _ := json.Marshal(plain); string(fresh) != string(e.Encoded) {
+			t.Errorf("entry %s: the kept encoding is stale:\n%s\n%s", e.ID, e.Encoded, fresh)
+		}
 		sum += int64(len(b))
 	}
 	if sum != h.bytes {
