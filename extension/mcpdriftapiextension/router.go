@@ -59,6 +59,10 @@ func (rt route) handler() http.Handler {
 				r.Method+" is not allowed on "+rt.path+"; use "+strings.ReplaceAll(allow, ", ", " or ")))
 			return
 		}
+		if err := onlyParams(r.URL.Query()); rt.serve == nil && err != nil {
+			writeError(w, err)
+			return
+		}
 		if rt.serve == nil { // the OpenAPI document, served as written
 			apiHeaders(w.Header())
 			_, _ = w.Write(openAPI)

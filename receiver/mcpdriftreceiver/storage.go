@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/internal/safestorage"
 )
 
@@ -22,11 +23,15 @@ type storedState struct {
 	Version  int             `json:"version"`
 	Target   string          `json:"target"`
 	Baseline json.RawMessage `json:"baseline"` // a contract.Snapshot
+	// Current is what a pinned target served, when not its baseline (its
+	// drift is open); absent otherwise.
+	Current  json.RawMessage `json:"current,omitempty"`
 	Volatile []fieldKey      `json:"volatile,omitempty"`
 }
 
 type restoredState struct {
 	baseline *contract.Snapshot
+	current  *contract.Snapshot
 	volatile []fieldKey
 }
 
@@ -86,7 +91,13 @@ func (s *baselineStore) load(ctx context.Context, target string) (*restoredState
 	if err != nil {
 		return nil, err
 	}
-	return &restoredState{baseline: snap, volatile: st.Volatile}, nil
+	out := &restoredState{baseline: snap, volatile: st.Volatile}
+	if len(st.Current) > 0 {
+		if out.current, err = contract.DecodeSnapshot(st.Current); err != nil {
+			return nil, fmt.Errorf("stored served contract: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // save stores the tracker's baseline and volatile set.
@@ -99,14 +110,25 @@ func (s *baselineStore) save(ctx context.Context, target string, t *tracker) err
 		return err
 	}
 	st := storedState{Version: storedStateVersion, Target: target, Baseline: snap}
+	if cur := t.pinnedCurrent(); cur != nil {
+		if st.Current, err = cur.Encode(); err != nil {
+			return err
+		}
+	}
 	for f := range t.volatile.known {
 		st.Volatile = append(st.Volatile, f)
 	}
-	raw, err := json.Marshal(st)
+	return s.write(ctx, target, storageKey(target), st)
+}
+
+// write stores v as JSON under key; a failure marks the target unsaved, so
+// its state is written again after its next probe.
+func (s *baselineStore) write(ctx context.Context, target, key string, v any) error {
+	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	err = s.client.Set(ctx, storageKey(target), raw)
+	err = s.client.Set(ctx, key, raw)
 	s.health.Wrote(err)
 	if err != nil {
 		s.unsaved.Store(target, true)
@@ -114,6 +136,49 @@ func (s *baselineStore) save(ctx context.Context, target string, t *tracker) err
 		s.unsaved.Delete(target)
 	}
 	return err
+}
+
+// historyVersion is the version of a stored drift history.
+const historyVersion = 1
+
+// storedHistory is the JSON kept per target under "history/<name>".
+type storedHistory struct {
+	Version int                        `json:"version"`
+	Target  string                     `json:"target"`
+	Drifts  []controlplane.DriftDetail `json:"drifts"` // newest first
+}
+
+func historyKey(target string) string { return "history/" + target }
+
+// loadHistory returns a target's stored drift history (nil when none), or an
+// error when what is stored cannot be used.
+func (s *baselineStore) loadHistory(ctx context.Context, target string) ([]controlplane.DriftDetail, error) {
+	if s.client == nil {
+		return nil, nil
+	}
+	raw, err := s.client.Get(ctx, historyKey(target))
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	var st storedHistory
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, fmt.Errorf("stored drift history is not JSON: %w", err)
+	}
+	if st.Version != historyVersion {
+		return nil, fmt.Errorf("stored drift history has version %d, this build reads %d", st.Version, historyVersion)
+	}
+	if st.Target != target {
+		return nil, fmt.Errorf("stored drift history belongs to target %q", st.Target)
+	}
+	return st.Drifts, nil
+}
+
+// saveHistory stores a target's drift history.
+func (s *baselineStore) saveHistory(ctx context.Context, target string, h *history) error {
+	if s.client == nil {
+		return nil
+	}
+	return s.write(ctx, target, historyKey(target), storedHistory{Version: historyVersion, Target: target, Drifts: h.details()})
 }
 
 // isUnsaved reports whether the target's last save failed.

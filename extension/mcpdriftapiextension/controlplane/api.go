@@ -7,6 +7,7 @@
 package controlplane
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -197,6 +198,39 @@ type Drift struct {
 	// Truncated is true when before/after values or definitions were left
 	// out to keep the entry within the history's per-drift byte budget.
 	Truncated bool `json:"truncated"`
+
+	// Encoded, when set, is this drift's JSON as MarshalJSON would write
+	// it: a history keeps it with each entry, so a page of drifts costs a
+	// copy, not an encoding. Whoever changes the drift drops it.
+	Encoded json.RawMessage `json:"-"`
+}
+
+// driftJSON is Drift without its methods, for encoding.
+type driftJSON Drift
+
+// MarshalJSON writes Encoded when it is set.
+func (d Drift) MarshalJSON() ([]byte, error) {
+	if len(d.Encoded) > 0 {
+		return d.Encoded, nil
+	}
+	return marshal(driftJSON(d))
+}
+
+// Encode returns the drift's JSON, for Encoded.
+func (d Drift) Encode() (json.RawMessage, error) {
+	d.Encoded = nil
+	return marshal(driftJSON(d))
+}
+
+// marshal is json.Marshal without HTML escaping (server text stays as sent).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Acceptance records who accepted a drift.
@@ -214,6 +248,28 @@ type Acceptance struct {
 type DriftDetail struct {
 	Drift
 	Definitions []DefinitionChange `json:"definitions"`
+}
+
+// MarshalJSON writes the drift's members and definitions as one object (the
+// embedded Drift's MarshalJSON would otherwise stand for the whole).
+func (d DriftDetail) MarshalJSON() ([]byte, error) {
+	head, err := d.Drift.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	defs := d.Definitions
+	if defs == nil {
+		defs = []DefinitionChange{}
+	}
+	tail, err := marshal(defs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(head)+len(tail)+len(`,"definitions":`))
+	out = append(out, head[:len(head)-1]...) // without the closing brace
+	out = append(out, `,"definitions":`...)
+	out = append(out, tail...)
+	return append(out, '}'), nil
 }
 
 // DefinitionChange is one changed item, whole, on both sides.
