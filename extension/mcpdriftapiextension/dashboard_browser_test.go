@@ -1,20 +1,14 @@
 package mcpdriftapiextension
 
 import (
-	"context"
-	"encoding/base64"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension"
-	"go.opentelemetry.io/collector/client"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/config/configopaque"
-	"go.opentelemetry.io/collector/extension/extensionauth"
-	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/component"
+
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 
 	"github.com/mcpdrift/mcpdrift/internal/dashboardtest"
 )
@@ -33,7 +27,7 @@ func noProblems(t *testing.T, b *dashboardtest.Browser) {
 
 func TestDashboardServerList(t *testing.T) {
 	b := dashboardtest.Open(t)
-	b.Load(serveExamples(t, newExampleDrift(t), newExampleImpact(t), nil))
+	b.Load(serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil))
 
 	list := b.ReadServers()
 	want := map[string]string{"total": "4", "down": "1", "drifted": "1", "pending": "1", "up": "1"}
@@ -70,7 +64,7 @@ func TestDashboardServerList(t *testing.T) {
 
 func TestDashboardDriftTab(t *testing.T) {
 	b := dashboardtest.Open(t)
-	b.Load(serveExamples(t, newExampleDrift(t), newExampleImpact(t), nil) + "#/servers/demo-tools")
+	b.Load(serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil) + "#/servers/demo-tools")
 	d := b.ReadDrift()
 
 	if d.ID != "91f3ecb6ead24f65" || d.State != "open" || d.Severity != "breaking" {
@@ -164,7 +158,7 @@ func assertNotInjected(t *testing.T, b *dashboardtest.Browser, d dashboardtest.D
 func TestDashboardEscapesWithoutCSP(t *testing.T) {
 	b := dashboardtest.Open(t)
 	b.BypassCSP()
-	url := serveExamples(t, newExampleDrift(t), newExampleImpact(t), nil)
+	url := serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil)
 	for _, route := range []string{"#/servers/demo-tools", "#/servers/demo-tools/contract"} {
 		b.Load(url + route)
 		assertNotInjected(t, b, b.ReadDrift())
@@ -176,16 +170,13 @@ func TestDashboardEscapesWithoutCSP(t *testing.T) {
 	assertNotInjected(t, b, b.ReadDrift())
 }
 
-const bearerToken = "s3cret-token"
-
 // The API behind the real bearertokenauth extension: the dashboard asks for
 // the token, keeps it for the tab, and asks again when an accept is refused.
 func TestDashboardAcceptWithBearerToken(t *testing.T) {
-	ext := startBearerTokenAuth(t, bearerToken)
 	drift := newExampleDrift(t)
 	b := dashboardtest.Open(t)
 	route := "#/servers/demo-tools"
-	b.Load(serveExamples(t, drift, newExampleImpact(t), authenticate(ext, nil)) + route)
+	b.Load(serveExamples(t, drift, newExampleImpact(), withAuth(component.MustNewID("bearertokenauth")), bearerAuth(t)) + route)
 
 	if got := b.Text(`[data-error="unauthorized"] h2`); got != "Sign in to the control plane" {
 		t.Fatalf("without a token the page shows %q, want a sign-in form", b.Text("main"))
@@ -199,7 +190,7 @@ func TestDashboardAcceptWithBearerToken(t *testing.T) {
 	if b.Text(`[data-error="unauthorized"] h2`) == "" {
 		t.Fatalf("a wrong token was let in: %q", b.Text("main"))
 	}
-	signIn("main form.signin", bearerToken)
+	signIn("main form.signin", apiToken)
 	if d := b.ReadDrift(); d.ID != "91f3ecb6ead24f65" || len(d.Chips) != 3 {
 		t.Fatalf("after signing in: drift %q, chips %q", d.ID, d.Chips)
 	}
@@ -219,7 +210,7 @@ func TestDashboardAcceptWithBearerToken(t *testing.T) {
 	if len(drift.principals()) != 0 {
 		t.Fatal("accepted without a credential")
 	}
-	signIn(".accept form.signin", bearerToken)
+	signIn(".accept form.signin", apiToken)
 
 	if got := b.Text(".banner.success"); !strings.Contains(got, "Accepted drift 91f3ecb6ead24f65 as alice") {
 		t.Errorf("banner after accepting: %q", got)
@@ -241,57 +232,37 @@ func TestDashboardAcceptWithBearerToken(t *testing.T) {
 	noProblems(t, b)
 }
 
-// Basic credentials (the basicauth extension's scheme) are sent UTF-8
-// encoded, and the principal the authenticator establishes is recorded.
-// basicauthextension is not served at this Collector release (see
-// TOOLCHAIN), so an authenticator that checks Basic stands in for it.
+// The API behind the real basicauth extension: the credential is sent in
+// its scheme, and the principal it establishes is who accepted.
 func TestDashboardAcceptWithBasicAuth(t *testing.T) {
-	const user, password = "alice", "pässwörd"
-	want := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
-	basic := extensionauth.ServerAuthenticateFunc(func(ctx context.Context, h map[string][]string) (context.Context, error) {
-		if v := h["Authorization"]; len(v) != 1 || v[0] != want {
-			return ctx, errors.New("bad credentials")
-		}
-		return client.NewContext(ctx, client.Info{Auth: usernameAuth(user)}), nil
-	})
 	drift := newExampleDrift(t)
 	b := dashboardtest.Open(t)
 	route := "#/servers/demo-tools"
-	b.Load(serveExamples(t, drift, newExampleImpact(t), authenticate(basic, nil)) + route)
+	b.Load(serveExamples(t, drift, newExampleImpact(), withAuth(component.MustNewID("basicauth")), basicAuth(t)) + route)
 	b.Rerender(route,
 		chromedp.Click(chromedp.CSS(`main input[name="scheme"][value="basic"]`)),
-		chromedp.SetValue(chromedp.CSS(`main input[name="username"]`), user),
-		chromedp.SetValue(chromedp.CSS(`main input[name="password"]`), password),
+		chromedp.SetValue(chromedp.CSS(`main input[name="username"]`), "alice"),
+		chromedp.SetValue(chromedp.CSS(`main input[name="password"]`), "wonderland"),
 		chromedp.Click(chromedp.CSS(`main form.signin button[type="submit"]`)))
 	b.Rerender(route,
 		chromedp.Click(chromedp.CSS(`[data-action="accept"]`)),
+		chromedp.SetValue(chromedp.CSS(`.accept-form input[name="by"]`), "mallory"), // the authenticated name wins
 		chromedp.Click(chromedp.CSS(`[data-action="confirm-accept"]`)))
 	if got := b.Text(".accepted-note"); !strings.Contains(got, "Accepted by alice (authenticated)") {
 		t.Errorf("accepted note: %q", got)
 	}
-	if p := drift.principals(); len(p) != 1 || p != nil && (p[0].Name != user || !p[0].Authenticated) {
+	if p := drift.principals(); len(p) != 1 || p[0] != (controlplane.Principal{Name: "alice", Authenticated: true}) {
 		t.Errorf("accepted by %+v", p)
 	}
 	noProblems(t, b)
 }
-
-type usernameAuth string
-
-func (u usernameAuth) GetAttribute(key string) any {
-	if key == "username" {
-		return string(u)
-	}
-	return nil
-}
-
-func (usernameAuth) GetAttributeNames() []string { return []string{"username"} }
 
 // A drift that arrived after the page loaded is not accepted unseen: the
 // API's 409 is shown, and nothing was accepted.
 func TestDashboardAcceptConflict(t *testing.T) {
 	drift := newExampleDrift(t)
 	b := dashboardtest.Open(t)
-	b.Load(serveExamples(t, drift, newExampleImpact(t), nil) + "#/servers/demo-tools")
+	b.Load(serveExamples(t, drift, newExampleImpact(), nil, nil) + "#/servers/demo-tools")
 	drift.setOpen("a0a0a0a0a0a0a0a0")
 	b.Do(chromedp.Click(chromedp.CSS(`[data-action="accept"]`)),
 		chromedp.Click(chromedp.CSS(`[data-action="confirm-accept"]`)))
@@ -308,7 +279,7 @@ func TestDashboardAcceptConflict(t *testing.T) {
 // neither, the server list shows the API's 503 message.
 func TestDashboardPartsUnavailable(t *testing.T) {
 	b := dashboardtest.Open(t)
-	b.Load(serveExamples(t, newExampleDrift(t), nil, nil) + "#/servers/demo-tools")
+	b.Load(serveExamples(t, newExampleDrift(t), nil, nil, nil) + "#/servers/demo-tools")
 	d := b.ReadDrift()
 	for _, g := range d.Groups {
 		if g.Impact == nil || g.Impact.State != "unavailable" || !strings.Contains(g.Impact.Text, msgNoProcessor) {
@@ -322,25 +293,9 @@ func TestDashboardPartsUnavailable(t *testing.T) {
 		t.Errorf("footer: %q", b.Text("#footer"))
 	}
 
-	b.Load(serveExamples(t, nil, nil, nil))
+	b.Load(serveExamples(t, nil, nil, nil, nil))
 	if got := b.Text(`[data-error="unavailable"]`); !strings.Contains(got, "Not available on this Collector") || !strings.Contains(got, msgNoReceiver) {
 		t.Errorf("server list without a receiver: %q", got)
 	}
 	noProblems(t, b)
-}
-
-func startBearerTokenAuth(t *testing.T, token string) extensionauth.Server {
-	t.Helper()
-	f := bearertokenauthextension.NewFactory()
-	cfg := f.CreateDefaultConfig().(*bearertokenauthextension.Config)
-	cfg.BearerToken = configopaque.String(token)
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
-	return ext.(extensionauth.Server)
 }
