@@ -53,6 +53,8 @@ func TestDashboardServerList(t *testing.T) {
 		}
 	}
 
+	b.Screenshot("dashboard-servers.png", 0)
+
 	// A row leads to the server's page, Drift tab.
 	b.Do(chromedp.Click(chromedp.CSS(`tr[data-server="demo-tools"] a`)))
 	b.WaitReady("#/servers/demo-tools")
@@ -134,7 +136,9 @@ func TestDashboardDriftTab(t *testing.T) {
 	if got := b.Text(`li[data-key="get_forecast"] .def-desc`); got != poisonedForecast {
 		t.Errorf("contract tab, get_forecast description: %q", got)
 	}
+	b.Do(chromedp.Click(chromedp.CSS(`li[data-key="get_forecast"] summary`)))
 	assertNotInjected(t, b, b.ReadDrift())
+	b.Screenshot("dashboard-contract.png", 0)
 	noProblems(t, b)
 }
 
@@ -181,6 +185,7 @@ func TestDashboardAcceptWithBearerToken(t *testing.T) {
 	if got := b.Text(`[data-error="unauthorized"] h2`); got != "Sign in to the control plane" {
 		t.Fatalf("without a token the page shows %q, want a sign-in form", b.Text("main"))
 	}
+	b.Screenshot("dashboard-signin.png", 900)
 	signIn := func(form, token string) {
 		b.Rerender(route,
 			chromedp.SetValue(chromedp.CSS(form+` input[name="token"]`), token),
@@ -207,11 +212,13 @@ func TestDashboardAcceptWithBearerToken(t *testing.T) {
 	b.Eval(`sessionStorage.clear()`, nil)
 	b.Do(chromedp.Click(chromedp.CSS(`[data-action="confirm-accept"]`)))
 	b.WaitFor(`!!document.querySelector('.accept form.signin')`)
+	b.Screenshot("dashboard-accept-signin.png", 900)
 	if len(drift.principals()) != 0 {
 		t.Fatal("accepted without a credential")
 	}
 	signIn(".accept form.signin", apiToken)
 
+	b.Screenshot("dashboard-accepted.png", 900)
 	if got := b.Text(".banner.success"); !strings.Contains(got, "Accepted drift 91f3ecb6ead24f65 as alice") {
 		t.Errorf("banner after accepting: %q", got)
 	}

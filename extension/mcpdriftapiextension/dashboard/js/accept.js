@@ -9,19 +9,22 @@ import { signInForm } from './auth.js';
 import { digest, h, replace } from './dom.js';
 import { banner } from './notice.js';
 
+// acceptControls returns the Accept button (for the drift's title row) and
+// the panel its form opens in (below the drift's summary); null when the
+// drift is not open.
 export function acceptControls(d, server, done) {
   if (d.state !== 'open') return null;
   if (!server.open_drift || server.open_drift.id !== d.id) {
-    return h('p', { class: 'faint' }, 'A newer drift is open; accepting it closes this one too.');
+    return { button: h('p', { class: 'faint' }, 'A newer drift is open; accepting it closes this one too.'), panel: null };
   }
-  const wrap = h('div', { class: 'accept' });
+  const panel = h('div', { class: 'accept' });
   const button = h('button', { type: 'button', class: 'btn btn-primary', dataset: { action: 'accept' } }, 'Accept drift…');
   button.addEventListener('click', () => {
     button.hidden = true;
-    wrap.append(acceptForm(d, server, done, () => { wrap.lastChild.remove(); button.hidden = false; }));
+    replace(panel, acceptForm(d, server, done, () => { replace(panel); button.hidden = false; }));
+    panel.querySelector('textarea').focus();
   });
-  wrap.append(button);
-  return wrap;
+  return { button, panel };
 }
 
 function acceptForm(d, server, done, cancel) {
@@ -51,10 +54,10 @@ function acceptForm(d, server, done, cancel) {
     } catch (err) {
       submit.disabled = false;
       if (err.status === 401) {
-        replace(status, signInForm({ message: 'Accepting needs a credential: ' + err.message, onDone: send }));
+        replace(status, h('p', null, 'Accepting needs a credential. ', h('span', { class: 'faint' }, err.message)), signInForm({ onDone: send }));
       } else if (err.status === 409) {
         replace(status);
-        banner('error', err.message + ' ', h('button', { type: 'button', class: 'btn btn-link', onclick: done }, 'Reload'));
+        const note = banner('error', err.message + ' ', h('button', { type: 'button', class: 'btn btn-link', onclick: () => { note.remove(); done(); } }, 'Reload'));
       } else if (err.name !== 'AbortError') {
         replace(status, h('span', { class: 'err' }, err.message));
       }

@@ -27,8 +27,12 @@ function parseRoute() {
   return { view: 'servers' };
 }
 
+let shownRoute = null;
+
 async function render() {
   if (current) current.abort.abort();
+  if (location.hash !== shownRoute) document.getElementById('banner').replaceChildren(); // messages belong to the page they were about
+  shownRoute = location.hash;
   const abort = new AbortController();
   const me = { abort, refresh: null };
   current = me;

@@ -58,7 +58,7 @@ export function signInForm({ message, onDone, onCancel }) {
     h('input', { type: 'radio', name: 'scheme', value: mode, checked, onchange: () => pick(mode) }), label);
   const form = h('form', { class: 'signin', 'aria-label': 'Sign in to the control plane' },
     message ? h('p', { class: 'note' }, message) : null,
-    h('fieldset', null, h('legend', { class: 'faint' }, 'Credential'), radio('bearer', 'Bearer token', true), radio('basic', 'User name and password', false)),
+    h('fieldset', null, h('legend', null, 'Credential'), radio('bearer', 'Bearer token', true), radio('basic', 'User name and password', false)),
     tokenRow, basicRows,
     h('p', { class: 'faint' }, 'Kept in this browser tab only (sessionStorage) and sent as the Authorization header of API requests.'),
     h('div', { class: 'form-actions' },

@@ -50,13 +50,14 @@ export async function driftTab(el, { server, driftId, signal, info, rerender }) 
 }
 
 function driftHead(d, server, rerender) {
+  const accept = acceptControls(d, server, rerender);
   return h('section', { class: 'panel drift-head', dataset: { drift: d.id, state: d.state } },
     h('div', { class: 'drift-head-top' },
       h('div', { class: 'drift-title' },
         severityChip(d.severity, { class: 'lg' }),
         h('h2', null, 'Drift ', h('code', null, d.id)),
         chip(d.state, d.state === 'open' ? 'sev-warning' : 'plain', { dataset: { state: d.state } })),
-      acceptControls(d, server, rerender)),
+      accept && accept.button),
     h('p', { class: 'drift-desc' }, d.description),
     summaryChips(d.summary),
     h('div', { class: 'drift-meta' },
@@ -67,7 +68,8 @@ function driftHead(d, server, rerender) {
       'Accepted by ', h('strong', null, d.accepted.by), d.accepted.authenticated ? ' (authenticated)' : ' (as stated; not authenticated)',
       ' ', ago(d.accepted.at), d.accepted.comment ? [' — ', d.accepted.comment] : null) : null,
     d.truncated ? h('div', { class: 'truncated-note' },
-      'Some values or definitions were left out to keep this history entry within its byte budget.') : null);
+      'Some values or definitions were left out to keep this history entry within its byte budget.') : null,
+    accept && accept.panel);
 }
 
 // summaryChips: "N breaking · N warning · N compatible"; a severity with

@@ -9,7 +9,7 @@ export function failure(err, retry) {
   if (err.status === 401) {
     return h('div', { class: 'panel notice', dataset: { error: 'unauthorized' } },
       h('h2', null, 'Sign in to the control plane'),
-      h('p', null, 'The API is behind an auth extension: ' + err.message),
+      h('p', null, 'This Collector guards its API with an auth extension. ', h('span', { class: 'faint' }, err.message)),
       signInForm({ onDone: retry }));
   }
   const title = err.status === 503 ? 'Not available on this Collector'

@@ -53,5 +53,5 @@ function row(s) {
         ? h('span', { class: 'sub' }, millis(p.duration_ms))
         : h('span', { class: 'sub err' }, p.error_class.replaceAll('_', ' '), p.last_success ? [' · last success ', ago(p.last_success)] : null)]
       : h('span', { class: 'faint' }, 'not probed yet')),
-    h('td', null, chip(s.baseline_mode, 'plain'), h('span', { class: 'sub' }, s.receiver)));
+    h('td', null, chip(s.baseline_mode, 'plain'), h('span', { class: 'sub nowrap', title: 'the receiver that probes it' }, s.receiver)));
 }
