@@ -44,7 +44,9 @@ fuzz:
 
 ## distro: the otelcol-mcpdrift collector distribution, with ocb (pinned in tools/)
 DISTRO := _build/otelcol-mcpdrift/otelcol-mcpdrift
-SOURCES := go.mod $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
+# The extension embeds its dashboard and OpenAPI document: every file of it counts.
+SOURCES := go.mod $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null) \
+	$(shell find extension -type f -not -name '*_test.go' -not -path '*/testdata/*' 2>/dev/null)
 distro: $(DISTRO)
 $(DISTRO): builder-config.yaml $(SOURCES)
 	mkdir -p _build

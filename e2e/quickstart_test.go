@@ -180,6 +180,9 @@ func TestQuickstart(t *testing.T) {
 		t.Errorf("mcpdrift.probe.up = %d (seen %v)", up, ok)
 	}
 
+	// The dashboard shows the drift, its impact and v2's poisoned text.
+	checkDashboard(t, s.APIURL())
+
 	// Restart the collector against the unchanged v2 server: no new drift.
 	port := s.Ports.Server
 	s.Stop()

@@ -98,13 +98,13 @@ function groups(d) {
 }
 
 function itemGroup(g, drift, server, { info, signal, readies }) {
-  const body = h('div', { class: 'panel item-body' }, g.changes.map(changeCard));
+  const def = (drift.definitions || []).find((x) => x.subject === g.subject && x.name === g.name);
+  const body = h('div', { class: 'panel item-body' }, g.changes.map((c) => changeCard(c, def)));
   if (g.subject === 'tool') {
     const { panel, ready } = impactPanel(server.name, g.name, { info, signal });
     readies.push(ready);
     body.append(panel);
   }
-  const def = (drift.definitions || []).find((x) => x.subject === g.subject && x.name === g.name);
   body.append(compareBar(def));
   return h('section', { class: 'item-group', dataset: { subject: g.subject, name: g.name } },
     h('div', { class: 'item-head' },
@@ -115,8 +115,11 @@ function itemGroup(g, drift, server, { info, signal, readies }) {
     body);
 }
 
-function changeCard(c) {
-  const pair = valuePair(c.before, c.after);
+// changeCard: a change of a whole item (path "": added, removed) names
+// the item; its boxes show the definition itself when the entry kept it.
+function changeCard(c, def) {
+  const whole = c.path === '' && def && !def.truncated;
+  const pair = whole ? valuePair(def.before, def.after) : valuePair(c.before, c.after);
   return h('article', { class: 'change-card sev-' + c.severity, dataset: { severity: c.severity, rule: c.rule } },
     h('div', { class: 'change-top' },
       severityChip(c.severity),
