@@ -60,9 +60,10 @@ $(EXTRAS): docs/examples/builder-extras.yaml $(SOURCES)
 	mkdir -p _build
 	$(GO) tool -modfile=tools/go.mod builder --config docs/examples/builder-extras.yaml
 
-## demo: the quickstart: a drifting MCP server, the collector and the demo agent (within 60 s)
+## demo: the quickstart: a drifting MCP server, the collector and the demo agent (within 60 s);
+## make demo DEMO_FLAGS=-dashboard keeps it running with the dashboard on http://127.0.0.1:13180/
 demo: distro demo-bins
-	$(BIN)/quickstart-demo
+	$(BIN)/quickstart-demo $(DEMO_FLAGS)
 
 demo-bins:
 	$(GO) build -trimpath -o $(BIN)/quickstart-server ./examples/quickstart/server

@@ -116,6 +116,10 @@ func TestDashboardDriftTab(t *testing.T) {
 		t.Errorf("get_forecast AFTER does not show the description as text: %q", added.After)
 	}
 	assertNotInjected(t, b, d)
+	// The tool's definition as sent: 7.0 stays 7.0.
+	if added := forecast.Card(t, "tool.added"); !strings.Contains(added.After, `"maximum": 7.0,`) {
+		t.Errorf("get_forecast's definition is not shown as sent: %q", added.After)
+	}
 
 	// The full-definition toggle shows both definitions side by side.
 	if ticket.Compare != "Compare full definitions" {

@@ -1,6 +1,7 @@
 package mcpdriftapiextension
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,7 +50,9 @@ func newExampleDrift(t testing.TB) *exampleDrift {
 	for i, d := range x.drift.Definitions {
 		switch d.Name {
 		case "get_forecast":
-			x.drift.Definitions[i].After = withDescription(t, d.After, poisonedForecast)
+			// A number JavaScript would print otherwise: shown as sent.
+			after := withDescription(t, d.After, poisonedForecast)
+			x.drift.Definitions[i].After = bytes.Replace(after, []byte(`"maximum":7`), []byte(`"maximum":7.0`), 1)
 		case "get_weather":
 			x.drift.Definitions[i].After = withDescription(t, d.After, poisonedWeather)
 		}

@@ -35,6 +35,7 @@ type Options struct {
 	ReplanAfter  int      // calls with the old plan after list_changed
 	ExtraEnv     []string // added to the collector's environment
 	ServerPort   int      // 0: pick a free port (fixed across restarts when set)
+	APIPort      int      // the control plane's (dashboard's); 0: pick a free port
 	StartTimeout time.Duration
 }
 
@@ -82,6 +83,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	s := &Stack{opts: o, Ports: Ports{Server: ports[0], OTLPHTTP: ports[1], Health: ports[2], Prometheus: ports[3], Telemetry: ports[4], API: ports[5]}}
 	if o.ServerPort != 0 {
 		s.Ports.Server = o.ServerPort
+	}
+	if o.APIPort != 0 {
+		s.Ports.API = o.APIPort
 	}
 	ok := false
 	defer func() {
