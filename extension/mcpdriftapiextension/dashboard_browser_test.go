@@ -54,6 +54,10 @@ func TestDashboardServerList(t *testing.T) {
 	}
 
 	b.Screenshot("dashboard-servers.png", 0)
+	var hidden bool
+	if b.Eval(`document.getElementById('auth-button').hidden`, &hidden); !hidden {
+		t.Error("Sign in is offered though the API asks for no credential")
+	}
 
 	// A row leads to the server's page, Drift tab.
 	b.Do(chromedp.Click(chromedp.CSS(`tr[data-server="demo-tools"] a`)))

@@ -205,7 +205,7 @@ func (b *Browser) WaitFor(expr string) {
 }
 
 // Screenshot saves the page as PNG under ArtifactDir with the given name
-// and returns the path: the whole page when height is 0, else its first
+// and returns the path: the whole page when height is 0, else its top
 // height pixels. The viewport is resized to the height for the shot (a
 // capture beyond the viewport would paint the sticky top bar mid-page).
 func (b *Browser) Screenshot(name string, height int) string {
@@ -213,6 +213,7 @@ func (b *Browser) Screenshot(name string, height int) string {
 	if height == 0 {
 		b.Eval(`document.documentElement.scrollHeight`, &height)
 	}
+	b.Eval(`window.scrollTo(0, 0)`, nil) // the shot starts at the top of the page
 	var png []byte
 	b.Do(chromedp.EmulateViewport(windowWidth, int64(height)), chromedp.Func(func(ctx context.Context, t *chromedp.Target) (err error) {
 		png, err = chromedp.CaptureScreenshot()(ctx, t)

@@ -2,7 +2,7 @@
 // front of the Collector keeps working), with the credential the operator
 // entered (auth.js).
 
-import { authorization } from './auth.js';
+import { authorization, markRequired } from './auth.js';
 
 // ApiError is an error answer (controlplane.ErrorBody), or status 0 when
 // the Collector did not answer at all.
@@ -39,6 +39,7 @@ export async function api(route, { method = 'GET', body, signal } = {}) {
     if (res.ok) throw new ApiError(res.status, 'bad_response', 'The answer was not JSON.');
   }
   if (!res.ok) {
+    if (res.status === 401) markRequired();
     const e = (data && data.error) || {};
     throw new ApiError(res.status, e.code || 'http_' + res.status, e.message || 'HTTP ' + res.status, e.parameter);
   }

@@ -8,7 +8,7 @@
 //   #/servers/{name}/contract       a server, Contract tab
 
 import { api } from './api.js';
-import { onChange, scheme, signInForm, signOut } from './auth.js';
+import { onChange, required, scheme, signInForm, signOut } from './auth.js';
 import { h, hash, hours, replace } from './dom.js';
 import { banner, failure } from './notice.js';
 import { serverView } from './server.js';
@@ -87,6 +87,7 @@ function stamp() {
 
 function authButton() {
   const b = document.getElementById('auth-button');
+  b.hidden = !required();
   const s = scheme();
   b.textContent = s ? 'Sign out (' + s + ')' : 'Sign in';
   b.onclick = s

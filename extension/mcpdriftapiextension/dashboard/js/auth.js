@@ -34,6 +34,16 @@ function store(value) {
 export const signOut = () => store('');
 export const onChange = (f) => listeners.add(f);
 
+// required is true once the API has asked for a credential (the top bar
+// offers Sign in only then: most control planes on loopback have no auth).
+let asked = false;
+export const required = () => asked || !!authorization();
+export function markRequired() {
+  if (asked) return;
+  asked = true;
+  listeners.forEach((f) => f());
+}
+
 // basicValue encodes user:password as UTF-8, then base64 (RFC 7617).
 export function basicValue(user, password) {
   const bytes = new TextEncoder().encode(user + ':' + password);

@@ -10,6 +10,22 @@ import { failure } from './notice.js';
 // it keeps less.
 const WANT_HOURS = 24;
 
+// A drift can change many tools: their queries go a few at a time.
+const PARALLEL = 4;
+let running = 0;
+const waiting = [];
+
+async function limited(f) {
+  if (running >= PARALLEL) await new Promise((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await f();
+  } finally {
+    running--;
+    if (waiting.length) waiting.shift()();
+  }
+}
+
 // impactPanel returns the panel and a promise that settles once it shows
 // an answer (or why there is none).
 export function impactPanel(server, tool, { info, signal }) {
@@ -44,7 +60,7 @@ export function impactPanel(server, tool, { info, signal }) {
       }
     }
   };
-  return { panel, ready: load() };
+  return { panel, ready: limited(load) };
 }
 
 function totals(im) {
