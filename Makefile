@@ -44,9 +44,7 @@ fuzz:
 
 ## distro: the otelcol-mcpdrift collector distribution, with ocb (pinned in tools/)
 DISTRO := _build/otelcol-mcpdrift/otelcol-mcpdrift
-# The extension embeds its dashboard and OpenAPI document: every file of it counts.
-SOURCES := go.mod $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null) \
-	$(shell find extension -type f -not -name '*_test.go' -not -path '*/testdata/*' 2>/dev/null)
+SOURCES := go.mod $(shell find receiver processor extension contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null) $(shell find extension -path '*/dashboard/*' -type f 2>/dev/null) $(wildcard extension/*/openapi.json)
 distro: $(DISTRO)
 $(DISTRO): builder-config.yaml $(SOURCES)
 	mkdir -p _build
@@ -78,7 +76,7 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 
 ## e2e: end-to-end tests against the built distributions, real npm servers and backends,
 ## and the scale-out throughput figures (spans/s, two tiers versus one instance)
-e2e: distro distro-extras demo-bins jaeger
+e2e: build distro distro-extras demo-bins jaeger
 	$(GO) test -count=1 -tags e2e -timeout 15m -bench ScaleOutThroughput -benchtime 1x ./e2e/...
 
 clean:

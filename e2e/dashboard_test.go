@@ -10,22 +10,29 @@ import (
 )
 
 // checkDashboard loads the running quickstart's dashboard in a real
-// headless Chromium after the drift and asserts what it rendered: the
-// summary chips, a BEFORE / AFTER pair, the agents that called the broken
-// tool, and v2's poisoned get_forecast description shown as text with
-// nothing of it run. The screenshots are test artifacts (_build/artifacts,
-// or $MCPDRIFT_ARTIFACTS); dashboard.png is the README's picture.
-func checkDashboard(t *testing.T, base string) {
+// headless Chromium after the drift, which the CLI accepted as acceptedBy,
+// and asserts what it rendered: the server UP again, the drift accepted,
+// the summary chips, a BEFORE / AFTER pair, the agents that called the
+// broken tool, and v2's poisoned get_forecast description shown as text
+// with nothing of it run. The screenshots are test artifacts
+// (_build/artifacts, or $MCPDRIFT_ARTIFACTS).
+func checkDashboard(t *testing.T, base, acceptedBy string) {
 	t.Helper()
 	b := dashboardtest.Open(t)
 	b.Load(base)
 	list := b.ReadServers()
-	if len(list.Rows) != 1 || list.Rows[0].Name != "demo-tools" || list.Rows[0].Status != "DRIFTED" {
-		t.Errorf("server list: %+v", list.Rows)
+	if len(list.Rows) != 1 || list.Rows[0].Name != "demo-tools" || list.Rows[0].Status != "UP" || list.Tiles["up"] != "1" {
+		t.Errorf("server list: %+v", list)
 	}
 
 	b.Go("#/servers/demo-tools")
 	d := b.ReadDrift()
+	if d.State != "accepted" || len(d.History) != 1 || d.History[0] != d.ID {
+		t.Errorf("drift %q state %q, history %q", d.ID, d.State, d.History)
+	}
+	if got := b.Text(".accepted-note"); !strings.Contains(got, "Accepted by "+acceptedBy) {
+		t.Errorf("accepted note: %q", got)
+	}
 	if got := strings.Join(d.Chips, " · "); got != "1 breaking · 1 warning · 1 compatible" {
 		t.Errorf("summary chips: %q", got)
 	}

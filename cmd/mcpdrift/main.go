@@ -68,11 +68,15 @@ Digests follow "Tool definition hash, version 1" (RFC 8785 canonical JSON,
 SHA-256), so they can be checked by other tools.
 
 Exit codes: 0 success; 1 invalid input (hash) or drift at or above --fail-on
-(diff); 2 usage error, or invalid input for diff.`,
+(diff), or a drifted server (status); 2 usage error, or invalid input for diff;
+4 a server is down (status); 6 the control plane (status, history, impact,
+accept) did not answer usably; 7 no such server, tool or drift; 8 nothing to
+accept.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand())
+	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(),
+		newStatusCommand(), newHistoryCommand(), newImpactCommand(), newAcceptCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }

@@ -74,12 +74,11 @@ func newExampleDrift(t testing.TB) *exampleDrift {
 	return x
 }
 
+// poisonChanges poisons the changed description; get_forecast's change
+// (tool.added) names the tool only, its definition is in Definitions.
 func poisonChanges(t testing.TB, changes []contract.Change) {
 	for i, c := range changes {
-		switch c.Rule {
-		case "tool.added":
-			changes[i].After = withDescription(t, c.After, poisonedForecast)
-		case "tool.description.changed":
+		if c.Rule == "tool.description.changed" {
 			changes[i].After = mustJSON(t, poisonedWeather)
 		}
 	}

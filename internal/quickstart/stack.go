@@ -51,15 +51,15 @@ type Ports struct {
 	Server, OTLPHTTP, Health, Prometheus, Telemetry, API int
 }
 
+// APIURL is the collector's control plane (mcpdrift_api): the dashboard at
+// /, the API under /api/v1/.
+func (s *Stack) APIURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d", s.Ports.API)
+}
+
 // ServerURL is the demo server's MCP endpoint.
 func (s *Stack) ServerURL() string {
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", s.Ports.Server)
-}
-
-// APIURL is the control plane's base URL: the dashboard at /, the API
-// under /api/v1/.
-func (s *Stack) APIURL() string {
-	return fmt.Sprintf("http://127.0.0.1:%d/", s.Ports.API)
 }
 
 // PrometheusURL is the collector's Prometheus exporter endpoint.

@@ -70,6 +70,7 @@ func run(o quickstart.Options, timeout time.Duration, keep, dashboard bool) erro
 	}()
 	say("demo MCP server (contract v1) at %s", s.ServerURL())
 	say("collector healthy; mcpdrift probes the server every 3s, mcpimpact indexes the agent's calls")
+	say("dashboard and API at %s (mcpdrift status --api %s)", s.APIURL(), s.APIURL())
 	say("agents %v calling the server from %d sessions each; the server switches to v2 at %s", o.Agents, o.Sessions, o.SwitchAfter)
 
 	deadline := time.After(timeout - time.Since(began))
