@@ -57,17 +57,8 @@ func checkDashboard(t *testing.T, base, acceptedBy string) {
 	if !strings.Contains(forecast.After, `<script>window.__mcpdriftPoisoned`) || !strings.Contains(forecast.After, `<img src=x onerror=`) {
 		t.Errorf("get_forecast's description is not shown as text: %q", forecast.After)
 	}
-	if d.Injected != 0 {
-		t.Errorf("%d script/img elements in the page: server text parsed as markup", d.Injected)
-	}
-	var poisoned any
-	b.Eval(`window.__mcpdriftPoisoned`, &poisoned)
-	if poisoned != nil {
-		t.Errorf("the poisoned description ran: %v", poisoned)
-	}
-	for _, p := range b.Problems() {
-		t.Errorf("browser console: %s", p)
-	}
+	b.CheckEscaped()
+	b.CheckConsole()
 	b.Screenshot("dashboard.png", 1200)
 	b.Screenshot("dashboard-full.png", 0)
 }

@@ -35,19 +35,8 @@ Exit status:
   mcpdrift accept demo-tools --drift 3f1d2a9c0b7e6d54 --comment "project is required now"`,
 		Args: exactArgs("accept", "SERVER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := af.client()
-			if err != nil {
-				return err
-			}
 			var res controlplane.AcceptResult
-			raw, err := c.call(cmd.Context(), http.MethodPost, c.endpoint(nil, "servers", args[0], "accept"), req, &res)
-			if err != nil {
-				return err
-			}
-			if af.format == "json" {
-				return writeRaw(cmd.OutOrStdout(), raw)
-			}
-			return writeAccept(cmd.OutOrStdout(), &res)
+			return af.fetch(cmd, http.MethodPost, nil, req, &res, func(w io.Writer) error { return writeAccept(w, &res) }, "servers", args[0], "accept")
 		},
 	}
 	af.register(cmd)

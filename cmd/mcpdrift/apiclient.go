@@ -198,6 +198,24 @@ func apiStatusError(status int, raw []byte, where string) error {
 	return &exitError{code: exitUnreachable, err: fmt.Errorf("%s: %s", where, msg)}
 }
 
+// fetch calls the API (segments under /api/v1/, with query and body),
+// decodes the answer into out and prints it: as it came with --format json,
+// else with text.
+func (f *apiFlags) fetch(cmd *cobra.Command, method string, query url.Values, body, out any, text func(io.Writer) error, segments ...string) error {
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	raw, err := c.call(cmd.Context(), method, c.endpoint(query, segments...), body, out)
+	if err != nil {
+		return err
+	}
+	if f.format == "json" {
+		return writeRaw(cmd.OutOrStdout(), raw)
+	}
+	return text(cmd.OutOrStdout())
+}
+
 // writeRaw writes the API's JSON answer as it came, newline-terminated.
 func writeRaw(w io.Writer, raw []byte) error {
 	if len(raw) > 0 && raw[len(raw)-1] != '\n' {

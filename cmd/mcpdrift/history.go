@@ -33,22 +33,12 @@ Exit status:
   mcpdrift history demo-tools --limit 5 --format json`,
 		Args: exactArgs("history", "SERVER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := af.client()
-			if err != nil {
-				return err
-			}
 			if limit < 1 || limit > 1000 {
 				return usageError("--limit must be from 1 to 1000, not %d", limit)
 			}
 			var page controlplane.DriftPage
-			raw, err := c.call(cmd.Context(), http.MethodGet, c.endpoint(url.Values{"limit": {strconv.Itoa(limit)}}, "servers", args[0], "drifts"), nil, &page)
-			if err != nil {
-				return err
-			}
-			if af.format == "json" {
-				return writeRaw(cmd.OutOrStdout(), raw)
-			}
-			return writeHistory(cmd.OutOrStdout(), &page)
+			return af.fetch(cmd, http.MethodGet, url.Values{"limit": {strconv.Itoa(limit)}}, nil, &page,
+				func(w io.Writer) error { return writeHistory(w, &page) }, "servers", args[0], "drifts")
 		},
 	}
 	af.register(cmd)

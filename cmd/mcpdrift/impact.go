@@ -34,10 +34,6 @@ Exit status:
   mcpdrift impact demo-tools --tool create_ticket --hours 1 --format json`,
 		Args: exactArgs("impact", "SERVER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := af.client()
-			if err != nil {
-				return err
-			}
 			if tool == "" {
 				return usageError("--tool is required: the tool whose callers to list")
 			}
@@ -49,14 +45,7 @@ Exit status:
 				q.Set("hours", strconv.FormatFloat(hours, 'f', -1, 64))
 			}
 			var imp controlplane.Impact
-			raw, err := c.call(cmd.Context(), http.MethodGet, c.endpoint(q, "servers", args[0], "impact"), nil, &imp)
-			if err != nil {
-				return err
-			}
-			if af.format == "json" {
-				return writeRaw(cmd.OutOrStdout(), raw)
-			}
-			return writeImpact(cmd.OutOrStdout(), &imp)
+			return af.fetch(cmd, http.MethodGet, q, nil, &imp, func(w io.Writer) error { return writeImpact(w, &imp) }, "servers", args[0], "impact")
 		},
 	}
 	af.register(cmd)

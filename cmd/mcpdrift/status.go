@@ -32,20 +32,8 @@ Exit status:
   MCPDRIFT_API=https://otel.example.com:13180 MCPDRIFT_TOKEN=... mcpdrift status --format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := af.client()
-			if err != nil {
-				return err
-			}
 			var list controlplane.ServerList
-			raw, err := c.call(cmd.Context(), http.MethodGet, c.endpoint(nil, "servers"), nil, &list)
-			if err != nil {
-				return err
-			}
-			if af.format == "json" {
-				err = writeRaw(cmd.OutOrStdout(), raw)
-			} else {
-				err = writeStatus(cmd.OutOrStdout(), &list)
-			}
+			err := af.fetch(cmd, http.MethodGet, nil, nil, &list, func(w io.Writer) error { return writeStatus(w, &list) }, "servers")
 			if err != nil {
 				return err
 			}

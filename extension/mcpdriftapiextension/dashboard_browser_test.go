@@ -16,15 +16,6 @@ import (
 // The dashboard in a real headless Chromium, against the API's example
 // responses (examples_test.go) with poisoned descriptions.
 
-// noProblems fails the test when the page threw or the browser refused
-// something (a Content-Security-Policy violation is a console error).
-func noProblems(t *testing.T, b *dashboardtest.Browser) {
-	t.Helper()
-	for _, p := range b.Problems() {
-		t.Errorf("browser console: %s", p)
-	}
-}
-
 func TestDashboardServerList(t *testing.T) {
 	b := dashboardtest.Open(t)
 	b.Load(serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil))
@@ -65,7 +56,7 @@ func TestDashboardServerList(t *testing.T) {
 	if d := b.ReadDrift(); d.ID != "91f3ecb6ead24f65" {
 		t.Errorf("the server page shows drift %q", d.ID)
 	}
-	noProblems(t, b)
+	b.CheckConsole()
 }
 
 func TestDashboardDriftTab(t *testing.T) {
@@ -119,7 +110,7 @@ func TestDashboardDriftTab(t *testing.T) {
 	if added := forecast.Card(t, "tool.added"); !strings.Contains(added.After, "<script>window.__mcpdriftPoisoned") || !strings.Contains(added.After, "<img src=x onerror=") {
 		t.Errorf("get_forecast AFTER does not show the description as text: %q", added.After)
 	}
-	assertNotInjected(t, b, d)
+	b.CheckEscaped()
 	// The tool's definition as sent: 7.0 stays 7.0.
 	if added := forecast.Card(t, "tool.added"); !strings.Contains(added.After, `"maximum": 7.0,`) {
 		t.Errorf("get_forecast's definition is not shown as sent: %q", added.After)
@@ -145,23 +136,9 @@ func TestDashboardDriftTab(t *testing.T) {
 		t.Errorf("contract tab, get_forecast description: %q", got)
 	}
 	b.Do(chromedp.Click(chromedp.CSS(`li[data-key="get_forecast"] summary`)))
-	assertNotInjected(t, b, b.ReadDrift())
+	b.CheckEscaped()
 	b.Screenshot("dashboard-contract.png", 0)
-	noProblems(t, b)
-}
-
-// assertNotInjected checks that no server text became an element and that
-// the poisoned descriptions' code did not run.
-func assertNotInjected(t *testing.T, b *dashboardtest.Browser, d dashboardtest.DriftTab) {
-	t.Helper()
-	if d.Injected != 0 {
-		t.Errorf("%d script/img/iframe elements in the page: server text was parsed as markup", d.Injected)
-	}
-	var poisoned any
-	b.Eval(`window.__mcpdriftPoisoned`, &poisoned)
-	if poisoned != nil {
-		t.Errorf("a poisoned description ran: window.__mcpdriftPoisoned = %v", poisoned)
-	}
+	b.CheckConsole()
 }
 
 // The poisoned descriptions stay text with the Content-Security-Policy
@@ -173,22 +150,20 @@ func TestDashboardEscapesWithoutCSP(t *testing.T) {
 	url := serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil)
 	for _, route := range []string{"#/servers/demo-tools", "#/servers/demo-tools/contract"} {
 		b.Load(url + route)
-		assertNotInjected(t, b, b.ReadDrift())
+		b.CheckEscaped()
 	}
 	b.Do(chromedp.Click(chromedp.CSS(`li[data-key="get_forecast"] summary`)))
 	if got := b.Text(`li[data-key="get_forecast"] .def-desc`); got != poisonedForecast {
 		t.Errorf("contract tab, get_forecast description: %q", got)
 	}
-	assertNotInjected(t, b, b.ReadDrift())
+	b.CheckEscaped()
 }
 
 // The API behind the real bearertokenauth extension: the dashboard asks for
 // the token, keeps it for the tab, and asks again when an accept is refused.
 func TestDashboardAcceptWithBearerToken(t *testing.T) {
-	drift := newExampleDrift(t)
-	b := dashboardtest.Open(t)
-	route := "#/servers/demo-tools"
-	b.Load(serveExamples(t, drift, newExampleImpact(), withAuth(component.MustNewID("bearertokenauth")), bearerAuth(t)) + route)
+	drift, b := openBehindAuth(t, "bearertokenauth", bearerAuth(t))
+	route := demoRoute
 
 	if got := b.Text(`[data-error="unauthorized"] h2`); got != "Sign in to the control plane" {
 		t.Fatalf("without a token the page shows %q, want a sign-in form", b.Text("main"))
@@ -244,16 +219,14 @@ func TestDashboardAcceptWithBearerToken(t *testing.T) {
 	if b.Text(`[data-action="accept"]`) != "" {
 		t.Error("an accepted drift still offers Accept")
 	}
-	noProblems(t, b)
+	b.CheckConsole()
 }
 
 // The API behind the real basicauth extension: the credential is sent in
 // its scheme, and the principal it establishes is who accepted.
 func TestDashboardAcceptWithBasicAuth(t *testing.T) {
-	drift := newExampleDrift(t)
-	b := dashboardtest.Open(t)
-	route := "#/servers/demo-tools"
-	b.Load(serveExamples(t, drift, newExampleImpact(), withAuth(component.MustNewID("basicauth")), basicAuth(t)) + route)
+	drift, b := openBehindAuth(t, "basicauth", basicAuth(t))
+	route := demoRoute
 	b.Rerender(route,
 		chromedp.Click(chromedp.CSS(`main input[name="scheme"][value="basic"]`)),
 		chromedp.SetValue(chromedp.CSS(`main input[name="username"]`), "alice"),
@@ -269,7 +242,7 @@ func TestDashboardAcceptWithBasicAuth(t *testing.T) {
 	if p := drift.principals(); len(p) != 1 || p[0] != (controlplane.Principal{Name: "alice", Authenticated: true}) {
 		t.Errorf("accepted by %+v", p)
 	}
-	noProblems(t, b)
+	b.CheckConsole()
 }
 
 // A drift that arrived after the page loaded is not accepted unseen: the
@@ -312,5 +285,17 @@ func TestDashboardPartsUnavailable(t *testing.T) {
 	if got := b.Text(`[data-error="unavailable"]`); !strings.Contains(got, "Not available on this Collector") || !strings.Contains(got, msgNoReceiver) {
 		t.Errorf("server list without a receiver: %q", got)
 	}
-	noProblems(t, b)
+	b.CheckConsole()
+}
+
+const demoRoute = "#/servers/demo-tools"
+
+// openBehindAuth serves the examples behind the auth extension auth (one
+// of exts) and opens demo-tools' page.
+func openBehindAuth(t *testing.T, auth string, exts map[component.ID]component.Component) (*exampleDrift, *dashboardtest.Browser) {
+	t.Helper()
+	drift := newExampleDrift(t)
+	b := dashboardtest.Open(t)
+	b.Load(serveExamples(t, drift, newExampleImpact(), withAuth(component.MustNewID(auth)), exts) + demoRoute)
+	return drift, b
 }

@@ -154,8 +154,9 @@ func (e *apiExtension) getImpact(r *http.Request) (any, *apiError) {
 	hours := window.Hours()
 	if v, ok := q["hours"]; ok {
 		h, err := strconv.ParseFloat(v[0], 64)
-		// A millisecond of slack: the window printed in hours may round.
-		if err != nil || math.IsNaN(h) || h <= 0 || time.Duration(h*float64(time.Hour)) > window+time.Millisecond {
+		// Compared in hours (a huge value would overflow a Duration), with a
+		// millisecond of slack: the window printed in hours may round.
+		if err != nil || math.IsNaN(h) || h <= 0 || h > (window+time.Millisecond).Hours() {
 			return nil, badParameter("hours", fmt.Sprintf("hours must be a number greater than 0 and at most %s (the mcpimpact processor's window), not %q",
 				strconv.FormatFloat(window.Hours(), 'f', -1, 64), v[0]))
 		}

@@ -98,6 +98,8 @@ func TestBadParameters(t *testing.T) {
 		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=NaN", "hours"},
 		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=25", "hours"},
 		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=1e400", "hours"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=1e300", "hours"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=Inf", "hours"},
 		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=day", "hours"},
 	}
 	for _, c := range cases {

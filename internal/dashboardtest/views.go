@@ -26,10 +26,6 @@ type DriftTab struct {
 	Chips    []string `json:"chips"` // "1 breaking", ...
 	Groups   []Group  `json:"groups"`
 	History  []string `json:"history"` // drift ids, newest first
-	// Injected counts script, img, iframe, object and embed elements in the
-	// page's content: the dashboard creates none, so any is server text
-	// parsed as markup.
-	Injected int `json:"injected"`
 }
 
 // Group is a changed item: its change cards, the callers of a changed tool,
@@ -128,6 +124,37 @@ func (b *Browser) ReadDrift() DriftTab {
 	return out
 }
 
+// PoisonGlobal is what the poisoned descriptions of the tests' servers
+// set when run: window.__mcpdriftPoisoned.
+const PoisonGlobal = "__mcpdriftPoisoned"
+
+// CheckEscaped fails the test when server text became markup in the page
+// (a script, img, iframe, object or embed element: the dashboard creates
+// none) or when a poisoned description's code ran (it sets PoisonGlobal).
+func (b *Browser) CheckEscaped() {
+	b.t.Helper()
+	var got struct {
+		Elements int `json:"elements"`
+		Poisoned any `json:"poisoned"`
+	}
+	b.Eval(`({ elements: document.querySelectorAll('main script, main img, main iframe, main object, main embed').length, poisoned: window.`+PoisonGlobal+` ?? null })`, &got)
+	if got.Elements != 0 {
+		b.t.Errorf("%d script/img/iframe/object/embed elements in the page: server text was parsed as markup", got.Elements)
+	}
+	if got.Poisoned != nil {
+		b.t.Errorf("a poisoned description ran: window.%s = %v", PoisonGlobal, got.Poisoned)
+	}
+}
+
+// CheckConsole fails the test for each problem the page reported (see
+// Problems).
+func (b *Browser) CheckConsole() {
+	b.t.Helper()
+	for _, p := range b.Problems() {
+		b.t.Errorf("browser console: %s", p)
+	}
+}
+
 // Text returns the text of the first element matching a CSS selector ("" when
 // none does).
 func (b *Browser) Text(selector string) string {
@@ -168,7 +195,6 @@ return {
   severity: head ? text(head.querySelector('.drift-title [data-severity]')) : '',
   chips: all('.summary-chips .chip').map(text),
   history: all('.history a[data-drift]').map((a) => a.dataset.drift),
-  injected: all('main script, main img, main iframe, main object, main embed').length,
   groups: all('.item-group').map((g) => {
     const impact = g.querySelector('.impact');
     const compare = g.querySelector('[data-action="compare"]');

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -297,14 +296,7 @@ func BenchmarkImpact1M(b *testing.B) {
 	} {
 		b.Run(shape.name, func(b *testing.B) {
 			clock := newClock()
-			cfg := createDefaultConfig().(*Config)
-			cfg.MaxIndexEntries = 1_000_000
-			p, err := newImpactProcessor(processortest.NewNopSettings(processortest.NopType), cfg, clock.Now)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = p.Shutdown(context.Background()) }()
-			fillIndex(p.state, cfg.MaxIndexEntries, shape.servers, shape.tools, shape.agents, clock.Now())
+			p := filledProcessor(b, clock, shape.servers, shape.tools, shape.agents)
 			d := drift{id: "bench", server: "server-0", at: clock.Now(),
 				previous: map[string]string{"tool_00": fmt.Sprintf("%064x", 1), "tool_01": "a", "tool_02": "b"},
 				current:  map[string]string{"tool_00": fmt.Sprintf("%064x", 3), "tool_01": "c", "tool_02": "d"},
@@ -337,14 +329,8 @@ func BenchmarkImpact1M(b *testing.B) {
 // records run for the same tool, without the view around it.
 func BenchmarkImpactQuery1M(b *testing.B) {
 	clock := newClock()
-	cfg := createDefaultConfig().(*Config)
-	cfg.MaxIndexEntries = 1_000_000
-	p, err := newImpactProcessor(processortest.NewNopSettings(processortest.NopType), cfg, clock.Now)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = p.Shutdown(context.Background()) }()
-	fillIndex(p.state, cfg.MaxIndexEntries, 2, 5, 10, clock.Now())
+	p := filledProcessor(b, clock, 2, 5, 10)
+	cfg := p.cfg
 	if _, err := p.processLogs(context.Background(), driftLogs(drift{id: "bench", server: "server-0", at: clock.Now(),
 		previous: map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, current: map[string]string{"tool_00": fmt.Sprintf("%064x", 2)},
 		changes: []change{{severity: semconv.DriftSeverityBreaking, subject: "tool", name: "tool_00"}}})); err != nil {
@@ -352,22 +338,15 @@ func BenchmarkImpactQuery1M(b *testing.B) {
 	}
 	view := impactView{p}
 	q := controlplane.ImpactQuery{Server: "server-0", Tool: "tool_00", Window: cfg.Window}
-	wall := make([]time.Duration, 0, 4096)
-	cpu := make([]time.Duration, 0, 4096)
+	var lat benchutil.Latencies
 	var calls int64
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.ReportAllocs()
-	for b.Loop() {
-		start, startCPU := time.Now(), benchutil.ThreadCPUTime()
+	lat.Loop(b, func() {
 		out, err := view.Impact(context.Background(), q)
-		cpu = append(cpu, benchutil.ThreadCPUTime()-startCPU)
-		wall = append(wall, time.Since(start))
 		if err != nil {
 			b.Fatal(err)
 		}
 		calls = out.Totals.Calls
-	}
+	})
 	if calls != 100_000 {
 		b.Fatalf("the query counted %d calls, want 100000", calls)
 	}
@@ -380,11 +359,20 @@ func BenchmarkImpactQuery1M(b *testing.B) {
 		p.state.impact(srv, changed, map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, map[string]string{"tool_00": fmt.Sprintf("%064x", 2)}, clock.Now(), cfg.Window)
 		p.mu.Unlock()
 	})
-	slices.Sort(wall)
-	slices.Sort(cpu)
-	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-	b.ReportMetric(ms(benchutil.Percentile(wall, 50)), "p50-ms")
-	b.ReportMetric(ms(benchutil.Percentile(wall, 99)), "p99-ms")
-	b.ReportMetric(ms(benchutil.Percentile(cpu, 99)), "p99-cpu-ms")
+	lat.Report(b)
 	b.ReportMetric(perQuery/scan, "x-drift-scan")
+}
+
+// filledProcessor is a processor whose index holds 1,000,000 entries over
+// servers × tools × agents (fillIndex), shut down with the benchmark.
+func filledProcessor(b *testing.B, clock *fakeClock, servers, tools, agents int) *impactProcessor {
+	cfg := createDefaultConfig().(*Config)
+	cfg.MaxIndexEntries = 1_000_000
+	p, err := newImpactProcessor(processortest.NewNopSettings(processortest.NopType), cfg, clock.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	fillIndex(p.state, cfg.MaxIndexEntries, servers, tools, agents, clock.Now())
+	return p
 }

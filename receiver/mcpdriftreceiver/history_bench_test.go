@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -75,14 +74,9 @@ func BenchmarkDriftHistoryPage(b *testing.B) {
 	heap := float64(after.HeapAlloc - before.HeapAlloc)
 	view := driftView{&driftReceiver{targets: []*target{t}}}
 
-	wall := make([]time.Duration, 0, 4096)
-	cpu := make([]time.Duration, 0, 4096)
+	var lat benchutil.Latencies
 	var size int
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.ReportAllocs()
-	for b.Loop() {
-		start, startCPU := time.Now(), benchutil.ThreadCPUTime()
+	lat.Loop(b, func() {
 		page, err := view.Drifts("srv", 100)
 		if err != nil {
 			b.Fatal(err)
@@ -91,19 +85,12 @@ func BenchmarkDriftHistoryPage(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu = append(cpu, benchutil.ThreadCPUTime()-startCPU)
-		wall = append(wall, time.Since(start))
 		size = len(body)
-	}
+	})
 	perPage := benchutil.Elapsed(b)
 	page, _ := view.Drifts("srv", 100)
 	encode := benchutil.NsPerOp(b.N, func() { _, _ = json.Marshal(page) })
-	slices.Sort(wall)
-	slices.Sort(cpu)
-	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-	b.ReportMetric(ms(benchutil.Percentile(wall, 50)), "p50-ms")
-	b.ReportMetric(ms(benchutil.Percentile(wall, 99)), "p99-ms")
-	b.ReportMetric(ms(benchutil.Percentile(cpu, 99)), "p99-cpu-ms")
+	lat.Report(b)
 	b.ReportMetric(perPage/encode, "x-encode-only")
 	b.ReportMetric(float64(size), "page-bytes")
 	b.ReportMetric(float64(t.history.bytes), "history-bytes/target")

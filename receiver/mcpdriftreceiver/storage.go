@@ -18,10 +18,15 @@ import (
 // storedStateVersion is the version of what the receiver keeps per target.
 const storedStateVersion = 1
 
+// storedHeader starts every JSON value the receiver keeps per target.
+type storedHeader struct {
+	Version int    `json:"version"`
+	Target  string `json:"target"`
+}
+
 // storedState is the JSON kept per target under "target/<name>".
 type storedState struct {
-	Version  int             `json:"version"`
-	Target   string          `json:"target"`
+	storedHeader
 	Baseline json.RawMessage `json:"baseline"` // a contract.Snapshot
 	// Current is what a pinned target served, when not its baseline (its
 	// drift is open); absent otherwise.
@@ -67,25 +72,9 @@ func storageKey(target string) string { return "target/" + target }
 // error when what is stored cannot be used (corrupt, foreign, another
 // version): the caller logs it and the next save replaces it.
 func (s *baselineStore) load(ctx context.Context, target string) (*restoredState, error) {
-	if s.client == nil {
-		return nil, nil
-	}
-	raw, err := s.client.Get(ctx, storageKey(target))
-	if err != nil {
-		return nil, err
-	}
-	if raw == nil {
-		return nil, nil
-	}
 	var st storedState
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return nil, fmt.Errorf("stored state is not JSON: %w", err)
-	}
-	if st.Version != storedStateVersion {
-		return nil, fmt.Errorf("stored state has version %d, this build reads %d", st.Version, storedStateVersion)
-	}
-	if st.Target != target {
-		return nil, fmt.Errorf("stored state belongs to target %q", st.Target)
+	if found, err := s.read(ctx, storageKey(target), "state", target, storedStateVersion, &st, &st.storedHeader); !found || err != nil {
+		return nil, err
 	}
 	snap, err := contract.DecodeSnapshot(st.Baseline)
 	if err != nil {
@@ -109,7 +98,7 @@ func (s *baselineStore) save(ctx context.Context, target string, t *tracker) err
 	if err != nil {
 		return err
 	}
-	st := storedState{Version: storedStateVersion, Target: target, Baseline: snap}
+	st := storedState{storedHeader: storedHeader{Version: storedStateVersion, Target: target}, Baseline: snap}
 	if cur := t.pinnedCurrent(); cur != nil {
 		if st.Current, err = cur.Encode(); err != nil {
 			return err
@@ -143,9 +132,8 @@ const historyVersion = 1
 
 // storedHistory is the JSON kept per target under "history/<name>".
 type storedHistory struct {
-	Version int                        `json:"version"`
-	Target  string                     `json:"target"`
-	Drifts  []controlplane.DriftDetail `json:"drifts"` // newest first
+	storedHeader
+	Drifts []controlplane.DriftDetail `json:"drifts"` // newest first
 }
 
 func historyKey(target string) string { return "history/" + target }
@@ -153,24 +141,33 @@ func historyKey(target string) string { return "history/" + target }
 // loadHistory returns a target's stored drift history (nil when none), or an
 // error when what is stored cannot be used.
 func (s *baselineStore) loadHistory(ctx context.Context, target string) ([]controlplane.DriftDetail, error) {
-	if s.client == nil {
-		return nil, nil
-	}
-	raw, err := s.client.Get(ctx, historyKey(target))
-	if err != nil || raw == nil {
+	var st storedHistory
+	if found, err := s.read(ctx, historyKey(target), "drift history", target, historyVersion, &st, &st.storedHeader); !found || err != nil {
 		return nil, err
 	}
-	var st storedHistory
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return nil, fmt.Errorf("stored drift history is not JSON: %w", err)
-	}
-	if st.Version != historyVersion {
-		return nil, fmt.Errorf("stored drift history has version %d, this build reads %d", st.Version, historyVersion)
-	}
-	if st.Target != target {
-		return nil, fmt.Errorf("stored drift history belongs to target %q", st.Target)
-	}
 	return st.Drifts, nil
+}
+
+// read decodes the JSON stored under key into v, whose header h must say
+// version and target; false when nothing is stored (or no storage is used).
+func (s *baselineStore) read(ctx context.Context, key, what, target string, version int, v any, h *storedHeader) (bool, error) {
+	if s.client == nil {
+		return false, nil
+	}
+	raw, err := s.client.Get(ctx, key)
+	if err != nil || raw == nil {
+		return false, err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, fmt.Errorf("stored %s is not JSON: %w", what, err)
+	}
+	if h.Version != version {
+		return true, fmt.Errorf("stored %s has version %d, this build reads %d", what, h.Version, version)
+	}
+	if h.Target != target {
+		return true, fmt.Errorf("stored %s belongs to target %q", what, h.Target)
+	}
+	return true, nil
 }
 
 // saveHistory stores a target's drift history.
@@ -178,7 +175,7 @@ func (s *baselineStore) saveHistory(ctx context.Context, target string, h *histo
 	if s.client == nil {
 		return nil
 	}
-	return s.write(ctx, target, historyKey(target), storedHistory{Version: historyVersion, Target: target, Drifts: h.details()})
+	return s.write(ctx, target, historyKey(target), storedHistory{storedHeader: storedHeader{Version: historyVersion, Target: target}, Drifts: h.details()})
 }
 
 // isUnsaved reports whether the target's last save failed.
