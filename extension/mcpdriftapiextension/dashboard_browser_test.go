@@ -1,6 +1,7 @@
 package mcpdriftapiextension
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -261,6 +262,28 @@ func TestDashboardAcceptConflict(t *testing.T) {
 	if p := drift.principals(); len(p) != 0 {
 		t.Errorf("accepted by %+v", p)
 	}
+}
+
+// A drift accepted elsewhere (the CLI) while the page shows it: the next
+// refresh says so, and Reload shows it accepted.
+func TestDashboardNoticesAcceptElsewhere(t *testing.T) {
+	b := dashboardtest.Open(t)
+	url := serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil)
+	b.Load(url + demoRoute)
+	resp, err := http.Post(url+"api/v1/servers/demo-tools/accept", "application/json", strings.NewReader(`{"by":"cli"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("accept: %s", resp.Status)
+	}
+	b.WaitFor(`(document.querySelector('.banner') || {}).textContent?.includes('This drift is now accepted.')`) // within a refresh (10 s)
+	b.Rerender(demoRoute, chromedp.Click(chromedp.CSS(`.banner button.btn-link`)))
+	if d := b.ReadDrift(); d.State != "accepted" || !strings.Contains(b.Text(".accepted-note"), "Accepted by cli") || b.Text(".banner") != "" {
+		t.Errorf("after reloading: drift %s, note %q, banner %q", d.State, b.Text(".accepted-note"), b.Text(".banner"))
+	}
+	b.CheckConsole()
 }
 
 // With only a receiver, impact panels say why there is no impact; with

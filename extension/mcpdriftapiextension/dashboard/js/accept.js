@@ -7,7 +7,7 @@
 import { api, route } from './api.js';
 import { signInForm } from './auth.js';
 import { digest, h, replace } from './dom.js';
-import { banner } from './notice.js';
+import { banner, bannerAction } from './notice.js';
 
 // acceptControls returns the Accept button (for the drift's title row) and
 // the panel its form opens in (below the drift's summary); null when the
@@ -57,7 +57,7 @@ function acceptForm(d, server, done, cancel) {
         replace(status, h('p', null, 'Accepting needs a credential. ', h('span', { class: 'faint' }, err.message)), signInForm({ onDone: send }));
       } else if (err.status === 409) {
         replace(status);
-        const note = banner('error', err.message + ' ', h('button', { type: 'button', class: 'btn btn-link', onclick: () => { note.remove(); done(); } }, 'Reload'));
+        bannerAction('error', err.message, 'Reload', done);
       } else if (err.name !== 'AbortError') {
         replace(status, h('span', { class: 'err' }, err.message));
       }

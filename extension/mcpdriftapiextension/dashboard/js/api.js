@@ -6,7 +6,7 @@ import { authorization, markRequired } from './auth.js';
 
 // ApiError is an error answer (controlplane.ErrorBody), or status 0 when
 // the Collector did not answer at all.
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(status, code, message, parameter) {
     super(message);
     this.status = status;

@@ -45,7 +45,7 @@ export function markRequired() {
 }
 
 // basicValue encodes user:password as UTF-8, then base64 (RFC 7617).
-export function basicValue(user, password) {
+function basicValue(user, password) {
   const bytes = new TextEncoder().encode(user + ':' + password);
   let bin = '';
   for (const b of bytes) bin += String.fromCharCode(b);

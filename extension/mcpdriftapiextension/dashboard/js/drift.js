@@ -9,7 +9,7 @@ import { api, route } from './api.js';
 import { ago, chip, digest, h, hash, plural, pretty, replace, SEVERITIES, severityChip } from './dom.js';
 import { inline, lines, sides, words } from './diff.js';
 import { impactPanel } from './impact.js';
-import { banner, empty } from './notice.js';
+import { bannerAction, empty } from './notice.js';
 
 const HISTORY_LIMIT = 50;
 
@@ -41,9 +41,9 @@ export async function driftTab(el, { server, driftId, signal, info, rerender }) 
       renderHistory(aside, now, server.name, drift.id);
       const mine = now.drifts.find((d) => d.id === drift.id);
       if (now.drifts.length && now.drifts[0].id !== newest && !driftId) {
-        banner('info', 'A newer drift was recorded. ', h('button', { type: 'button', class: 'btn btn-link', onclick: rerender }, 'Show it'));
+        bannerAction('info', 'A newer drift was recorded.', 'Show it', rerender);
       } else if (mine && mine.state !== drift.state) {
-        banner('info', 'This drift is now ' + mine.state + '. ', h('button', { type: 'button', class: 'btn btn-link', onclick: rerender }, 'Reload'));
+        bannerAction('info', 'This drift is now ' + mine.state + '.', 'Reload', rerender);
       }
     },
   };

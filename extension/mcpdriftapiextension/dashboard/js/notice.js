@@ -32,3 +32,10 @@ export function banner(kind, ...content) {
   area.replaceChildren(node);
   return node;
 }
+
+// bannerAction shows a message with a button that dismisses it and runs
+// action (Reload, Show it).
+export function bannerAction(kind, text, label, action) {
+  const node = banner(kind, text + ' ', h('button', { type: 'button', class: 'btn btn-link', onclick: () => { node.remove(); action(); } }, label));
+  return node;
+}
