@@ -136,7 +136,7 @@ func (v driftView) Accept(ctx context.Context, name string, req controlplane.Acc
 		return controlplane.AcceptResult{}, controlplane.ErrDriftMismatch
 	}
 	now := r.now()
-	previous := t.tracker.baseline
+	previous, report := t.tracker.baseline, t.tracker.openDrift
 	t.tracker.accept()
 	acceptance := &controlplane.Acceptance{By: by.Name, At: now.UTC(), Authenticated: by.Authenticated, Comment: req.Comment}
 	closed := t.history.close(controlplane.DriftAccepted, now, acceptance)
@@ -152,6 +152,8 @@ func (v driftView) Accept(ctx context.Context, name string, req controlplane.Acc
 			DriftID:          driftID(t.name, previous.Digests.Contract, t.tracker.current.Digests.Contract),
 			PreviousContract: previous.Digests.Contract,
 			CurrentContract:  t.tracker.current.Digests.Contract,
+			Severity:         report.Worst().String(),
+			Description:      contract.SanitizeText(report.OneLine()),
 			Accepted:         acceptance,
 		}
 		events = append(events, event{kind: eventAccepted, at: now, accepted: &d, mode: r.cfg.Baseline})

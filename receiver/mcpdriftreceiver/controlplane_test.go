@@ -196,6 +196,26 @@ func TestAcceptPinned(t *testing.T) {
 	}
 }
 
+// TestAcceptPinnedWithoutHistory: with max_drifts 0 the pinned drift is
+// still accepted, and its event still says which drift it was.
+func TestAcceptPinnedWithoutHistory(t *testing.T) {
+	s := newServing(t, BaselinePinned, &storageHost{}, func(c *Config) { c.DriftHistory.MaxDrifts = 0 })
+	s.serve(s.a, nil)
+	s.serve(s.b, nil)
+	if st := s.status(t); st.Status != controlplane.StatusDrifted || st.OpenDrift != nil || st.History.Drifts != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	res, err := s.view.Accept(context.Background(), "srv", controlplane.AcceptRequest{}, controlplane.Principal{Name: "alice"})
+	if err != nil || res.BaselineDigest != s.b.Digests.Contract || len(res.Accepted) != 0 {
+		t.Fatalf("accept: %v %+v", err, res)
+	}
+	ev := eventsNamed(s.logs, semconv.EventDriftAccepted)
+	if len(ev) != 1 || attr(ev[0], semconv.DriftID) != driftID("srv", s.a.Digests.Contract, s.b.Digests.Contract) ||
+		attr(ev[0], semconv.DriftSeverity) != "compatible" || !strings.Contains(ev[0].Body().Str(), "added") {
+		t.Errorf("event %v %q", ev[0].Attributes().AsRaw(), ev[0].Body().Str())
+	}
+}
+
 // TestPinnedHistoryStates: a pinned drift the server reverts closes by
 // itself; one a further contract replaces is superseded.
 func TestPinnedHistoryStates(t *testing.T) {
