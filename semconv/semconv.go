@@ -78,6 +78,10 @@ const (
 	VolatileName         = "mcpdrift.volatile.name"                 // name of the definition holding a volatile field
 	VolatilePath         = "mcpdrift.volatile.path"                 // JSON pointer of the volatile field
 	ProbeErrorClass      = "mcpdrift.probe.error_class"             // why a probe failed (unreachable, timeout, ...); none on success
+	BaselineMode         = "mcpdrift.baseline.mode"                 // advance or pinned: what accepting a drift did
+	AcceptBy             = "mcpdrift.accept.by"                     // who accepted a drift: the auth extension's principal, else what the request named, else anonymous
+	AcceptAuthenticated  = "mcpdrift.accept.authenticated"          // true when mcpdrift.accept.by was established by the Collector's auth extension
+	AcceptComment        = "mcpdrift.accept.comment"                // the operator's comment on an accept; absent when none
 )
 
 // Attributes the interceptor adds (appended; see docs/interceptor.md).
@@ -129,6 +133,7 @@ const (
 	EventImpact        = "mcpdrift.impact"         // from mcpimpact: one per (drift, changed tool, calling agent)
 	EventMixedContract = "mcpdrift.mixed_contract" // a fleet serving two or more contracts alternately
 	EventVolatileField = "mcpdrift.volatile_field" // a definition field that changes on every probe, now ignored
+	EventDriftAccepted = "mcpdrift.drift_accepted" // an operator accepted a drift through the control plane (the history keeps it)
 )
 
 // Metric names shared outside mdatagen-generated code.

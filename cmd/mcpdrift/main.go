@@ -71,12 +71,16 @@ SHA-256), so they can be checked by other tools.
 its answers; docs/release-gate.md walks through the whole release gate.
 
 Exit codes: 0 success; 1 invalid input (hash), drift at or above --fail-on
-(diff, check), an answer at or above it (replay), or a failed probe; 2 usage
-error, invalid input for diff, or replay without --yes-call-tools.`,
+(diff, check), an answer at or above it (replay), a failed probe, or a drifted
+server (status); 2 usage error, invalid input for diff, or replay without
+--yes-call-tools; 4 a server is down (status); 6 the control plane (status,
+history, impact, accept) did not answer usably; 7 no such server, tool or
+drift; 8 nothing to accept.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(), newReplayCommand())
+	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(), newReplayCommand(),
+		newStatusCommand(), newHistoryCommand(), newImpactCommand(), newAcceptCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }

@@ -40,6 +40,9 @@ type Config struct {
 	// Storage is the ID of a storage extension that keeps the index and the
 	// known contracts across restarts. Optional.
 	Storage *component.ID `mapstructure:"storage"`
+	// ControlPlane is the ID of an mcpdrift_api extension to register with:
+	// it answers impact queries over HTTP from this processor's index.
+	ControlPlane *component.ID `mapstructure:"control_plane"`
 	// PersistInterval is how often the index is written to Storage in
 	// addition to on shutdown; 0 writes only on shutdown.
 	PersistInterval time.Duration `mapstructure:"persist_interval"`

@@ -45,6 +45,11 @@ type Config struct {
 	// Storage is the ID of a storage extension (e.g. file_storage) that keeps
 	// baselines across restarts. Absent: in memory only, with a warning.
 	Storage *component.ID `mapstructure:"storage"`
+	// ControlPlane is the ID of an mcpdrift_api extension to register with:
+	// it serves server status, drift history and accept over HTTP.
+	ControlPlane *component.ID `mapstructure:"control_plane"`
+	// DriftHistory bounds the drifts kept per target.
+	DriftHistory HistoryConfig `mapstructure:"drift_history"`
 	// MaxConcurrentProbes bounds probes in flight across all targets.
 	MaxConcurrentProbes int `mapstructure:"max_concurrent_probes"`
 	// ConfirmAfter is the number of consecutive observations of a new
@@ -75,6 +80,29 @@ type Config struct {
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
+
+// HistoryConfig bounds each target's drift history, in memory and in the
+// storage extension (docs/api.md, "Drift history").
+type HistoryConfig struct {
+	// MaxDrifts is how many drifts are kept per target, newest first.
+	MaxDrifts int `mapstructure:"max_drifts"`
+	// MaxBytes bounds a target's history (encoded JSON); the oldest drifts
+	// go first.
+	MaxBytes int `mapstructure:"max_bytes"`
+	// MaxDriftBytes bounds one drift: whole definitions, then before/after
+	// values, are left out (and the drift marked truncated) to fit.
+	MaxDriftBytes int `mapstructure:"max_drift_bytes"`
+}
+
+// History bounds: defaults, and limits on what may be configured.
+const (
+	defaultHistoryDrifts     = 100
+	defaultHistoryBytes      = 1 << 20
+	defaultHistoryDriftBytes = 128 << 10
+	maxHistoryDrifts         = 1000
+	minHistoryDriftBytes     = 4 << 10
+	maxHistoryBytes          = 64 << 20
+)
 
 // VolatileConfig configures volatile-field detection.
 type VolatileConfig struct {
@@ -118,6 +146,7 @@ func createDefaultConfig() component.Config {
 		ConfirmSamples:       DefaultConfirmSamples,
 		Baseline:             BaselineAdvance,
 		Volatile:             VolatileConfig{Ignore: true, After: 3},
+		DriftHistory:         HistoryConfig{MaxDrifts: defaultHistoryDrifts, MaxBytes: defaultHistoryBytes, MaxDriftBytes: defaultHistoryDriftBytes},
 		Limits:               contract.DefaultLimits(),
 		Targets:              []TargetConfig{},
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
@@ -194,6 +223,9 @@ func (cfg *Config) Validate() error {
 	if cfg.Volatile.After < 2 {
 		errs = append(errs, errors.New("volatile.after must be at least 2"))
 	}
+	if err := cfg.DriftHistory.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("drift_history: %w", err))
+	}
 	if err := cfg.Policy.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("policy: %w", err))
 	}
@@ -214,6 +246,18 @@ func (cfg *Config) Validate() error {
 		seen[t.Name] = true
 	}
 	return errors.Join(errs...)
+}
+
+func (h HistoryConfig) validate() error {
+	switch {
+	case h.MaxDrifts < 0 || h.MaxDrifts > maxHistoryDrifts:
+		return fmt.Errorf("max_drifts must be from 0 (no history) to %d, not %d", maxHistoryDrifts, h.MaxDrifts)
+	case h.MaxDriftBytes < minHistoryDriftBytes:
+		return fmt.Errorf("max_drift_bytes must be at least %d, not %d", minHistoryDriftBytes, h.MaxDriftBytes)
+	case h.MaxBytes < h.MaxDriftBytes || h.MaxBytes > maxHistoryBytes:
+		return fmt.Errorf("max_bytes must be from max_drift_bytes (%d) to %d, not %d", h.MaxDriftBytes, maxHistoryBytes, h.MaxBytes)
+	}
+	return nil
 }
 
 func (t *TargetConfig) validate() error {

@@ -83,6 +83,21 @@ func TestConfigAsUsersWriteIt(t *testing.T) {
 	}
 }
 
+// TestConfigControlPlane: control_plane names an extension; a history of
+// no drifts is allowed, and unset bounds keep their defaults.
+func TestConfigControlPlane(t *testing.T) {
+	cfg := loadConfig(t, "control_plane")
+	if err := confmap.Validate(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ControlPlane == nil || cfg.ControlPlane.String() != "mcpdrift_api/ops" {
+		t.Errorf("control_plane: %v", cfg.ControlPlane)
+	}
+	if cfg.DriftHistory != (HistoryConfig{MaxDrifts: 0, MaxBytes: defaultHistoryBytes, MaxDriftBytes: defaultHistoryDriftBytes}) {
+		t.Errorf("drift_history: %+v", cfg.DriftHistory)
+	}
+}
+
 func TestConfigPolicyBlock(t *testing.T) {
 	cfg := loadConfig(t, "policy_block")
 	if err := confmap.Validate(cfg); err != nil {
@@ -106,6 +121,8 @@ func TestConfigRejects(t *testing.T) {
 		"bad_numbers":   "confirm_after",
 		"bad_samples":   "confirm_samples must not be negative",
 		"policy_bad":    "policy",
+		"history_bad":   "drift_history: max_drifts must be from 0 (no history) to 1000, not 1001",
+		"history_bytes": "max_bytes must be from max_drift_bytes (8192)",
 		// A receiver with nothing to probe is a mistake, as in contrib receivers.
 		"":           "at least one target",
 		"no_targets": "at least one target",

@@ -39,6 +39,9 @@ func buildLogs(t *target, events []event, now time.Time) plog.Logs {
 		case eventMixedOpen, eventMixedResolved:
 			setEventName(lr, semconv.EventMixedContract)
 			fillMixed(lr, t, e)
+		case eventAccepted:
+			setEventName(lr, semconv.EventDriftAccepted)
+			fillAccepted(lr, t, e)
 		case eventVolatile:
 			setEventName(lr, semconv.EventVolatileField)
 			lr.SetSeverityNumber(plog.SeverityNumberWarn)
@@ -157,6 +160,26 @@ func fillMixed(lr plog.LogRecord, t *target, e event) {
 	} else {
 		lr.Body().SetStr(fmt.Sprintf("%s mixed fleet resolved: contract %s holds", t.name, short(e.current.Digests.Contract)))
 	}
+}
+
+// fillAccepted describes an accept: who, when (the record's time) and which
+// drift, for audit.
+func fillAccepted(lr plog.LogRecord, t *target, e event) {
+	d, a := e.accepted, e.accepted.Accepted
+	lr.SetSeverityNumber(plog.SeverityNumberInfo)
+	lr.SetSeverityText("info")
+	attrs := lr.Attributes()
+	attrs.PutStr(semconv.DriftID, d.DriftID)
+	attrs.PutStr(semconv.DriftSeverity, d.Severity)
+	attrs.PutStr(semconv.PreviousContract, d.PreviousContract)
+	attrs.PutStr(semconv.ContractDigest, d.CurrentContract)
+	attrs.PutStr(semconv.BaselineMode, e.mode)
+	attrs.PutStr(semconv.AcceptBy, a.By)
+	attrs.PutBool(semconv.AcceptAuthenticated, a.Authenticated)
+	if a.Comment != "" {
+		attrs.PutStr(semconv.AcceptComment, a.Comment)
+	}
+	lr.Body().SetStr(fmt.Sprintf("%s accepted drift %s of %s (%s): %s", contract.SanitizeText(a.By), d.DriftID, t.name, d.Severity, d.Description))
 }
 
 // logSeverity maps a drift severity to an OpenTelemetry log severity.
