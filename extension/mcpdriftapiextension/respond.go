@@ -53,6 +53,16 @@ func apiHeaders(h http.Header) {
 
 // writeJSON writes v with status 200.
 func writeJSON(w http.ResponseWriter, v any) {
+	if a, ok := v.(controlplane.JSONAppender); ok {
+		body, err := a.AppendJSON(make([]byte, 0, 64<<10))
+		if err != nil {
+			writeError(w, newAPIError(http.StatusInternalServerError, codeInternal, "the response could not be encoded"))
+			return
+		}
+		apiHeaders(w.Header())
+		_, _ = w.Write(append(body, '\n'))
+		return
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -9,6 +9,7 @@ package controlplane
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
@@ -170,6 +171,44 @@ type DriftPage struct {
 	Drifts []Drift `json:"drifts"` // newest first
 	// Total is how many drifts the history holds for the server.
 	Total int `json:"total"`
+}
+
+// AppendJSON appends the page's JSON to b. The drifts' kept encodings
+// (Encoded) are copied as they are, so a page of a hundred drifts costs a
+// copy rather than an encoding (and the API writes it without re-reading
+// it: see JSONAppender).
+func (p DriftPage) AppendJSON(b []byte) ([]byte, error) {
+	server, err := marshal(p.Server)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `{"server":`...)
+	b = append(b, server...)
+	b = append(b, `,"drifts":[`...)
+	for i, d := range p.Drifts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		enc := d.Encoded
+		if len(enc) == 0 {
+			if enc, err = d.Encode(); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, enc...)
+	}
+	b = append(b, `],"total":`...)
+	b = strconv.AppendInt(b, int64(p.Total), 10)
+	return append(b, '}'), nil
+}
+
+// MarshalJSON writes what AppendJSON does.
+func (p DriftPage) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil) }
+
+// JSONAppender is a response that writes its own JSON, already valid: the
+// API sends it without encoding/json's second pass over the bytes.
+type JSONAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
 }
 
 // Drift is one entry of a server's drift history.
