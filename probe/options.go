@@ -111,14 +111,28 @@ type Known struct {
 	ProtocolVersion string
 }
 
+// MaxDepth is the largest Limits.MaxDepth the probe accepts: a message
+// nests its result one level deeper, and the probe reads messages at most
+// maxMessageDepth levels deep.
+const MaxDepth = maxMessageDepth - 1
+
+// ValidateMaxDepth reports a limits max_depth the probe cannot honour, for
+// callers that validate their own configuration (the receiver).
+func ValidateMaxDepth(depth int) error {
+	if depth > MaxDepth {
+		return fmt.Errorf("max_depth must be at most %d (the probe reads messages at most %d levels deep, and a message nests its result one level deeper), got %d", MaxDepth, maxMessageDepth, depth)
+	}
+	return nil
+}
+
 // Validate reports options that cannot be meant.
 func (o *Options) Validate() error {
 	if o.Timeout < 0 || o.RequestTimeout < 0 || o.DiscoverTimeout < 0 || o.MaxSettleRounds < 0 || o.MaxSettleTime < 0 ||
 		o.MaxMessageBytes < 0 || o.MaxEventBytes < 0 || o.MaxTotalBytes < 0 || o.MaxPages < 0 || o.MaxStderrBytes < 0 || o.MaxServerRequests < 0 {
 		return errors.New("probe options must not be negative (except settle)")
 	}
-	if o.Limits.MaxDepth >= maxMessageDepth { // a message nests its result one level deeper
-		return fmt.Errorf("limits.max_depth must be below %d, the deepest nesting the probe reads in a message", maxMessageDepth)
+	if err := ValidateMaxDepth(o.Limits.MaxDepth); err != nil {
+		return fmt.Errorf("limits: %w", err)
 	}
 	return o.Limits.Validate()
 }

@@ -2,6 +2,7 @@ package mcpimpactprocessor
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,8 +45,10 @@ func TestLoadConfig(t *testing.T) {
 			require.NoError(t, sub.Unmarshal(cfg))
 			err = confmap.Validate(cfg)
 			if tc.wantErr != nil {
+				// As the Collector validates: once per error, naming the key.
+				require.Error(t, err)
 				for _, msg := range tc.wantErr {
-					assert.ErrorContains(t, err, msg)
+					assert.Equal(t, 1, strings.Count(err.Error(), msg), "%q in:\n%s", msg, err)
 				}
 				return
 			}

@@ -194,10 +194,11 @@ func (cfg *Config) Validate() error {
 	if cfg.Volatile.After < 2 {
 		errs = append(errs, errors.New("volatile.after must be at least 2"))
 	}
-	if err := cfg.Policy.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("policy: %w", err))
-	}
-	if err := cfg.Limits.Validate(); err != nil {
+	// policy, limits and each target validate themselves: the Collector
+	// walks nested Validate methods (confmap.Validate), so calling them
+	// here would report their errors twice. What is checked here is what
+	// only the receiver knows.
+	if err := probe.ValidateMaxDepth(cfg.Limits.MaxDepth); err != nil {
 		errs = append(errs, fmt.Errorf("limits: %w", err))
 	}
 	if len(cfg.Targets) == 0 {
@@ -205,15 +206,26 @@ func (cfg *Config) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, t := range cfg.Targets {
-		if err := t.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("targets[%d] %q: %w", i, t.Name, err))
-		}
 		if seen[t.Name] {
-			errs = append(errs, fmt.Errorf("targets[%d]: duplicate name %q", i, t.Name))
+			errs = append(errs, fmt.Errorf("targets: duplicate name %q (targets::%d)", t.Name, i))
 		}
 		seen[t.Name] = true
 	}
 	return errors.Join(errs...)
+}
+
+// Validate checks one target. The HTTP client settings it embeds
+// (confighttp.ClientConfig) are validated by the Collector on their own;
+// declaring Validate here also keeps the Collector from calling theirs a
+// second time as a method promoted to the target.
+func (t *TargetConfig) Validate() error {
+	if err := t.validate(); err != nil {
+		if t.Name != "" {
+			return fmt.Errorf("target %q: %w", t.Name, err)
+		}
+		return err
+	}
+	return nil
 }
 
 func (t *TargetConfig) validate() error {
@@ -250,5 +262,5 @@ func (t *TargetConfig) validate() error {
 	default:
 		return fmt.Errorf("transport must be auto, streamable-http or sse, not %q", t.Transport)
 	}
-	return t.ClientConfig.Validate()
+	return nil
 }
