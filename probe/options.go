@@ -27,7 +27,8 @@ const (
 )
 
 // Options tune a probe. The zero value is usable: every zero field takes
-// its default.
+// its default, except Settle, whose zero lists once (as settle: 0s does in
+// the receiver and --settle 0 in the CLI).
 type Options struct {
 	// Timeout bounds the whole probe (connect, listings, settling, close).
 	Timeout time.Duration
@@ -41,7 +42,9 @@ type Options struct {
 
 	// Settle is the quiet period after the last list_changed notification
 	// (or after a listing) before the probe lists again; listings repeat
-	// until two consecutive ones agree. Negative: list once, do not settle.
+	// until two consecutive ones agree. 0 lists once, without settling;
+	// DefaultSettle is what the CLI and the receiver use unless told
+	// otherwise. Negative values are invalid. See docs/probe.md#settling.
 	Settle time.Duration
 	// MaxSettleRounds bounds the listings made while settling. A server
 	// still changing after that is snapshotted as last listed, with
@@ -127,9 +130,12 @@ func ValidateMaxDepth(depth int) error {
 
 // Validate reports options that cannot be meant.
 func (o *Options) Validate() error {
+	if o.Settle < 0 {
+		return errors.New("settle must not be negative (0 lists once, without settling)")
+	}
 	if o.Timeout < 0 || o.RequestTimeout < 0 || o.DiscoverTimeout < 0 || o.MaxSettleRounds < 0 || o.MaxSettleTime < 0 ||
 		o.MaxMessageBytes < 0 || o.MaxEventBytes < 0 || o.MaxTotalBytes < 0 || o.MaxPages < 0 || o.MaxStderrBytes < 0 || o.MaxServerRequests < 0 {
-		return errors.New("probe options must not be negative (except settle)")
+		return errors.New("probe options must not be negative")
 	}
 	if err := ValidateMaxDepth(o.Limits.MaxDepth); err != nil {
 		return fmt.Errorf("limits: %w", err)
@@ -147,9 +153,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DiscoverTimeout == 0 {
 		o.DiscoverTimeout = DefaultDiscoverTimeout
-	}
-	if o.Settle == 0 {
-		o.Settle = DefaultSettle
 	}
 	if o.MaxSettleRounds == 0 {
 		o.MaxSettleRounds = DefaultMaxSettleRounds

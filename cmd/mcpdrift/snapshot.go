@@ -47,7 +47,7 @@ func (f *targetFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.insecure, "insecure-skip-verify", false, "do not verify the server's certificate (testing only)")
 	fl.DurationVar(&f.timeout, "timeout", probe.DefaultTimeout, "overall probe timeout")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", probe.DefaultRequestTimeout, "timeout of each request")
-	fl.DurationVar(&f.settle, "settle", probe.DefaultSettle, "quiet period before re-listing; listings repeat until two agree (negative: list once)")
+	fl.DurationVar(&f.settle, "settle", probe.DefaultSettle, "quiet period before re-listing; listings repeat until two agree (0: list once)")
 }
 
 // target builds the probe target from the flags and the arguments after --.
@@ -60,6 +60,9 @@ func (f *targetFlags) target(cmd *cobra.Command, args []string) (probe.Target, e
 	}
 	if len(args) > 0 {
 		return probe.Target{}, usageError("unexpected argument %q (put the stdio command after --)", args[0])
+	}
+	if f.settle < 0 {
+		return probe.Target{}, usageError("--settle must not be negative (0 lists once, without settling)")
 	}
 	t := probe.Target{Name: f.name, ClientCapabilities: json.RawMessage(f.clientCaps)}
 	if !json.Valid(t.ClientCapabilities) || !strings.HasPrefix(strings.TrimSpace(f.clientCaps), "{") {
@@ -163,7 +166,7 @@ func runProbe(cmd *cobra.Command, f *targetFlags, t probe.Target) (*probe.Result
 		}
 		return nil, usageError("%v", err)
 	}
-	if !res.Settled && f.settle >= 0 {
+	if !res.Settled && f.settle > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift: warning: the server's listings were still changing after %d rounds; the snapshot is the last listing\n", res.Listings)
 	}
 	return res, nil
@@ -200,7 +203,9 @@ backwards-compatibility procedure and records which transport answered.
 
 Listings are followed through every page, and repeated after a quiet period
 (--settle) until two consecutive listings agree, so an unchanged server gives the
-same snapshot every time.
+same snapshot every time. --settle 0 lists once. Settling ends, settled or not,
+after 5 listings, 10 s, or 90 % of the time left before --timeout
+(docs/probe.md#settling).
 
 Exit status: 0 on success; 1 when the probe failed (the message names the error
 class, e.g. unreachable, timeout, auth_required, and the failing step); 2 on

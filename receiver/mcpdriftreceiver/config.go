@@ -40,7 +40,8 @@ type Config struct {
 	// Timeout bounds one probe of one target, end to end.
 	Timeout time.Duration `mapstructure:"timeout"`
 	// Settle is how long a probe waits for list_changed notifications after
-	// connecting and re-lists until two listings agree.
+	// connecting and re-lists until two listings agree; 0 lists once. It is
+	// probe.Options.Settle (docs/probe.md#settling).
 	Settle time.Duration `mapstructure:"settle"`
 	// Storage is the ID of a storage extension (e.g. file_storage) that keeps
 	// baselines across restarts. Absent: in memory only, with a warning.
@@ -176,8 +177,11 @@ func (cfg *Config) Validate() error {
 	if cfg.Timeout <= 0 {
 		errs = append(errs, errors.New("timeout must be positive"))
 	}
-	if cfg.Settle < 0 || cfg.InitialDelay < 0 {
-		errs = append(errs, errors.New("settle and initial_delay must not be negative"))
+	if cfg.Settle < 0 {
+		errs = append(errs, errors.New("settle must not be negative (0s lists once)"))
+	}
+	if cfg.InitialDelay < 0 {
+		errs = append(errs, errors.New("initial_delay must not be negative"))
 	}
 	if cfg.MaxConcurrentProbes < 1 {
 		errs = append(errs, errors.New("max_concurrent_probes must be at least 1"))
