@@ -11,28 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes shared by every subcommand.
-const (
-	exitOK      = 0
-	exitFailure = 1 // invalid input (hash) or a change at or above --fail-on (diff, check)
-	exitUsage   = 2 // bad flags or arguments
-)
-
-// exitError carries an exit code up to main.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageError(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
-}
-
-func failure(err error) error { return &exitError{code: exitFailure, err: err} }
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -53,7 +31,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	return exitUsage // cobra's own errors: unknown flags, wrong argument counts
+	return exitUsage // cobra's own errors: unknown commands, wrong argument counts
 }
 
 func newRootCommand() *cobra.Command {
@@ -67,8 +45,7 @@ and whom it breaks.
 Digests follow "Tool definition hash, version 1" (RFC 8785 canonical JSON,
 SHA-256), so they can be checked by other tools.
 
-Exit codes: 0 success; 1 invalid input (hash) or drift at or above --fail-on
-(diff); 2 usage error, or invalid input for diff.`,
+` + exitStatusHelp(""),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

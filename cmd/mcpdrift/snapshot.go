@@ -162,7 +162,7 @@ func runProbe(cmd *cobra.Command, f *targetFlags, t probe.Target) (*probe.Result
 			if pe.Stderr != "" {
 				msg += "\nserver stderr (tail):\n" + strings.TrimRight(pe.Stderr, "\n")
 			}
-			return nil, failure(errors.New(msg))
+			return nil, probeError(errors.New(msg))
 		}
 		return nil, usageError("%v", err)
 	}
@@ -207,9 +207,7 @@ same snapshot every time. --settle 0 lists once. Settling ends, settled or not,
 after 5 listings, 10 s, or 90 % of the time left before --timeout
 (docs/probe.md#settling).
 
-Exit status: 0 on success; 1 when the probe failed (the message names the error
-class, e.g. unreachable, timeout, auth_required, and the failing step); 2 on
-usage errors.`,
+` + exitStatusHelp("snapshot"),
 		Example: `  mcpdrift snapshot --url https://mcp.example.com/mcp -H 'Authorization: Bearer $TOKEN' -o lock.json
   mcpdrift snapshot --stdio -- npx -y @modelcontextprotocol/server-everything
   mcpdrift snapshot --url http://localhost:3001/sse --transport sse`,
@@ -224,14 +222,14 @@ usage errors.`,
 			}
 			data, err := res.Snapshot.Encode()
 			if err != nil {
-				return failure(err)
+				return outputError(err)
 			}
 			if out == "" || out == "-" {
 				_, err = cmd.OutOrStdout().Write(data)
-				return err
+				return outputError(err)
 			}
 			if err := writeFileAtomic(out, data); err != nil {
-				return failure(err)
+				return outputError(err)
 			}
 			s := res.Snapshot
 			fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift: wrote %s: %d tools, %d prompts, %d resources, %d resource templates (%s, %s, %s); contract %s\n",

@@ -88,7 +88,7 @@ func TestSnapshotToFileWithHeader(t *testing.T) {
 func TestSnapshotFailures(t *testing.T) {
 	url := mcpServer(t, "Bearer right-0123456789")
 	code, _, stderr := runCLI("snapshot", "--url", url, "-H", "Authorization: Bearer wrong-9876543210", "--settle", "20ms")
-	if code != exitFailure || !strings.Contains(stderr, "auth_required at server/discover") ||
+	if code != exitProbe || !strings.Contains(stderr, "auth_required at server/discover") ||
 		!strings.Contains(stderr, "/.well-known/oauth-protected-resource") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
@@ -96,7 +96,7 @@ func TestSnapshotFailures(t *testing.T) {
 		t.Errorf("the header value leaked: %s", stderr)
 	}
 	code, _, stderr = runCLI("snapshot", "--stdio", "--timeout", "5s", "--", filepath.Join(t.TempDir(), "missing-server"))
-	if code != exitFailure || !strings.Contains(stderr, "unreachable at connect") {
+	if code != exitProbe || !strings.Contains(stderr, "unreachable at connect") {
 		t.Errorf("missing command: exit %d: %s", code, stderr)
 	}
 }
