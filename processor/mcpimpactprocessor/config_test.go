@@ -27,14 +27,14 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewID(metadata.Type), want: createDefaultConfig().(*Config)},
 		{id: component.NewIDWithName(metadata.Type, "custom"), want: &Config{
 			Window: 6 * time.Hour, RecentWindow: 15 * time.Minute, MaxIndexEntries: 250_000,
-			MaxSessionsPerRecord: 25, MetricLabelLimit: 50, IndexServerSpans: false,
+			MaxSessionsPerRecord: 25, MetricCardinalityLimit: 50, IndexServerSpans: false,
 			Storage: &storage, PersistInterval: time.Minute,
 		}},
 		{id: component.NewIDWithName(metadata.Type, "bad"), wantErr: []string{
 			"recent_window (2h0m0s) must not exceed window (1h0m0s)",
 			"max_index_entries must be between 1 and 50000000, got 0",
 			"max_sessions_per_record must be between 0 and 1000, got -1",
-			"metric_label_limit must be between 1 and 10000, got 0",
+			"metric_cardinality_limit must be between 1 and 10000, got 0",
 			"persist_interval must be 0 or at least 1s, got 10ms",
 		}},
 	} {
