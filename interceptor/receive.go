@@ -1,7 +1,6 @@
 package interceptor
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -163,7 +162,7 @@ func (s *Session) finish(c *call, o outcome, end time.Time) {
 		}
 	}
 	c.span.End(trace.WithTimestamp(end))
-	s.ic.duration.Record(context.Background(), end.Sub(c.start).Seconds(), s.ident.Load().recordOptions(c, o)...)
+	s.ic.duration.Record(c.ctx, end.Sub(c.start).Seconds(), s.ident.Load().recordOptions(c, o)...)
 }
 
 // metricKey identifies one combination of per-call metric attributes.

@@ -76,6 +76,7 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 		attrs = append(attrs, attribute.String(semconv.MCPResourceURI, p.uri))
 	}
 	ctx, c.span = s.ic.tracer.Start(ctx, spanName(method, contract.KeyUTF8(c.target)), clientKind, trace.WithAttributes(attrs...))
+	c.ctx = ctx
 	*buf = attrs
 	params = s.inject(ctx, params)
 	s.register(ctx, c)
@@ -125,6 +126,7 @@ func (s *Session) Notification(ctx context.Context, method string, params json.R
 	attrs = append(attrs, ident.spanAttrs...)
 	c := &call{method: method, start: time.Now()}
 	ctx, c.span = s.ic.tracer.Start(ctx, method, clientKind, trace.WithAttributes(attrs...))
+	c.ctx = ctx
 	params = s.inject(ctx, params)
 	s.finish(c, outcome{}, time.Now())
 	return params

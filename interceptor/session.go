@@ -170,7 +170,8 @@ type call struct {
 	target string // tool or prompt name: the span name's target
 	start  time.Time
 	span   trace.Span
-	stop   func() bool // unregisters the context.AfterFunc, if any
+	ctx    context.Context // the request's, with span: measurements link to it (exemplars)
+	stop   func() bool     // unregisters the context.AfterFunc, if any
 
 	// tools/call
 	digest string
