@@ -264,7 +264,8 @@ func TestRoundTripLeavesRequestAlone(t *testing.T) {
 }
 
 // TestDurationLinksToSpan: mcp.client.operation.duration is recorded with the
-// request's context, so its exemplar names the call's span.
+// request's context, so its exemplar names the call's span, and it measures
+// exactly the span.
 func TestDurationLinksToSpan(t *testing.T) {
 	rec := &recorder{status: 200, ctype: "application/json", body: `{"jsonrpc":"2.0","id":1,"result":{}}`}
 	hs := httptest.NewServer(rec)
@@ -279,5 +280,8 @@ func TestDurationLinksToSpan(t *testing.T) {
 	ex := points[0].Exemplars[0]
 	if trace.TraceID(ex.TraceID) != span.SpanContext.TraceID() || trace.SpanID(ex.SpanID) != span.SpanContext.SpanID() {
 		t.Errorf("exemplar of trace %x span %x, want the call's span %s", ex.TraceID, ex.SpanID, span.SpanContext.SpanID())
+	}
+	if got, want := points[0].Sum, span.EndTime.Sub(span.StartTime).Seconds(); got != want {
+		t.Errorf("duration %v s, the span's %v s", got, want)
 	}
 }
