@@ -70,3 +70,13 @@ func TestValidateWindow(t *testing.T) {
 	assert.ErrorContains(t, cfg.Validate(), "persist_interval must not be negative")
 	assert.NoError(t, createDefaultConfig().(*Config).Validate())
 }
+
+// metric_label_limit (distinct values per label, "_other" past them) became
+// metric_cardinality_limit (series, otel.metric.overflow past them): a
+// configuration that still sets the old key fails, rather than meaning
+// something else silently.
+func TestMetricLabelLimitIsRejected(t *testing.T) {
+	cfg := createDefaultConfig()
+	err := confmap.NewFromStringMap(map[string]any{"metric_label_limit": 100}).Unmarshal(cfg)
+	assert.ErrorContains(t, err, "metric_label_limit")
+}
