@@ -73,7 +73,7 @@ func (s *Session) guardArguments(c *call, l *listing, def toolDef, p reqParams, 
 	attrs = append(attrs,
 		attribute.Bool(semconv.GuardArgumentsValid, false),
 		attribute.String(semconv.GuardViolation, violation))
-	if prev, had := l.prev[p.name]; had && prev.digest != def.digest {
+	if prev, had := l.prev[def.name]; had && prev.digest != def.digest {
 		if old := s.schemas.get(s, prev); old != nil {
 			if _, okOld := validate(old, args); okOld {
 				c.staleDefinition = true

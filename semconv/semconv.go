@@ -25,6 +25,7 @@ const (
 	URLFull                = "url.full"                 // endpoint URL without credentials, query or fragment (HTTP targets)
 	ServiceName            = "service.name"             // resource service.name: the agent on client spans, the server on server-side spans
 	EventName              = "event.name"               // attribute copy of a log record's event name, for backends that read only attributes
+	MetricOverflow         = "otel.metric.overflow"     // true on the one series counting what arrived past a metric's cardinality limit (the OpenTelemetry metrics SDK's convention); it has no other attribute
 	GenAIOperationExecTool = "execute_tool"             // value of gen_ai.operation.name on tools/call
 	ErrorTypeToolError     = "tool_error"               // error.type when a tools/call result has isError
 	NetworkTransportPipe   = "pipe"                     // network.transport for stdio

@@ -28,9 +28,7 @@ them, and the Collector emits an mcpdrift.drift_accepted event for audit.
 a newer one arrived since. Who accepts is the principal the Collector's auth
 extension establishes; without one, --by (else "anonymous").
 
-Exit status:
-` + controlExitHelp + `
-  8  conflict     nothing to accept, or --drift is not the newest open drift`,
+` + exitStatusHelp("accept"),
 		Example: `  mcpdrift accept demo-tools
   mcpdrift accept demo-tools --drift 3f1d2a9c0b7e6d54 --comment "project is required now"`,
 		Args: exactArgs("accept", "SERVER"),

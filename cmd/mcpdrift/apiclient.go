@@ -24,25 +24,6 @@ import (
 // The control plane commands (status, history, impact, accept) talk to the
 // mcpdrift_api extension of a running Collector (docs/api.md).
 
-// Exit codes of the control plane commands, beside the ones every command
-// shares (main.go).
-const (
-	exitServerDown  = 4 // status: a server's last probe failed (the "probe" row of the shared table)
-	exitUnreachable = 6 // the control plane could not answer: unreachable, 401, 503, 5xx, not its JSON
-	exitNotFound    = 7 // no such server, tool or drift (404)
-	exitConflict    = 8 // accept: nothing to accept, or not the newest open drift (409)
-)
-
-// controlExitHelp is the exit status paragraph of the control plane
-// commands; status adds its own rows.
-const controlExitHelp = `  0  ok           success
-  2  usage        bad flags or arguments, or a parameter the API refused (400)
-  6  unreachable  the control plane did not answer usably: connection refused or
-                  timed out, unauthorized (401: set --token), the part of the API
-                  unavailable (503: no receiver or processor registered), a server
-                  error, or a response that is not the API's JSON
-  7  not_found    the API knows no such server, tool or drift (404)`
-
 // Environment variables of the control plane commands.
 const (
 	envAPI   = "MCPDRIFT_API"

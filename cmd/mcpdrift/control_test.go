@@ -92,7 +92,7 @@ func TestStatusCommand(t *testing.T) {
 	api := newFakeAPI(t)
 	code, out, errOut := cli(t, "", "status", "--api", api.url, "--token", "tok-123")
 	// The example has a DOWN server: exit 4, which wins over DRIFTED.
-	if code != exitServerDown || !strings.Contains(errOut, "DOWN") {
+	if code != exitProbe || !strings.Contains(errOut, "DOWN") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"4 servers: 1 up, 1 drifted, 1 down, 1 pending", "SERVER", "demo-tools", "DRIFTED", "auth_required", "stateless_2026", "breaking", "PENDING"} {
@@ -106,7 +106,7 @@ func TestStatusCommand(t *testing.T) {
 	}
 	code, out, _ = cli(t, "", "status", "--api", api.url, "--format", "json")
 	var v map[string]any
-	if code != exitServerDown || json.Unmarshal([]byte(out), &v) != nil || v["summary"] == nil {
+	if code != exitProbe || json.Unmarshal([]byte(out), &v) != nil || v["summary"] == nil {
 		t.Errorf("--format json: exit %d %s", code, out)
 	}
 }

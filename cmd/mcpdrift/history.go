@@ -27,8 +27,7 @@ control plane, docs/api.md), newest first: when, which contracts, the state
 (open, accepted, reverted, superseded), who accepted it, and every change with
 BEFORE and AFTER, as 'mcpdrift diff' prints them.
 
-Exit status:
-` + controlExitHelp,
+` + exitStatusHelp("history"),
 		Example: `  mcpdrift history demo-tools
   mcpdrift history demo-tools --limit 5 --format json`,
 		Args: exactArgs("history", "SERVER"),

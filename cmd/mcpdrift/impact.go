@@ -28,8 +28,7 @@ average latency, last call, how many calls used the tool's previous
 definition (old, stale after its last change), its current one (new) or
 neither (unknown), and the risk, by the same rules as mcpdrift.impact events.
 
-Exit status:
-` + controlExitHelp,
+` + exitStatusHelp("impact"),
 		Example: `  mcpdrift impact demo-tools --tool create_ticket
   mcpdrift impact demo-tools --tool create_ticket --hours 1 --format json`,
 		Args: exactArgs("impact", "SERVER"),

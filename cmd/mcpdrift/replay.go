@@ -113,7 +113,7 @@ without --yes-call-tools.`,
 				return err
 			}
 			if rep.Fails() {
-				return &exitError{code: exitFailure, err: fmt.Errorf("an answer reached --fail-on %s", failOn)}
+				return &exitError{code: exitDrift, err: fmt.Errorf("an answer reached --fail-on %s", failOn)}
 			}
 			return nil
 		},
@@ -141,7 +141,7 @@ func probeFailure(err error) error {
 		if pe.Stderr != "" {
 			msg += "\nserver stderr (tail):\n" + strings.TrimRight(pe.Stderr, "\n")
 		}
-		return failure(errors.New(msg))
+		return probeError(errors.New(msg))
 	}
 	return usageError("%v", err)
 }

@@ -24,10 +24,7 @@ plane (the mcpdrift_api extension; docs/api.md): status (UP, DRIFTED, DOWN,
 PENDING), last probe, error class, contract digest, protocol generation and
 versions, and the open drift.
 
-Exit status:
-` + controlExitHelp + `
-  1  drift        a server is DRIFTED: a drift waits for an operator (mcpdrift accept)
-  4  probe        a server is DOWN: its last probe failed (takes precedence over 1)`,
+` + exitStatusHelp("status"),
 		Example: `  mcpdrift status
   MCPDRIFT_API=https://otel.example.com:13180 MCPDRIFT_TOKEN=... mcpdrift status --format json`,
 		Args: cobra.NoArgs,
@@ -48,9 +45,9 @@ Exit status:
 func statusExit(list *controlplane.ServerList) error {
 	switch {
 	case list.Summary.Down > 0:
-		return &exitError{code: exitServerDown, err: fmt.Errorf("%d of %d servers are DOWN", list.Summary.Down, list.Summary.Total)}
+		return &exitError{code: exitProbe, err: fmt.Errorf("%d of %d servers are DOWN", list.Summary.Down, list.Summary.Total)}
 	case list.Summary.Drifted > 0:
-		return &exitError{code: exitFailure, err: fmt.Errorf("%d of %d servers have drifted (mcpdrift history SERVER; mcpdrift accept SERVER)", list.Summary.Drifted, list.Summary.Total)}
+		return &exitError{code: exitDrift, err: fmt.Errorf("%d of %d servers have drifted (mcpdrift history SERVER; mcpdrift accept SERVER)", list.Summary.Drifted, list.Summary.Total)}
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ type impactProcessor struct {
 
 func newImpactProcessor(set processor.Settings, cfg *Config, now func() time.Time) (*impactProcessor, error) {
 	set.TelemetrySettings = withoutPipelineAttributes(set.TelemetrySettings)
-	tel, err := newTelemetry(set.TelemetrySettings, cfg.MetricLabelLimit)
+	tel, err := newTelemetry(set.TelemetrySettings, cfg.MetricCardinalityLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (p *impactProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		attrs.PutStr(semconv.ToolCurrentDigest, j.current)
 		attrs.PutBool(semconv.ToolStale, j.stale)
 		if j.stale {
-			stale[p.tel.staleKey(j.server, c.key.tool, c.key.agent)]++
+			stale[p.tel.staleKey(ctx, j.server, c.key.tool, c.key.agent)]++
 		}
 	}
 	p.tel.toolCalls(ctx, &byDialect)

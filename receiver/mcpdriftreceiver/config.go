@@ -40,7 +40,8 @@ type Config struct {
 	// Timeout bounds one probe of one target, end to end.
 	Timeout time.Duration `mapstructure:"timeout"`
 	// Settle is how long a probe waits for list_changed notifications after
-	// connecting and re-lists until two listings agree.
+	// connecting and re-lists until two listings agree; 0 lists once. It is
+	// probe.Options.Settle (docs/probe.md#settling).
 	Settle time.Duration `mapstructure:"settle"`
 	// Storage is the ID of a storage extension (e.g. file_storage) that keeps
 	// baselines across restarts. Absent: in memory only, with a warning.
@@ -205,8 +206,11 @@ func (cfg *Config) Validate() error {
 	if cfg.Timeout <= 0 {
 		errs = append(errs, errors.New("timeout must be positive"))
 	}
-	if cfg.Settle < 0 || cfg.InitialDelay < 0 {
-		errs = append(errs, errors.New("settle and initial_delay must not be negative"))
+	if cfg.Settle < 0 {
+		errs = append(errs, errors.New("settle must not be negative (0s lists once)"))
+	}
+	if cfg.InitialDelay < 0 {
+		errs = append(errs, errors.New("initial_delay must not be negative"))
 	}
 	if cfg.MaxConcurrentProbes < 1 {
 		errs = append(errs, errors.New("max_concurrent_probes must be at least 1"))
@@ -226,10 +230,11 @@ func (cfg *Config) Validate() error {
 	if err := cfg.DriftHistory.validate(); err != nil {
 		errs = append(errs, fmt.Errorf("drift_history: %w", err))
 	}
-	if err := cfg.Policy.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("policy: %w", err))
-	}
-	if err := cfg.Limits.Validate(); err != nil {
+	// policy, limits and each target validate themselves: the Collector
+	// walks nested Validate methods (confmap.Validate), so calling them
+	// here would report their errors twice. What is checked here is what
+	// only the receiver knows.
+	if err := probe.ValidateMaxDepth(cfg.Limits.MaxDepth); err != nil {
 		errs = append(errs, fmt.Errorf("limits: %w", err))
 	}
 	if len(cfg.Targets) == 0 {
@@ -237,11 +242,8 @@ func (cfg *Config) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, t := range cfg.Targets {
-		if err := t.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("targets[%d] %q: %w", i, t.Name, err))
-		}
 		if seen[t.Name] {
-			errs = append(errs, fmt.Errorf("targets[%d]: duplicate name %q", i, t.Name))
+			errs = append(errs, fmt.Errorf("targets: duplicate name %q (targets::%d)", t.Name, i))
 		}
 		seen[t.Name] = true
 	}
@@ -256,6 +258,20 @@ func (h HistoryConfig) validate() error {
 		return fmt.Errorf("max_drift_bytes must be at least %d, not %d", minHistoryDriftBytes, h.MaxDriftBytes)
 	case h.MaxBytes < h.MaxDriftBytes || h.MaxBytes > maxHistoryBytes:
 		return fmt.Errorf("max_bytes must be from max_drift_bytes (%d) to %d, not %d", h.MaxDriftBytes, maxHistoryBytes, h.MaxBytes)
+	}
+	return nil
+}
+
+// Validate checks one target. The HTTP client settings it embeds
+// (confighttp.ClientConfig) are validated by the Collector on their own;
+// declaring Validate here also keeps the Collector from calling theirs a
+// second time as a method promoted to the target.
+func (t *TargetConfig) Validate() error {
+	if err := t.validate(); err != nil {
+		if t.Name != "" {
+			return fmt.Errorf("target %q: %w", t.Name, err)
+		}
+		return err
 	}
 	return nil
 }
@@ -294,5 +310,5 @@ func (t *TargetConfig) validate() error {
 	default:
 		return fmt.Errorf("transport must be auto, streamable-http or sse, not %q", t.Transport)
 	}
-	return t.ClientConfig.Validate()
+	return nil
 }

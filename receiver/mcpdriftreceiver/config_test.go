@@ -127,7 +127,7 @@ func TestConfigRejects(t *testing.T) {
 		"":           "at least one target",
 		"no_targets": "at least one target",
 		// net/http refuses the value, so every probe would fail as unreachable.
-		"header_line_break": `targets[0] "search": header Authorization: the value holds CR, LF`,
+		"header_line_break": `targets::0: target "search": header Authorization: the value holds CR, LF`,
 	} {
 		err := confmap.Validate(loadConfig(t, name))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -136,6 +136,30 @@ func TestConfigRejects(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "0123456789") {
 			t.Errorf("%s: the error quotes a header value: %v", name, err)
 		}
+	}
+}
+
+// The Collector walks nested Validate methods itself (confmap.Validate):
+// each error is reported once, under the keys a user wrote.
+func TestConfigErrorsOnceNamingKeys(t *testing.T) {
+	err := confmap.Validate(loadConfig(t, "errors_once"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`policy: unknown base policy "paranoid"`,
+		"limits: max_depth must be at most 511",
+		"limits: max_string_bytes must not be negative",
+		"targets::0::clientconfig: unsupported parameters",
+		`targets::1: target "files": transport "sse" does not apply to a command`,
+	} {
+		if n := strings.Count(msg, want); n != 1 {
+			t.Errorf("%q appears %d times in:\n%s", want, n, msg)
+		}
+	}
+	if strings.Contains(msg, "MaxDepth") || strings.Contains(msg, "MaxStringBytes") {
+		t.Errorf("an error prints a Go value instead of naming keys:\n%s", msg)
 	}
 }
 

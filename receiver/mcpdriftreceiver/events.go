@@ -49,11 +49,22 @@ func buildLogs(t *target, events []event, now time.Time) plog.Logs {
 			attrs.PutStr(semconv.VolatileSubject, e.field.Subject)
 			attrs.PutStr(semconv.VolatileName, e.field.Name)
 			attrs.PutStr(semconv.VolatilePath, e.field.Path)
-			lr.Body().SetStr(fmt.Sprintf("%s: %s %s field %s changes on every probe; it is ignored from now on",
-				t.name, e.field.Subject, contract.SanitizeText(e.field.Name), contract.SanitizeText(e.field.Path)))
+			lr.Body().SetStr(volatileBody(t, e.field))
 		}
 	}
 	return logs
+}
+
+// volatileBody says what happens to a volatile field from now on: a change
+// there alone is never drift, and volatile.ignore decides whether drift
+// reports show it.
+func volatileBody(t *target, f fieldKey) string {
+	next := "it is left out of drift reports from now on, and a change there alone is not drift"
+	if !t.tracker.cfg.ignoreVolatile {
+		next = "a change there alone is not drift; drift reports still show it (volatile.ignore: false)"
+	}
+	return fmt.Sprintf("%s: %s %s field %s changes on every probe; %s",
+		t.name, f.Subject, contract.SanitizeText(f.Name), contract.SanitizeText(f.Path), next)
 }
 
 // setEventName sets the record's event name field and, for consumers that
