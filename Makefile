@@ -77,7 +77,7 @@ fuzz:
 
 ## distro: the otelcol-mcpdrift collector distribution, with ocb (pinned in tools/)
 DISTRO := _build/otelcol-mcpdrift/otelcol-mcpdrift
-SOURCES := go.mod $(MODULES:%=%/go.mod) $(shell find receiver processor contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
+SOURCES := go.mod $(MODULES:%=%/go.mod) $(shell find receiver processor extension contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null) $(shell find extension -path '*/dashboard/*' -type f 2>/dev/null) $(wildcard extension/*/openapi.json)
 distro: $(DISTRO)
 $(DISTRO): builder-config.yaml $(SOURCES)
 	mkdir -p _build
@@ -91,9 +91,10 @@ $(EXTRAS): docs/examples/builder-extras.yaml $(SOURCES)
 	mkdir -p _build
 	$(GO) tool -modfile=tools/go.mod builder --config docs/examples/builder-extras.yaml
 
-## demo: the quickstart: a drifting MCP server, the collector and the demo agent (within 60 s)
+## demo: the quickstart: a drifting MCP server, the collector and the demo agent (within 60 s);
+## make demo DEMO_FLAGS=-dashboard keeps it running with the dashboard on http://127.0.0.1:13180/
 demo: distro demo-bins
-	$(BIN)/quickstart-demo
+	$(BIN)/quickstart-demo $(DEMO_FLAGS)
 
 demo-bins:
 	$(GO) build -trimpath -o $(BIN)/quickstart-server ./examples/quickstart/server
@@ -108,7 +109,7 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 
 ## e2e: end-to-end tests against the built distributions, real npm servers and backends,
 ## and the scale-out throughput figures (spans/s, two tiers versus one instance)
-e2e: distro distro-extras demo-bins jaeger
+e2e: build distro distro-extras demo-bins jaeger
 	@$(call with_skips,$(GO) test -count=1 -tags e2e -timeout 15m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
 
 clean:

@@ -92,6 +92,19 @@ func TruncateRunes(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
+// TruncateBytes cuts s to at most n bytes on a character boundary, marking
+// a cut with "…": for text bounded by size (span statuses, error messages,
+// a result's text).
+func TruncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // heuristicTable is immutable data; the patterns are compiled once.
 var heuristicTable = sync.OnceValue(func() []Heuristic {
 	return []Heuristic{

@@ -93,3 +93,24 @@ func TestHeuristicsQuietOnRealTexts(t *testing.T) {
 		}
 	}
 }
+
+// TruncateBytes never splits a character: a cut inside "é" (two bytes)
+// falls back to before it.
+func TestTruncateBytes(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"a plain message that is long", 10, "a plain me…"},
+		{"café au lait", 4, "caf…"},
+		{"café au lait", 5, "café…"},
+		{"éé", 1, "…"},
+	} {
+		if got := TruncateBytes(c.in, c.n); got != c.want {
+			t.Errorf("TruncateBytes(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 )
 
@@ -61,12 +62,24 @@ func (l Limits) withDefaults() Limits {
 // method of Limits reads it.
 func (l Limits) Complete() Limits { return l.withDefaults() }
 
-// Validate reports limits that cannot be meant (negative values).
+// Validate reports limits that cannot be meant (negative values), naming
+// each by its configuration key.
 func (l Limits) Validate() error {
-	if l.MaxDocumentBytes < 0 || l.MaxDepth < 0 || l.MaxDefinitions < 0 || l.MaxStringBytes < 0 {
-		return fmt.Errorf("limits must not be negative: %+v", l)
+	var errs []error
+	for _, f := range []struct {
+		key   string
+		value int
+	}{
+		{"max_document_bytes", l.MaxDocumentBytes},
+		{"max_depth", l.MaxDepth},
+		{"max_definitions", l.MaxDefinitions},
+		{"max_string_bytes", l.MaxStringBytes},
+	} {
+		if f.value < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative (0 takes the default), got %d", f.key, f.value))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // scanStats is what the pre-parse scan learned about a document.

@@ -116,7 +116,7 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 			p.severity[id] = s
 		}
 	default:
-		return nil, fmt.Errorf("policy: unknown base %q (want one of %s)", c.Base, strings.Join(PolicyNames(), ", "))
+		return nil, fmt.Errorf("unknown base policy %q (want one of %s)", c.Base, strings.Join(PolicyNames(), ", "))
 	}
 	var errs []error
 	if err := p.applyOverrides(c.Severities, table); err != nil {
@@ -125,7 +125,7 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 	for i, ig := range c.Ignore {
 		m, err := compileIgnore(ig)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("policy: ignore[%d]: %w", i, err))
+			errs = append(errs, fmt.Errorf("ignore[%d]: %w", i, err))
 			continue
 		}
 		p.ignores = append(p.ignores, m)
@@ -161,7 +161,7 @@ func (p *Policy) applyOverrides(overrides map[string]Severity, table []Rule) err
 	for _, k := range keys {
 		sev := overrides[k]
 		if sev < None || sev > Breaking {
-			errs = append(errs, fmt.Errorf("policy: severities[%q]: invalid severity", k))
+			errs = append(errs, fmt.Errorf("severities[%q]: invalid severity", k))
 			continue
 		}
 		if isExact(k) {
@@ -170,7 +170,7 @@ func (p *Policy) applyOverrides(overrides map[string]Severity, table []Rule) err
 		}
 		g, err := glob.Compile(k)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("policy: severities[%q]: %w", k, err))
+			errs = append(errs, fmt.Errorf("severities[%q]: %w", k, err))
 			continue
 		}
 		matched := false
@@ -181,7 +181,7 @@ func (p *Policy) applyOverrides(overrides map[string]Severity, table []Rule) err
 			}
 		}
 		if !matched {
-			errs = append(errs, fmt.Errorf("policy: severities[%q]: no such rule (see docs/rules.md)%s", k, suggestRule(k, table)))
+			errs = append(errs, fmt.Errorf("severities[%q]: no such rule (see docs/rules.md)%s", k, suggestRule(k, table)))
 		}
 	}
 	return errors.Join(errs...)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/mcpdrift/mcpdrift/contract/internal/jsontype"
 )
 
 // Direction of a schema: input schemas are what the server accepts (a change
@@ -117,22 +119,22 @@ func (d *schemaDiff) compare(o, n *value, at *ptr, depth int) {
 	}
 	shared := d.compareType(o, n, at)
 	d.compareValues(o, n, at)
-	if shared&(typeNumber|typeInteger) != 0 {
+	if shared&(jsontype.Number|jsontype.Integer) != 0 {
 		d.compareNumberBounds(o, n, at)
 		d.compareMultipleOf(o, n, at)
 	}
-	if shared&typeString != 0 {
+	if shared&jsontype.String != 0 {
 		d.compareCounts(o, n, at, "minLength", "maxLength")
 		d.compareText(o, n, at, "pattern")
 	}
 	d.compareText(o, n, at, "format")
-	if shared&typeArray != 0 {
+	if shared&jsontype.Array != 0 {
 		d.compareCounts(o, n, at, "minItems", "maxItems")
 		d.compareCounts(o, n, at, "minContains", "maxContains")
 		d.compareUniqueItems(o, n, at)
 		d.compareItems(o, n, at, depth)
 	}
-	if shared&typeObject != 0 {
+	if shared&jsontype.Object != 0 {
 		d.compareCounts(o, n, at, "minProperties", "maxProperties")
 		d.compareProperties(o, n, at, depth)
 		d.compareAdditional(o, n, at, depth, "additionalProperties")
@@ -155,20 +157,6 @@ func schemaJSON(v *value) json.RawMessage {
 	return rawJSON(v)
 }
 
-// Type bits. "number" includes integers.
-const (
-	typeNull = 1 << iota
-	typeBoolean
-	typeObject
-	typeArray
-	typeNumber
-	typeInteger
-	typeString
-	typeAll = typeNull | typeBoolean | typeObject | typeArray | typeNumber | typeInteger | typeString
-)
-
-var typeBits = map[string]int{"null": typeNull, "boolean": typeBoolean, "object": typeObject, "array": typeArray, "number": typeNumber | typeInteger, "integer": typeInteger, "string": typeString}
-
 // typeMask is the set of JSON types a schema admits, from "type" (with the
 // OpenAPI "nullable"), narrowed by anyOf/oneOf lists whose branches only
 // name types (pydantic writes Optional[str] as anyOf [string, null]).
@@ -185,7 +173,7 @@ func (d *schemaDiff) typeMask(doc *schemaDoc, s *value) int {
 func keywordTypeMask(s *value) int {
 	t := s.get("type")
 	if t == nil {
-		return typeAll
+		return jsontype.All
 	}
 	mask := 0
 	names := []*value{t}
@@ -194,14 +182,14 @@ func keywordTypeMask(s *value) int {
 	}
 	for _, n := range names {
 		if n.isString() {
-			mask |= typeBits[n.text]
+			mask |= jsontype.Bits[n.text]
 		}
 	}
 	if mask == 0 {
-		return typeAll // an empty or unreadable type constrains nothing we can judge
+		return jsontype.All // an empty or unreadable type constrains nothing we can judge
 	}
 	if nb := s.get("nullable"); nb.isBool() && nb.boolean {
-		mask |= typeNull
+		mask |= jsontype.Null
 	}
 	return mask
 }
@@ -229,13 +217,13 @@ func foldedTypes(doc *schemaDoc, list *value) (int, bool) {
 }
 
 func typeNames(mask int) string {
-	if mask == typeAll {
+	if mask == jsontype.All {
 		return "any type"
 	}
 	var names []string
 	for _, n := range [...]string{"null", "boolean", "object", "array", "number", "integer", "string"} {
-		bit := typeBits[n]
-		if n == "integer" && mask&typeNumber != 0 {
+		bit := jsontype.Bits[n]
+		if n == "integer" && mask&jsontype.Number != 0 {
 			continue
 		}
 		if mask&bit == bit {

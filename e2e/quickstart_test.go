@@ -204,6 +204,13 @@ func TestQuickstart(t *testing.T) {
 		t.Errorf("mcpdrift.probe.up = %d (seen %v)", up, ok)
 	}
 
+	// The control plane: status, history, impact and accept with the CLI.
+	accepted := checkControlPlane(t, s, o.Dir, d)
+
+	// Then the dashboard, in a real browser: the drift, accepted by the CLI,
+	// its impact, and v2's poisoned text shown as text.
+	checkDashboard(t, s.APIURL(), "e2e")
+
 	// Restart the collector against the unchanged v2 server: no new drift.
 	port := s.Ports.Server
 	s.Stop()
@@ -222,4 +229,5 @@ func TestQuickstart(t *testing.T) {
 	if n := len(out.Events(semconv.EventDrift)); n != 1 {
 		t.Errorf("after a restart against the unchanged v2 server: %d drift events in total, want still 1", n)
 	}
+	checkHistoryRestored(t, s2, accepted)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/contract/witness"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -73,7 +74,7 @@ func (s *Session) guardArguments(c *call, l *listing, def toolDef, p reqParams, 
 	attrs = append(attrs,
 		attribute.Bool(semconv.GuardArgumentsValid, false),
 		attribute.String(semconv.GuardViolation, violation))
-	if prev, had := l.prev[p.name]; had && prev.digest != def.digest {
+	if prev, had := l.prev[def.name]; had && prev.digest != def.digest {
 		if old := s.schemas.get(s, prev); old != nil {
 			if _, okOld := validate(old, args); okOld {
 				c.staleDefinition = true
@@ -107,7 +108,7 @@ func validate(sch *jsonschema.Schema, args []byte) (string, bool) {
 			kw = strings.Join(p, "/")
 		}
 	}
-	return truncate("/"+strings.Join(ve.InstanceLocation, "/")+": "+kw, 256), false
+	return contract.TruncateBytes("/"+strings.Join(ve.InstanceLocation, "/")+": "+kw, 256), false
 }
 
 // schemaCache holds compiled inputSchemas by definition digest.

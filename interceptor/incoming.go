@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -52,7 +53,7 @@ func (ic *Interceptor) StartServerOperation(ctx context.Context, sess *Session, 
 				span.SetAttributes(attribute.String(semconv.RPCResponseStatusCode, errType))
 			}
 			span.SetAttributes(attribute.String(semconv.ErrorType, errType))
-			span.SetStatus(codes.Error, truncate(err.Error(), 512))
+			span.SetStatus(codes.Error, contract.TruncateBytes(err.Error(), 512))
 		}
 		span.End()
 	}

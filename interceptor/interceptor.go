@@ -53,7 +53,7 @@ type Interceptor struct {
 	cfg      config
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
-	attrs    attrPool
+	starts   startPool
 	errMu    sync.Mutex
 	errSeen  map[string]bool // error texts already reported (bounded)
 }

@@ -1,11 +1,9 @@
 package interceptor
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -33,10 +31,15 @@ func (s *Session) Response(id ID, result json.RawMessage, rpcErr *RPCError) {
 	if c == nil {
 		return
 	}
-	now := time.Now()
+	// The span ends as finish runs, except after a tools/list page: hashing
+	// it is the interceptor's time, not the server's.
+	var arrived time.Time
+	if c.method == methodToolsList {
+		arrived = time.Now()
+	}
 	if rpcErr != nil {
 		code := strconv.FormatInt(rpcErr.Code, 10)
-		s.finish(c, outcome{errType: code, code: code, message: rpcErr.Message}, now)
+		s.finish(c, outcome{errType: code, code: code, message: rpcErr.Message}, arrived)
 		return
 	}
 	o := outcome{result: result}
@@ -59,7 +62,7 @@ func (s *Session) Response(id ID, result json.RawMessage, rpcErr *RPCError) {
 	if s.ident.Load().serverInfoName == "" && c.method != methodInitialize {
 		s.learnServerInfo(jsonwire.Lookup(jsonwire.Lookup(result, mcpwire.Meta), metaServerInfo))
 	}
-	s.finish(c, o, now)
+	s.finish(c, o, arrived)
 }
 
 // Incoming records a request or notification the server sent. It tracks
@@ -143,28 +146,36 @@ func (s *Session) identityAttributes() []attribute.KeyValue {
 	return kv
 }
 
-// finish ends c's span and records its duration.
+// finish ends c's span at end (the zero time: now) and records its
+// duration with the request's context, so the measurement can carry an
+// exemplar of the span.
 func (s *Session) finish(c *call, o outcome, end time.Time) {
 	if c.span.IsRecording() {
-		var buf [6]attribute.KeyValue
-		attrs := buf[:0]
-		if o.errType != "" {
-			attrs = append(attrs, attribute.String(semconv.ErrorType, o.errType))
-			c.span.SetStatus(codes.Error, truncate(o.message, 512))
+		if o.errType != "" || o.code != "" || c.staleDefinition {
+			var buf [3]attribute.KeyValue
+			attrs := buf[:0]
+			if o.errType != "" {
+				attrs = append(attrs, attribute.String(semconv.ErrorType, o.errType))
+				c.span.SetStatus(codes.Error, contract.TruncateBytes(o.message, 512))
+			}
+			if o.code != "" {
+				attrs = append(attrs, attribute.String(semconv.RPCResponseStatusCode, o.code))
+			}
+			if c.staleDefinition {
+				attrs = append(attrs, attribute.Bool(semconv.GuardStaleDefinition, true))
+			}
+			c.span.SetAttributes(attrs...)
 		}
-		if o.code != "" {
-			attrs = append(attrs, attribute.String(semconv.RPCResponseStatusCode, o.code))
-		}
-		if c.staleDefinition {
-			attrs = append(attrs, attribute.Bool(semconv.GuardStaleDefinition, true))
-		}
-		c.span.SetAttributes(attrs...)
 		if len(o.extra) > 0 {
 			c.span.SetAttributes(o.extra...)
 		}
 	}
-	c.span.End(trace.WithTimestamp(end))
-	s.ic.duration.Record(context.Background(), end.Sub(c.start).Seconds(), s.ident.Load().recordOptions(c, o)...)
+	if end.IsZero() {
+		c.span.End() // an end option would cost two allocations per call
+	} else {
+		c.span.End(trace.WithTimestamp(end))
+	}
+	s.ic.duration.Record(c.ctx, c.duration(end).Seconds(), s.ident.Load().recordOptions(c, o)...)
 }
 
 // metricKey identifies one combination of per-call metric attributes.
@@ -227,15 +238,4 @@ func arrayHasString(arr []byte, want string) bool {
 			return true
 		}
 	}
-}
-
-// truncate cuts s to at most n bytes on a character boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

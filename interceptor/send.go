@@ -50,22 +50,24 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 		s.updateIdentity(func(i *identity) { i.protocolVersion = p.protocolVersion })
 		ident = s.ident.Load()
 	}
-	c := &call{id: id, method: method, start: time.Now()}
-	buf := s.ic.attrs.get()
-	defer s.ic.attrs.put(buf)
-	attrs := append((*buf)[:0],
+	c := &call{id: id, method: method}
+	b := s.ic.starts.get()
+	defer s.ic.starts.put(b)
+	attrs := append(b.attrs[:0],
 		attribute.String(semconv.MCPMethodName, method),
 		attribute.String(semconv.JSONRPCRequestID, id.String()))
 	attrs = s.appendAgent(ctx, attrs)
 	attrs = append(attrs, ident.spanAttrs...)
+	name := method
 	switch method {
 	case methodToolsCall:
-		c.target = p.name
-		attrs = s.toolCallAttributes(ctx, c, p, attrs)
+		attrs, name = s.toolCallAttributes(ctx, c, p, attrs)
 	case methodPromptsGet:
-		c.target = p.name
-		if p.name != "" {
-			attrs = append(attrs, attribute.String(semconv.GenAIPromptName, contract.KeyUTF8(p.name)))
+		c.target, _ = contract.UnquoteKey(p.name) // the key the listing uses, unpaired surrogates kept
+		if c.target != "" {
+			label := contract.KeyUTF8(c.target)
+			attrs = append(attrs, attribute.String(semconv.GenAIPromptName, label))
+			name = spanName(method, label)
 		}
 	case methodToolsList:
 		c.firstPage = !p.cursor
@@ -76,30 +78,42 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 	if p.uri != "" && strings.HasPrefix(method, "resources/") {
 		attrs = append(attrs, attribute.String(semconv.MCPResourceURI, p.uri))
 	}
-	ctx, c.span = s.ic.tracer.Start(ctx, spanName(method, contract.KeyUTF8(c.target)), clientKind, trace.WithAttributes(attrs...))
-	*buf = attrs
-	params = s.inject(ctx, params)
+	b.attrs = attrs
+	ctx, c.span = s.ic.tracer.Start(ctx, name, b.options()...)
+	c.started(ctx)
+	params = s.inject(ctx, &c.meta, params)
 	s.register(ctx, c)
 	return params
 }
 
-// attrPool recycles the attribute slices spans start with: the API copies
-// them into the span's start configuration, so they are free once Start
-// returns.
-type attrPool struct{ p sync.Pool }
-
-func (a *attrPool) get() *[]attribute.KeyValue {
-	if s, ok := a.p.Get().(*[]attribute.KeyValue); ok {
-		return s
-	}
-	s := make([]attribute.KeyValue, 0, 32)
-	return &s
+// startBuf holds what a span starts with. The API copies attributes and
+// options into the span's start configuration, so a startBuf is free once
+// Start returns, and is recycled: a call allocates neither.
+type startBuf struct {
+	attrs []attribute.KeyValue
+	opts  [2]trace.SpanStartOption
 }
 
-func (a *attrPool) put(s *[]attribute.KeyValue) {
-	if cap(*s) <= 64 {
-		clear((*s)[:cap(*s)]) // drop references to attribute values
-		a.p.Put(s)
+// options are the span start options: a CLIENT span with attrs.
+func (b *startBuf) options() []trace.SpanStartOption {
+	b.opts = [2]trace.SpanStartOption{clientKind, trace.WithAttributes(b.attrs...)}
+	return b.opts[:]
+}
+
+type startPool struct{ p sync.Pool }
+
+func (a *startPool) get() *startBuf {
+	if b, ok := a.p.Get().(*startBuf); ok {
+		return b
+	}
+	return &startBuf{attrs: make([]attribute.KeyValue, 0, 32)}
+}
+
+func (a *startPool) put(b *startBuf) {
+	if cap(b.attrs) <= 64 {
+		clear(b.attrs[:cap(b.attrs)]) // drop references to attribute values
+		b.opts = [2]trace.SpanStartOption{}
+		a.p.Put(b)
 	}
 }
 
@@ -120,14 +134,16 @@ func (s *Session) Notification(ctx context.Context, method string, params json.R
 		}
 	}
 	ident := s.ident.Load()
-	attrs := make([]attribute.KeyValue, 0, len(ident.spanAttrs)+4)
-	attrs = append(attrs, attribute.String(semconv.MCPMethodName, method))
-	attrs = s.appendAgent(ctx, attrs)
-	attrs = append(attrs, ident.spanAttrs...)
-	c := &call{method: method, start: time.Now()}
-	ctx, c.span = s.ic.tracer.Start(ctx, method, clientKind, trace.WithAttributes(attrs...))
-	params = s.inject(ctx, params)
-	s.finish(c, outcome{}, time.Now())
+	c := &call{method: method}
+	b := s.ic.starts.get()
+	defer s.ic.starts.put(b)
+	b.attrs = append(b.attrs[:0], attribute.String(semconv.MCPMethodName, method))
+	b.attrs = s.appendAgent(ctx, b.attrs)
+	b.attrs = append(b.attrs, ident.spanAttrs...)
+	ctx, c.span = s.ic.tracer.Start(ctx, method, b.options()...)
+	c.started(ctx)
+	params = s.inject(ctx, &c.meta, params)
+	s.finish(c, outcome{}, time.Time{})
 	return params
 }
 
@@ -154,18 +170,21 @@ func (s *Session) appendAgent(ctx context.Context, attrs []attribute.KeyValue) [
 	return attrs
 }
 
-// toolCallAttributes adds what the client had cached for the called tool.
-// It is map lookups only: digests were computed when the listing arrived.
-func (s *Session) toolCallAttributes(ctx context.Context, c *call, p reqParams, attrs []attribute.KeyValue) []attribute.KeyValue {
+// toolCallAttributes adds what the client had cached for the called tool,
+// and returns the span name. It is map lookups only: digests, labels and
+// span names were computed when the listing arrived.
+func (s *Session) toolCallAttributes(ctx context.Context, c *call, p reqParams, attrs []attribute.KeyValue) ([]attribute.KeyValue, string) {
+	l := s.tools.Load()
+	def, known := l.lookup(p.name)
+	if !known {
+		// Not cached (or an escaped name): spelled out once, for this call.
+		key, _ := contract.UnquoteKey(p.name)
+		def = newToolDef(key, "", nil)
+	}
+	c.target = def.name
 	attrs = append(attrs,
 		attribute.String(semconv.GenAIOperationName, semconv.GenAIOperationExecTool),
-		attribute.String(semconv.GenAIToolName, contract.KeyUTF8(p.name)))
-	l := s.tools.Load()
-	var def toolDef
-	known := false
-	if l != nil {
-		def, known = l.tools[p.name]
-	}
+		attribute.String(semconv.GenAIToolName, def.label))
 	if l == nil || l.readable {
 		attrs = append(attrs, attribute.Bool(semconv.ToolKnown, known))
 	}
@@ -177,7 +196,9 @@ func (s *Session) toolCallAttributes(ctx context.Context, c *call, p reqParams, 
 		attrs = append(attrs, attribute.String(semconv.ToolsSetDigest, l.setDigest))
 	}
 	attrs = append(attrs, attribute.Bool(semconv.ToolsListingStale, s.listingStale(l)))
-	if planned, ok := ctx.Value(plannedKey{}).(plannedCall); ok && planned.tool == p.name && planned.digest != c.digest {
+	if s.ic.cfg.staleHook == nil {
+		// Only the stale-tool hook plans calls (BeforeToolCall).
+	} else if planned, ok := ctx.Value(plannedKey{}).(plannedCall); ok && planned.tool == def.name && planned.digest != c.digest {
 		// The stale-tool hook refreshed the listing and the definition the
 		// agent planned with is gone.
 		c.staleDefinition = true
@@ -191,7 +212,7 @@ func (s *Session) toolCallAttributes(ctx context.Context, c *call, p reqParams, 
 	if s.ic.cfg.captureContent && len(p.arguments) > 0 && len(p.arguments) <= maxCapture {
 		attrs = append(attrs, attribute.String(semconv.GenAIToolCallArguments, string(p.arguments)))
 	}
-	return attrs
+	return attrs, def.spanName
 }
 
 // maxCapture bounds captured arguments and results; larger ones are omitted.
@@ -204,13 +225,13 @@ func spanName(method, target string) string {
 	return method + " " + target
 }
 
-// inject writes the propagator's fields into params._meta.
-func (s *Session) inject(ctx context.Context, params json.RawMessage) json.RawMessage {
+// inject writes the propagator's fields into params._meta, collecting them
+// in carrier (the call's own, so that it costs no allocation).
+func (s *Session) inject(ctx context.Context, carrier *metaCarrier, params json.RawMessage) json.RawMessage {
 	if !s.ic.cfg.injectContext {
 		return params
 	}
-	var carrier metaCarrier
-	s.ic.cfg.propagator.Inject(ctx, &carrier)
+	s.ic.cfg.propagator.Inject(ctx, carrier)
 	if len(carrier.fields) == 0 {
 		return params
 	}
@@ -235,7 +256,8 @@ func (c *metaCarrier) Set(k, v string) {
 
 // reqParams is what the session reads from a request's params.
 type reqParams struct {
-	name, uri       string
+	name            []byte // the JSON string token, quotes and escapes included
+	uri             string
 	arguments       []byte
 	cursor          bool   // a non-empty cursor: a later page of a listing
 	protocolVersion string // initialize params.protocolVersion, or _meta's
@@ -256,7 +278,7 @@ func readParams(method string, params []byte, needVersion bool) reqParams {
 		}
 		switch {
 		case jsonwire.KeyIs(m.Key, "name"):
-			p.name, _ = contract.UnquoteKey(m.Value) // the listing's key, unpaired surrogates kept
+			p.name = m.Value
 		case jsonwire.KeyIs(m.Key, "arguments"):
 			p.arguments = m.Value
 		case jsonwire.KeyIs(m.Key, "uri"):

@@ -1,6 +1,7 @@
 package interceptor
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,10 +13,38 @@ import (
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
-// toolDef is one cached tool definition.
+// toolDef is one cached tool definition, with what a call of it puts on
+// its span, computed once per listing rather than once per call.
 type toolDef struct {
-	digest string          // "" when the definition has no digest (see contract)
-	raw    json.RawMessage // as received; the guard reads inputSchema from it
+	digest   string          // "" when the definition has no digest (see contract)
+	raw      json.RawMessage // as received; the guard reads inputSchema from it
+	name     string          // the listing's key (unpaired surrogates kept)
+	label    string          // name as gen_ai.tool.name writes it (valid UTF-8)
+	spanName string          // "tools/call <label>"
+}
+
+func newToolDef(name, digest string, raw json.RawMessage) toolDef {
+	label := contract.KeyUTF8(name)
+	return toolDef{digest: digest, raw: raw, name: name, label: label, spanName: spanName(methodToolsCall, label)}
+}
+
+// lookup finds the cached tool a request names, from the name's JSON string
+// token: a token without escapes (nearly every one) is looked up without
+// building a string.
+func (l *listing) lookup(token []byte) (toolDef, bool) {
+	if l == nil || len(token) < 2 || token[0] != '"' || token[len(token)-1] != '"' {
+		return toolDef{}, false
+	}
+	if inner := token[1 : len(token)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		d, ok := l.tools[string(inner)]
+		return d, ok
+	}
+	key, ok := contract.UnquoteKey(token)
+	if !ok {
+		return toolDef{}, false
+	}
+	d, ok := l.tools[key]
+	return d, ok
 }
 
 // listing is the session's cached tools listing. It is replaced, never
@@ -67,7 +96,7 @@ func (s *Session) applyToolsPage(c *call, result json.RawMessage) []attribute.Ke
 		next.gen = min(cur.gen, c.gen) // a notification between pages makes the whole listing stale
 	}
 	for _, d := range defs {
-		next.tools[d.Key] = toolDef{digest: d.Digest, raw: d.Raw}
+		next.tools[d.Key] = newToolDef(d.Key, d.Digest, d.Raw)
 	}
 	if readable {
 		next.setDigest = setDigest(next.tools)

@@ -143,7 +143,7 @@ func (r *rawClient) snapshot(url string) error {
 // the flood's allocation over it.
 func BenchmarkServerRequestFlood(b *testing.B) {
 	base := testservers.SpawnSelf(b, floodServerEnv, 1)[0]
-	o := Options{Timeout: 30 * time.Second}
+	o := Options{Timeout: 30 * time.Second, Settle: DefaultSettle}
 	replies := func() int64 {
 		resp, err := http.Get(base + "/replies")
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpdrift/mcpdrift/contract"
 )
 
 // conn is one transport's connection to a server, at the JSON-RPC message
@@ -238,7 +240,7 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 }
 
 // errText shortens an error's text for messages about untrusted input.
-func errText(err error) string { return truncate(err.Error(), 300) }
+func errText(err error) string { return contract.TruncateBytes(err.Error(), 300) }
 
 // errClosed is what calls get after the probe closed the connection.
 var errClosed = errors.New("connection closed by the probe")

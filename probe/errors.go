@@ -180,7 +180,7 @@ type rpcError struct {
 }
 
 func (e *rpcError) Error() string {
-	return fmt.Sprintf("server answered with error %d: %s", e.Code, contract.QuoteForDisplay(truncate(e.Message, 200)))
+	return fmt.Sprintf("server answered with error %d: %s", e.Code, contract.QuoteForDisplay(contract.TruncateBytes(e.Message, 200)))
 }
 
 // JSON-RPC error codes the 2026-07-28 revision defines. A server that answers
@@ -195,11 +195,4 @@ const (
 // isModernCode reports whether code is an error only a 2026-07-28+ server sends.
 func isModernCode(code int64) bool {
 	return code == codeHeaderMismatch || code == codeMissingRequiredClientCap || code == codeUnsupportedProtocolVersion
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -566,7 +566,7 @@ func TestServerRequestFlood(t *testing.T) {
 	ts2 := httptest.NewServer(few)
 	defer ts2.Close()
 	o := faultOptions()
-	o.Settle = -1
+	o.Settle = 0
 	res := mustProbe(t, Target{URL: ts2.URL + "/mcp"}, o)
 	if len(res.Snapshot.Tools) != 1 {
 		t.Errorf("got %d tools, want 1", len(res.Snapshot.Tools))

@@ -131,7 +131,7 @@ func negotiate(supported []string) (modern, legacy string, err error) {
 			return "", v, nil
 		}
 	}
-	return "", "", failure(ClassProtocolError, "no mutually supported protocol version (the server supports %s)", contract.QuoteForDisplay(truncate(fmt.Sprint(supported), 200)))
+	return "", "", failure(ClassProtocolError, "no mutually supported protocol version (the server supports %s)", contract.QuoteForDisplay(contract.TruncateBytes(fmt.Sprint(supported), 200)))
 }
 
 // discovered reads a DiscoverResult.
@@ -197,7 +197,7 @@ func (p *prober) initialize(ctx context.Context, s *session, version string) (*h
 		return nil, failure(ClassProtocolError, "the initialize result has no protocolVersion")
 	}
 	if !slices.Contains(legacyVersions, *r.ProtocolVersion) {
-		p.rt.opts.Logger.Debug("probe: server chose a protocol version the probe does not know", "version", truncate(*r.ProtocolVersion, 40))
+		p.rt.opts.Logger.Debug("probe: server chose a protocol version the probe does not know", "version", contract.TruncateBytes(*r.ProtocolVersion, 40))
 	}
 	instr, err := instructionsOf(r.Instructions)
 	if err != nil {
@@ -246,5 +246,5 @@ func checkResultType(raw []byte) error {
 	if rt == "complete" {
 		return nil
 	}
-	return failure(ClassProtocolError, "unexpected resultType %s", contract.QuoteForDisplay(truncate(rt, 40)))
+	return failure(ClassProtocolError, "unexpected resultType %s", contract.QuoteForDisplay(contract.TruncateBytes(rt, 40)))
 }

@@ -38,7 +38,7 @@ func topMembers(raw []byte) (map[string][]byte, error) {
 			return nil, errors.New("invalid member name")
 		}
 		if _, dup := out[name]; dup {
-			return nil, errors.New("repeated member name " + truncate(name, 40))
+			return nil, errors.New("repeated member name " + contract.TruncateBytes(name, 40))
 		}
 		out[name] = m.Value
 	}

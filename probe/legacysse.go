@@ -54,7 +54,7 @@ func dialSSE(ctx context.Context, base *httpBase, in inbox) (*sseConn, error) {
 	if mt := mediaType(resp.Header); mt != "text/event-stream" {
 		resp.Body.Close()
 		stop()
-		return nil, failure(ClassProtocolError, "the SSE endpoint answered %s, not text/event-stream", contract.QuoteForDisplay(truncate(mt, 80)))
+		return nil, failure(ClassProtocolError, "the SSE endpoint answered %s, not text/event-stream", contract.QuoteForDisplay(contract.TruncateBytes(mt, 80)))
 	}
 	sr := newSSEReader(resp.Body, c.rt.opts.MaxEventBytes)
 	endpoint := make(chan error, 1)
@@ -89,7 +89,7 @@ func (c *sseConn) readEndpoint(sr *sseReader) error {
 		return c.networkError(context.Background(), err)
 	}
 	if ev.name != "endpoint" {
-		return failure(ClassProtocolError, "the first SSE event is %s, not endpoint", contract.QuoteForDisplay(truncate(ev.name, 40)))
+		return failure(ClassProtocolError, "the first SSE event is %s, not endpoint", contract.QuoteForDisplay(contract.TruncateBytes(ev.name, 40)))
 	}
 	ref, err := url.Parse(string(bytes.TrimSpace(ev.data)))
 	if err != nil {

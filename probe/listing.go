@@ -167,7 +167,7 @@ func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) 
 		return nil, false, 1, err
 	}
 	rounds := 1
-	if p.rt.opts.Settle < 0 {
+	if p.rt.opts.Settle == 0 {
 		return cur, false, rounds, nil
 	}
 	sctx, cancel := context.WithDeadline(ctx, p.settleDeadline(ctx))

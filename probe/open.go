@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
@@ -74,7 +75,7 @@ func (s *Session) Close() string {
 }
 
 // StepCall is the step of a failed tools/call.
-const StepCall Step = "tools/call"
+const StepCall Step = mcpwire.MethodToolsCall
 
 // ToolResult is a server's answer to a tools/call.
 type ToolResult struct {
@@ -101,7 +102,7 @@ func (s *Session) CallTool(ctx context.Context, name string, arguments json.RawM
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer context.AfterFunc(s.ctx, stop)()
-	raw, err := s.p.sess.request(ctx, "tools/call", map[string]any{"name": name, "arguments": arguments}, s.p.rt.opts.RequestTimeout)
+	raw, err := s.p.sess.request(ctx, mcpwire.MethodToolsCall, map[string]any{"name": name, "arguments": arguments}, s.p.rt.opts.RequestTimeout)
 	if err != nil {
 		if ctx.Err() != nil && s.ctx.Err() != nil {
 			err = abortCause(s.ctx, err)
@@ -150,17 +151,6 @@ func (s *Session) toolResult(raw json.RawMessage) (*ToolResult, error) {
 	if o.Err() {
 		return nil, &Error{Class: ClassProtocolError, Step: StepCall, Err: fmt.Errorf("the tools/call result is malformed JSON")}
 	}
-	r.Text = cutUTF8(s.p.rt.red.text(text.String()), maxResultText)
+	r.Text = contract.TruncateBytes(s.p.rt.red.text(text.String()), maxResultText)
 	return r, nil
-}
-
-// cutUTF8 cuts s to at most n bytes on a character boundary.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

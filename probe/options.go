@@ -27,7 +27,8 @@ const (
 )
 
 // Options tune a probe. The zero value is usable: every zero field takes
-// its default.
+// its default, except Settle, whose zero lists once (as settle: 0s does in
+// the receiver and --settle 0 in the CLI).
 type Options struct {
 	// Timeout bounds the whole probe (connect, listings, settling, close).
 	Timeout time.Duration
@@ -41,7 +42,9 @@ type Options struct {
 
 	// Settle is the quiet period after the last list_changed notification
 	// (or after a listing) before the probe lists again; listings repeat
-	// until two consecutive ones agree. Negative: list once, do not settle.
+	// until two consecutive ones agree. 0 lists once, without settling;
+	// DefaultSettle is what the CLI and the receiver use unless told
+	// otherwise. Negative values are invalid. See docs/probe.md#settling.
 	Settle time.Duration
 	// MaxSettleRounds bounds the listings made while settling. A server
 	// still changing after that is snapshotted as last listed, with
@@ -111,14 +114,31 @@ type Known struct {
 	ProtocolVersion string
 }
 
+// MaxDepth is the largest Limits.MaxDepth the probe accepts: a message
+// nests its result one level deeper, and the probe reads messages at most
+// maxMessageDepth levels deep.
+const MaxDepth = maxMessageDepth - 1
+
+// ValidateMaxDepth reports a limits max_depth the probe cannot honour, for
+// callers that validate their own configuration (the receiver).
+func ValidateMaxDepth(depth int) error {
+	if depth > MaxDepth {
+		return fmt.Errorf("max_depth must be at most %d (the probe reads messages at most %d levels deep, and a message nests its result one level deeper), got %d", MaxDepth, maxMessageDepth, depth)
+	}
+	return nil
+}
+
 // Validate reports options that cannot be meant.
 func (o *Options) Validate() error {
+	if o.Settle < 0 {
+		return errors.New("settle must not be negative (0 lists once, without settling)")
+	}
 	if o.Timeout < 0 || o.RequestTimeout < 0 || o.DiscoverTimeout < 0 || o.MaxSettleRounds < 0 || o.MaxSettleTime < 0 ||
 		o.MaxMessageBytes < 0 || o.MaxEventBytes < 0 || o.MaxTotalBytes < 0 || o.MaxPages < 0 || o.MaxStderrBytes < 0 || o.MaxServerRequests < 0 {
-		return errors.New("probe options must not be negative (except settle)")
+		return errors.New("probe options must not be negative")
 	}
-	if o.Limits.MaxDepth >= maxMessageDepth { // a message nests its result one level deeper
-		return fmt.Errorf("limits.max_depth must be below %d, the deepest nesting the probe reads in a message", maxMessageDepth)
+	if err := ValidateMaxDepth(o.Limits.MaxDepth); err != nil {
+		return fmt.Errorf("limits: %w", err)
 	}
 	return o.Limits.Validate()
 }
@@ -133,9 +153,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DiscoverTimeout == 0 {
 		o.DiscoverTimeout = DefaultDiscoverTimeout
-	}
-	if o.Settle == 0 {
-		o.Settle = DefaultSettle
 	}
 	if o.MaxSettleRounds == 0 {
 		o.MaxSettleRounds = DefaultMaxSettleRounds

@@ -89,7 +89,7 @@ func (p *prober) run(ctx context.Context) (*Result, error) {
 		return nil, at(StepInitialize, err)
 	}
 	s := p.sess
-	if hs.generation == contract.SpecStateless2026 && p.rt.opts.Settle >= 0 {
+	if hs.generation == contract.SpecStateless2026 && p.rt.opts.Settle > 0 {
 		if names, err := contract.CapabilityNames(hs.capabilities); err == nil {
 			s.listen(names)
 		}

@@ -211,7 +211,7 @@ func TestSettlesOnChangingServer(t *testing.T) {
 	t.Run("settling disabled", func(t *testing.T) {
 		url := serveHTTP(t, kindStateless, serverSpec{tools: 3, grow: 4})
 		o := fastOptions()
-		o.Settle = -1
+		o.Settle = 0
 		res := mustProbe(t, Target{URL: url}, o)
 		if res.Listings != 1 || res.Settled || len(res.Snapshot.Tools) != 3 {
 			t.Fatalf("got %d listings, settled %v, %d tools; want one unsettled listing of 3", res.Listings, res.Settled, len(res.Snapshot.Tools))
@@ -247,6 +247,11 @@ func TestInvalidTargets(t *testing.T) {
 	o := Options{Limits: contract.Limits{MaxDepth: maxMessageDepth}}
 	if _, err := Probe(context.Background(), Target{URL: "http://example.com/mcp"}, o); err == nil || isProbeError(err) {
 		t.Errorf("max depth %d: got %v, want a configuration error", o.Limits.MaxDepth, err)
+	}
+	// 0 lists once; a negative settle has no meaning.
+	o = Options{Settle: -time.Second}
+	if _, err := Probe(context.Background(), Target{URL: "http://example.com/mcp"}, o); err == nil || isProbeError(err) || !strings.Contains(err.Error(), "settle") {
+		t.Errorf("settle -1s: got %v, want a configuration error naming settle", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
@@ -99,12 +100,12 @@ func TestRedactorTruncatedSecret(t *testing.T) {
 	const token = "trunc-0123456789-token"
 	r := newRedactor(&Target{Headers: http.Header{"Authorization": {"Bearer " + token}}})
 	for cut := minCutLen; cut < len(token); cut++ {
-		got := r.text(truncate("server says: Bearer "+token+" and more", len("server says: Bearer ")+cut))
+		got := r.text(contract.TruncateBytes("server says: Bearer "+token+" and more", len("server says: Bearer ")+cut))
 		if strings.Contains(got, token[:cut]) || !strings.HasSuffix(got, redacted+"…") {
 			t.Errorf("cut after %d bytes: %q", cut, got)
 		}
 	}
-	if got := r.text(truncate("a plain message that is long", 10)); got != "a plain me…" {
+	if got := r.text(contract.TruncateBytes("a plain message that is long", 10)); got != "a plain me…" {
 		t.Errorf("text without a secret changed: %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 )
 
@@ -247,7 +248,7 @@ func (s *session) answerQueued() {
 		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(s.bg, s.rt.opts.RequestTimeout)
 		if err := s.c.reply(ctx, a.resp); err != nil {
-			s.rt.opts.Logger.Debug("probe: could not answer a server request", "method", truncate(s.rt.red.text(a.method), 80), "error", s.rt.red.text(err.Error()))
+			s.rt.opts.Logger.Debug("probe: could not answer a server request", "method", contract.TruncateBytes(s.rt.red.text(a.method), 80), "error", s.rt.red.text(err.Error()))
 		}
 		cancel()
 	}

@@ -48,13 +48,14 @@ type startupCase struct {
 }
 
 // probeStartups probes every case at once (they mostly wait) with the
-// default options, and checks each snapshot's generation.
+// options the CLI and the receiver use by default, and checks each
+// snapshot's generation.
 func probeStartups(t *testing.T, cases []startupCase) {
 	var wg sync.WaitGroup
 	for _, c := range cases {
 		wg.Go(func() {
 			t.Run(c.name, func(t *testing.T) {
-				res := mustProbe(t, c.target, Options{})
+				res := mustProbe(t, c.target, Options{Settle: DefaultSettle})
 				s := res.Snapshot
 				if s.SpecGeneration != c.gen || len(s.Tools) != c.tools {
 					t.Errorf("got %s (%s) with %d tools, want %s with %d", s.SpecGeneration, s.ProtocolVersion, len(s.Tools), c.gen, c.tools)

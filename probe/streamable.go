@@ -124,7 +124,7 @@ func (c *streamableConn) call(ctx context.Context, req *jsonrpc.Request) (*jsonr
 	case "text/event-stream":
 		return c.readStream(ctx, resp.Body, req.ID)
 	default:
-		return nil, failure(ClassProtocolError, "unexpected content type %s (want application/json or text/event-stream)", contract.QuoteForDisplay(truncate(mt, 80)))
+		return nil, failure(ClassProtocolError, "unexpected content type %s (want application/json or text/event-stream)", contract.QuoteForDisplay(contract.TruncateBytes(mt, 80)))
 	}
 }
 

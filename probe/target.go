@@ -103,7 +103,7 @@ func (t *Target) Validate() error {
 		}
 		for _, kv := range t.Env {
 			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-				errs = append(errs, fmt.Errorf("env entry %q is not KEY=value", truncate(k, 40)))
+				errs = append(errs, fmt.Errorf("env entry %q is not KEY=value", contract.TruncateBytes(k, 40)))
 			}
 		}
 	case TransportAuto, TransportStreamableHTTP, TransportSSE:
@@ -147,7 +147,7 @@ func (t *Target) Validate() error {
 func ValidateHeader(name, value string) error {
 	switch {
 	case !httpguts.ValidHeaderFieldName(name):
-		return fmt.Errorf("header name %s is not a valid HTTP token", contract.QuoteForDisplay(truncate(name, 40)))
+		return fmt.Errorf("header name %s is not a valid HTTP token", contract.QuoteForDisplay(contract.TruncateBytes(name, 40)))
 	case !httpguts.ValidHeaderFieldValue(value):
 		return fmt.Errorf("header %s: the value holds CR, LF or another control character", name)
 	}

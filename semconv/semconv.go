@@ -25,6 +25,7 @@ const (
 	URLFull                = "url.full"                 // endpoint URL without credentials, query or fragment (HTTP targets)
 	ServiceName            = "service.name"             // resource service.name: the agent on client spans, the server on server-side spans
 	EventName              = "event.name"               // attribute copy of a log record's event name, for backends that read only attributes
+	MetricOverflow         = "otel.metric.overflow"     // true on the one series counting what arrived past a metric's cardinality limit (the OpenTelemetry metrics SDK's convention); it has no other attribute
 	GenAIOperationExecTool = "execute_tool"             // value of gen_ai.operation.name on tools/call
 	ErrorTypeToolError     = "tool_error"               // error.type when a tools/call result has isError
 	NetworkTransportPipe   = "pipe"                     // network.transport for stdio
@@ -78,6 +79,10 @@ const (
 	VolatileName         = "mcpdrift.volatile.name"                 // name of the definition holding a volatile field
 	VolatilePath         = "mcpdrift.volatile.path"                 // JSON pointer of the volatile field
 	ProbeErrorClass      = "mcpdrift.probe.error_class"             // why a probe failed (unreachable, timeout, ...); none on success
+	BaselineMode         = "mcpdrift.baseline.mode"                 // advance or pinned: what accepting a drift did
+	AcceptBy             = "mcpdrift.accept.by"                     // who accepted a drift: the auth extension's principal, else what the request named, else anonymous
+	AcceptAuthenticated  = "mcpdrift.accept.authenticated"          // true when mcpdrift.accept.by was established by the Collector's auth extension
+	AcceptComment        = "mcpdrift.accept.comment"                // the operator's comment on an accept; absent when none
 )
 
 // Attributes the interceptor adds (appended; see docs/interceptor.md).
@@ -129,6 +134,7 @@ const (
 	EventImpact        = "mcpdrift.impact"         // from mcpimpact: one per (drift, changed tool, calling agent)
 	EventMixedContract = "mcpdrift.mixed_contract" // a fleet serving two or more contracts alternately
 	EventVolatileField = "mcpdrift.volatile_field" // a definition field that changes on every probe, now ignored
+	EventDriftAccepted = "mcpdrift.drift_accepted" // an operator accepted a drift through the control plane (the history keeps it)
 )
 
 // Metric names shared outside mdatagen-generated code.

@@ -37,9 +37,7 @@ annotations, both placed on the lock file.
 --update writes the live contract to the lock (creating it) after printing what
 changed; commit the new lock to accept the drift.
 
-Exit status: 0 when no change reaches --fail-on (default breaking) or after
---update; 1 when one does, or when the probe failed; 2 on usage errors or an
-unreadable lock.`,
+` + exitStatusHelp("check"),
 		Example: `  mcpdrift check --lock mcp.lock.json --stdio -- node dist/index.js
   mcpdrift check --lock mcp.lock.json --url http://localhost:3001/mcp --format markdown > drift.md
   mcpdrift check --lock mcp.lock.json --update --stdio -- node dist/index.js`,
@@ -72,7 +70,7 @@ unreadable lock.`,
 				witness.Report(report, locked, live)
 			}
 			if err := writeCheckReport(cmd.OutOrStdout(), rf.format, lock, locked, live, report); err != nil {
-				return err
+				return outputError(err)
 			}
 			head := func(format string) string { return checkHead(format, lock, locked, live) }
 			if err := rf.writeOutputs(report, lockLocator(lock), head); err != nil {
@@ -81,10 +79,10 @@ unreadable lock.`,
 			if update {
 				data, err := live.Encode()
 				if err != nil {
-					return failure(err)
+					return outputError(err)
 				}
 				if err := writeFileAtomic(lock, data); err != nil {
-					return failure(err)
+					return outputError(err)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift: wrote %s (contract %s)\n", lock, live.Digests.Contract)
 				return nil
@@ -105,15 +103,15 @@ func readLock(path string, update bool) (*contract.Snapshot, error) {
 		if update {
 			return nil, nil
 		}
-		return nil, usageError("%s does not exist: create it with --update", path)
+		return nil, inputError(fmt.Errorf("%s does not exist: create it with --update", path))
 	}
 	b, err := readLimited(nil, path, contract.DefaultMaxDocumentBytes)
 	if err != nil {
-		return nil, asUsage(err)
+		return nil, err
 	}
 	s, err := contract.DecodeSnapshot(b)
 	if err != nil {
-		return nil, usageError("%s: %v", path, err)
+		return nil, inputError(fmt.Errorf("%s: %w", path, err))
 	}
 	return s, nil
 }

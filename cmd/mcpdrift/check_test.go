@@ -18,7 +18,7 @@ func TestCheckReleaseGate(t *testing.T) {
 	v2 := testservers.Everything(t, "2025.11.25")
 	lock := filepath.Join(t.TempDir(), "mcp.lock.json")
 
-	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--stdio", "--", node, v1, "stdio"); code != 2 || !strings.Contains(errOut, "--update") {
+	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--stdio", "--", node, v1, "stdio"); code != exitInput || !strings.Contains(errOut, "--update") {
 		t.Fatalf("missing lock: exit %d, %s", code, errOut)
 	}
 	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--update", "--name", "everything", "--stdio", "--", node, v1, "stdio"); code != 0 {
@@ -47,7 +47,7 @@ func TestCheckReleaseGate(t *testing.T) {
 	if rules["startElicitation"] != "tool.description.changed" || rules["zip"] != "tool.added" {
 		t.Errorf("changes: %+v", got.Changes)
 	}
-	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--fail-on", "warning", "--stdio", "--", node, v2, "stdio"); code != 1 || !strings.Contains(errOut, "at or above warning") {
+	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--fail-on", "warning", "--stdio", "--", node, v2, "stdio"); code != exitDrift || !strings.Contains(errOut, "at or above warning") {
 		t.Fatalf("--fail-on warning: exit %d %s", code, errOut)
 	}
 	code, out, _ = cli(t, "", "check", "--lock", lock, "--format", "markdown", "--stdio", "--", node, v2, "stdio")
@@ -66,18 +66,21 @@ func TestCheckReleaseGate(t *testing.T) {
 func TestCheckUsage(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeFile(t, dir, "bad.json", `{"schema_version":"mcpdrift.snapshot/v9"}`)
-	for _, args := range [][]string{
-		{"check", "--url", "http://127.0.0.1:1/mcp"},                         // no --lock
-		{"check", "--lock", bad, "--url", "http://127.0.0.1:1/mcp"},          // unreadable lock
-		{"check", "--lock", bad, "--format", "xml", "--url", "http://x/mcp"}, // bad format
-		{"check", "--lock", bad},                                             // no target
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"check", "--url", "http://127.0.0.1:1/mcp"}, exitUsage},                         // no --lock
+		{[]string{"check", "--lock", bad, "--url", "http://127.0.0.1:1/mcp"}, exitInput},          // unreadable lock
+		{[]string{"check", "--lock", bad, "--format", "xml", "--url", "http://x/mcp"}, exitUsage}, // bad format
+		{[]string{"check", "--lock", bad}, exitUsage},                                             // no target
 	} {
-		if code, _, errOut := cli(t, "", args...); code != 2 || errOut == "" {
-			t.Errorf("%v: exit %d %q", args, code, errOut)
+		if code, _, errOut := cli(t, "", c.args...); code != c.code || errOut == "" {
+			t.Errorf("%v: exit %d, want %d: %q", c.args, code, c.code, errOut)
 		}
 	}
 	lock := filepath.Join(dir, "new.json")
-	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--update", "--timeout", "2s", "--url", "http://127.0.0.1:1/mcp"); code != 1 || !strings.Contains(errOut, "unreachable") {
+	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--update", "--timeout", "2s", "--url", "http://127.0.0.1:1/mcp"); code != exitProbe || !strings.Contains(errOut, "unreachable") {
 		t.Errorf("unreachable server: exit %d %s", code, errOut)
 	}
 	if _, err := os.Stat(lock); err == nil {

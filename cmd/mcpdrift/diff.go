@@ -50,10 +50,9 @@ them.
 --policy picks a named policy: default, strict (warnings become breaking) or
 lenient (a rejected extra argument is tolerated). --config reads a policy file,
 YAML or JSON, in the shape documented in docs/diff.md (base, severities,
-ignore); --policy, when given, replaces its base.
+ignore); --policy, when given, replaces its base. --fail-on none never fails.
 
-Exit status: 0 when no change reaches --fail-on (none never fails), 1 when one
-does, 2 on invalid input or usage.`,
+` + exitStatusHelp("diff"),
 		Example: `  mcpdrift diff old/tools-list.json new/tools-list.json
   mcpdrift diff --fail-on warning --format markdown baseline.json snapshot.json
   mcpdrift diff --config drift-policy.yaml old/ new/`,
@@ -78,7 +77,7 @@ does, 2 on invalid input or usage.`,
 			var docs [2]*contract.Document
 			for i, arg := range args {
 				if docs[i], err = readDocument(cmd.InOrStdin(), []string{arg}, contract.ReadOptions{Kind: k}); err != nil {
-					return asUsage(err)
+					return err
 				}
 			}
 			report := contract.DiffDocuments(docs[0], docs[1], policy)
@@ -87,7 +86,7 @@ does, 2 on invalid input or usage.`,
 			}
 			loc := newLocator(args[0], args[1])
 			if err := writeReport(cmd.OutOrStdout(), report, rf.format, loc); err != nil {
-				return err
+				return outputError(err)
 			}
 			if err := rf.writeOutputs(report, loc, func(string) string { return "" }); err != nil {
 				return err
@@ -145,8 +144,8 @@ func parsePolicyConfig(b []byte) (contract.PolicyConfig, error) {
 	return cfg, nil
 }
 
-// asUsage turns an input error into exit status 2: for diff, an unreadable
-// contract is invalid input, not drift.
+// asUsage turns an input error into a usage error: a policy file is part of
+// the command line, not an input.
 func asUsage(err error) error {
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -155,10 +154,10 @@ func asUsage(err error) error {
 	return &exitError{code: exitUsage, err: err}
 }
 
-// gate fails (exit 1) when a change reaches the --fail-on threshold.
+// gate fails (exitDrift) when a change reaches the --fail-on threshold.
 func gate(r *contract.Report, threshold contract.Severity) error {
 	if threshold != contract.None && r.Worst() >= threshold {
-		return &exitError{code: exitFailure, err: fmt.Errorf("drift at or above %s: %s", threshold, r.Summary().String())}
+		return &exitError{code: exitDrift, err: fmt.Errorf("drift at or above %s: %s", threshold, r.Summary().String())}
 	}
 	return nil
 }
@@ -179,7 +178,7 @@ func (f *reportFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.outputs, "output", nil, "also write the report as FORMAT=FILE (repeatable), e.g. markdown=drift.md sarif=drift.sarif: one comparison, several renderings")
 	cmd.Flags().StringVar(&f.policyName, "policy", contract.PolicyDefault, "named policy: default, strict or lenient")
 	cmd.Flags().StringVar(&f.configFile, "config", "", "policy file (YAML or JSON): base, severities, ignore")
-	cmd.Flags().StringVar(&f.failOn, "fail-on", "breaking", "exit 1 when a change is at least: breaking, warning, compatible, info, or none (never)")
+	cmd.Flags().StringVar(&f.failOn, "fail-on", "breaking", "exit 1 (drift) when a change is at least: breaking, warning, compatible, info, or none (never)")
 }
 
 // parse validates the flags and returns the threshold and the policy.
@@ -211,7 +210,7 @@ func (f *reportFlags) writeOutputs(r *contract.Report, loc *locator, head func(f
 			return err
 		}
 		if err := writeFileAtomic(file, b.Bytes()); err != nil {
-			return failure(fmt.Errorf("--output %s: %w", o, err))
+			return outputError(fmt.Errorf("--output %s: %w", o, err))
 		}
 	}
 	return nil

@@ -69,21 +69,24 @@ func TestDiffUsageAndInputErrors(t *testing.T) {
 	bad := writeFile(t, dir, "bad.json", `{"tools":[{"name":"a","name":"b"}]}`)
 	garbage := writeFile(t, dir, "garbage.json", `not json`)
 	ok := fixtures + "2025.7.1/tools-list.json"
-	for _, args := range [][]string{
-		{"diff", ok},
-		{"diff", ok, ok, ok},
-		{"diff", "--format", "yaml", ok, ok},
-		{"diff", "--fail-on", "fatal", ok, ok},
-		{"diff", "--policy", "paranoid", ok, ok},
-		{"diff", "--bogus", ok, ok},
-		{"diff", bad, ok},
-		{"diff", ok, garbage},
-		{"diff", ok, filepath.Join(dir, "missing.json")},
-		{"diff", "-", "-"},
-		{"diff", "--config", filepath.Join(dir, "missing.yaml"), ok, ok},
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"diff", ok}, exitUsage},
+		{[]string{"diff", ok, ok, ok}, exitUsage},
+		{[]string{"diff", "--format", "yaml", ok, ok}, exitUsage},
+		{[]string{"diff", "--fail-on", "fatal", ok, ok}, exitUsage},
+		{[]string{"diff", "--policy", "paranoid", ok, ok}, exitUsage},
+		{[]string{"diff", "--bogus", ok, ok}, exitUsage},
+		{[]string{"diff", bad, ok}, exitInput},
+		{[]string{"diff", ok, garbage}, exitInput},
+		{[]string{"diff", ok, filepath.Join(dir, "missing.json")}, exitInput},
+		{[]string{"diff", "-", "-"}, exitUsage},
+		{[]string{"diff", "--config", filepath.Join(dir, "missing.yaml"), ok, ok}, exitUsage},
 	} {
-		if code, _, errOut := cli(t, "", args...); code != 2 || errOut == "" {
-			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		if code, _, errOut := cli(t, "", c.args...); code != c.code || errOut == "" {
+			t.Errorf("%v: exit %d, want %d, stderr %q", c.args, code, c.code, errOut)
 		}
 	}
 }

@@ -47,9 +47,7 @@ text output is "digest<TAB>hex" then "canonical<TAB>..." (the RFC 8785 form that
 was hashed), JSON output is {"digest": ..., "canonical": ...}. Use it to see why
 two tools disagree on a digest.
 
-Exit status: 0 on success; 1 on invalid input, with a message naming the
-definition and the reason (a repeated member name, no string name, invalid
-UTF-8, a limit exceeded); 2 on usage errors.`,
+` + exitStatusHelp("hash"),
 		Example: `  mcpdrift hash testdata/fixtures/server-everything/2025.11.25/tools-list.json
   mcpdrift hash --format json snapshot.json
   curl -s ... | jq .result | mcpdrift hash -`,
@@ -70,9 +68,9 @@ UTF-8, a limit exceeded); 2 on usage errors.`,
 				return err
 			}
 			if format == "json" {
-				return writeHashJSON(cmd.OutOrStdout(), doc)
+				return outputError(writeHashJSON(cmd.OutOrStdout(), doc))
 			}
-			return writeHashText(cmd.OutOrStdout(), doc)
+			return outputError(writeHashText(cmd.OutOrStdout(), doc))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
@@ -105,11 +103,11 @@ func readDocument(stdin io.Reader, args []string, opts contract.ReadOptions) (*c
 		if arg != "-" {
 			info, err := os.Stat(arg)
 			if err != nil {
-				return nil, usageError("%v", err)
+				return nil, inputError(err)
 			}
 			if info.IsDir() {
 				if files, err = filepath.Glob(filepath.Join(arg, "*.json")); err != nil || len(files) == 0 {
-					return nil, usageError("%s: no *.json files", arg)
+					return nil, inputError(fmt.Errorf("%s: no *.json files", arg))
 				}
 			}
 		}
@@ -123,7 +121,7 @@ func readDocument(stdin io.Reader, args []string, opts contract.ReadOptions) (*c
 	}
 	doc, err := contract.ReadDocument(opts, inputs...)
 	if err != nil {
-		return nil, failure(fmt.Errorf("%s: %w", strings.Join(args, ", "), err))
+		return nil, inputError(fmt.Errorf("%s: %w", strings.Join(args, ", "), err))
 	}
 	return doc, nil
 }
@@ -134,17 +132,17 @@ func readLimited(stdin io.Reader, name string, max int) ([]byte, error) {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, usageError("%v", err)
+			return nil, inputError(err)
 		}
 		defer f.Close()
 		r = f
 	}
 	b, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
 	if err != nil {
-		return nil, failure(fmt.Errorf("%s: %w", name, err))
+		return nil, inputError(fmt.Errorf("%s: %w", name, err))
 	}
 	if len(b) > max {
-		return nil, failure(fmt.Errorf("%s: %w: more than %d bytes", name, contract.ErrTooLarge, max))
+		return nil, inputError(fmt.Errorf("%s: %w: more than %d bytes", name, contract.ErrTooLarge, max))
 	}
 	return b, nil
 }
@@ -244,14 +242,14 @@ func hashSingle(cmd *cobra.Command, args []string, format string) error {
 	}
 	canon, err := contract.Canonicalize(raw)
 	if err != nil {
-		return failure(fmt.Errorf("%s: %w", args[0], err))
+		return inputError(fmt.Errorf("%s: %w", args[0], err))
 	}
 	digest := contract.HashString(string(canon))
 	if format == "json" {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetEscapeHTML(false)
-		return enc.Encode(map[string]string{"digest": digest, "canonical": string(canon)})
+		return outputError(enc.Encode(map[string]string{"digest": digest, "canonical": string(canon)}))
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "digest\t%s\ncanonical\t%s\n", digest, contract.SanitizeText(string(canon)))
-	return err
+	return outputError(err)
 }

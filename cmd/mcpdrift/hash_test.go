@@ -89,7 +89,7 @@ func TestHashVectorsThroughCLI(t *testing.T) {
 			}
 		}
 		code, out, errOut := cli(t, "", args...)
-		if code != 1 || out != "" || !strings.Contains(errOut, bad.Reason) || !strings.Contains(errOut, "tool[0]") {
+		if code != exitInput || out != "" || !strings.Contains(errOut, bad.Reason) || !strings.Contains(errOut, "tool[0]") {
 			t.Errorf("invalid %d (%s): exit %d, stdout %q, stderr %q", i, bad.About, code, out, errOut)
 		}
 	}
@@ -105,10 +105,13 @@ func replaceColon(lines []string) []string {
 }
 
 func TestHashUsage(t *testing.T) {
-	for _, args := range [][]string{{"hash"}, {"hash", "--format", "xml", "x"}, {"hash", "--nope", "x"}, {"hash", "/does/not/exist"}, {"hash", "--kind", "widget", "x"}} {
-		if code, _, errOut := cli(t, "", args...); code != 2 || errOut == "" {
+	for _, args := range [][]string{{"hash"}, {"hash", "--format", "xml", "x"}, {"hash", "--nope", "x"}, {"hash", "--kind", "widget", "x"}} {
+		if code, _, errOut := cli(t, "", args...); code != exitUsage || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
+	}
+	if code, _, errOut := cli(t, "", "hash", "/does/not/exist"); code != exitInput || errOut == "" {
+		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
 	}
 	code, out, _ := cli(t, "", "hash", "--help")
 	if code != 0 || !strings.Contains(out, "Tool definition hash") || !strings.Contains(out, "Exit status") {

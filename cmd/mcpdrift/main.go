@@ -11,28 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes shared by every subcommand.
-const (
-	exitOK      = 0
-	exitFailure = 1 // invalid input (hash), a change (or replayed answer) at or above --fail-on, a failed probe
-	exitUsage   = 2 // bad flags or arguments
-)
-
-// exitError carries an exit code up to main.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageError(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
-}
-
-func failure(err error) error { return &exitError{code: exitFailure, err: err} }
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -53,7 +31,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	return exitUsage // cobra's own errors: unknown flags, wrong argument counts
+	return exitUsage // cobra's own errors: unknown commands, wrong argument counts
 }
 
 func newRootCommand() *cobra.Command {
@@ -70,13 +48,12 @@ SHA-256), so they can be checked by other tools.
 'replay' sends the old calls to a new server (a test deployment) and grades
 its answers; docs/release-gate.md walks through the whole release gate.
 
-Exit codes: 0 success; 1 invalid input (hash), drift at or above --fail-on
-(diff, check), an answer at or above it (replay), or a failed probe; 2 usage
-error, invalid input for diff, or replay without --yes-call-tools.`,
+` + exitStatusHelp(""),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(), newReplayCommand())
+	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(), newReplayCommand(),
+		newStatusCommand(), newHistoryCommand(), newImpactCommand(), newAcceptCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }

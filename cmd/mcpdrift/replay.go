@@ -57,10 +57,10 @@ production. It prints the calls it will make first and refuses to make them
 without --yes-call-tools. Tools annotated destructiveHint: true are skipped
 unless --include-destructive.
 
-Exit status: 0 when no answer reaches --fail-on (default accepted: a silently
-accepted breaking call, a timeout or a crash fails; none never fails); 1 when
-one does, or when the probe failed; 2 on usage errors, an unreadable lock, or
-without --yes-call-tools.`,
+--fail-on defaults to accepted: a silently accepted breaking call, a timeout
+or a crash fails; none never fails.
+
+` + exitStatusHelp("replay"),
 		Example: `  mcpdrift replay --lock mcp.lock.json --yes-call-tools --stdio -- node dist/index.js
   mcpdrift replay --lock mcp.lock.json --yes-call-tools --fail-on protocol_error --url http://localhost:3001/mcp`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -113,7 +113,7 @@ without --yes-call-tools.`,
 				return err
 			}
 			if rep.Fails() {
-				return &exitError{code: exitFailure, err: fmt.Errorf("an answer reached --fail-on %s", failOn)}
+				return &exitError{code: exitDrift, err: fmt.Errorf("an answer reached --fail-on %s", failOn)}
 			}
 			return nil
 		},
@@ -132,7 +132,7 @@ without --yes-call-tools.`,
 	return cmd
 }
 
-// probeFailure turns a probe error into exit 1 (a failed probe), with the
+// probeFailure turns a probe error into exit 4 (probe), with the
 // stdio server's stderr tail; other errors are usage errors.
 func probeFailure(err error) error {
 	var pe *probe.Error
@@ -141,7 +141,7 @@ func probeFailure(err error) error {
 		if pe.Stderr != "" {
 			msg += "\nserver stderr (tail):\n" + strings.TrimRight(pe.Stderr, "\n")
 		}
-		return failure(errors.New(msg))
+		return probeError(errors.New(msg))
 	}
 	return usageError("%v", err)
 }

@@ -133,10 +133,13 @@ func TestReplayUsage(t *testing.T) {
 		{"replay", "--url", "http://127.0.0.1:1/mcp"},                                 // no --lock
 		{"replay", "--lock", lock, "--fail-on", "sometimes", "--url", "http://x/mcp"}, // bad threshold
 		{"replay", "--lock", lock, "--format", "sarif", "--url", "http://x/mcp"},      // no sarif for replay
-		{"replay", "--lock", lock, "--url", "http://127.0.0.1:1/mcp"},                 // unreadable lock
 	} {
-		if code, _, errOut := cli(t, "", args...); code != 2 || errOut == "" {
+		if code, _, errOut := cli(t, "", args...); code != exitUsage || errOut == "" {
 			t.Errorf("%v: exit %d %q", args, code, errOut)
 		}
+	}
+	// A lock that is not a snapshot is an input error, as for check.
+	if code, _, errOut := cli(t, "", "replay", "--lock", lock, "--url", "http://127.0.0.1:1/mcp"); code != exitInput || errOut == "" {
+		t.Errorf("unusable lock: exit %d %q", code, errOut)
 	}
 }

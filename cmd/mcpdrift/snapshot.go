@@ -59,7 +59,7 @@ func (f *targetFlags) register(cmd *cobra.Command) {
 		requestTimeout = f.defaultRequestTimeout
 	}
 	fl.DurationVar(&f.requestTimeout, "request-timeout", requestTimeout, "timeout of each request")
-	fl.DurationVar(&f.settle, "settle", probe.DefaultSettle, "quiet period before re-listing; listings repeat until two agree (negative: list once)")
+	fl.DurationVar(&f.settle, "settle", probe.DefaultSettle, "quiet period before re-listing; listings repeat until two agree (0: list once)")
 }
 
 // target builds the probe target from the flags and the arguments after --.
@@ -72,6 +72,9 @@ func (f *targetFlags) target(cmd *cobra.Command, args []string) (probe.Target, e
 	}
 	if len(args) > 0 {
 		return probe.Target{}, usageError("unexpected argument %q (put the stdio command after --)", args[0])
+	}
+	if f.settle < 0 {
+		return probe.Target{}, usageError("--settle must not be negative (0 lists once, without settling)")
 	}
 	t := probe.Target{Name: f.name, ClientCapabilities: json.RawMessage(f.clientCaps)}
 	if !json.Valid(t.ClientCapabilities) || !strings.HasPrefix(strings.TrimSpace(f.clientCaps), "{") {
@@ -167,7 +170,7 @@ func runProbe(cmd *cobra.Command, f *targetFlags, t probe.Target) (*probe.Result
 	if err != nil {
 		return nil, probeFailure(err)
 	}
-	if !res.Settled && f.settle >= 0 {
+	if !res.Settled && f.settle > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift: warning: the server's listings were still changing after %d rounds; the snapshot is the last listing\n", res.Listings)
 	}
 	return res, nil
@@ -199,11 +202,11 @@ backwards-compatibility procedure and records which transport answered.
 
 Listings are followed through every page, and repeated after a quiet period
 (--settle) until two consecutive listings agree, so an unchanged server gives the
-same snapshot every time.
+same snapshot every time. --settle 0 lists once. Settling ends, settled or not,
+after 5 listings, 10 s, or 90 % of the time left before --timeout
+(docs/probe.md#settling).
 
-Exit status: 0 on success; 1 when the probe failed (the message names the error
-class, e.g. unreachable, timeout, auth_required, and the failing step); 2 on
-usage errors.`,
+` + exitStatusHelp("snapshot"),
 		Example: `  mcpdrift snapshot --url https://mcp.example.com/mcp -H 'Authorization: Bearer $TOKEN' -o lock.json
   mcpdrift snapshot --stdio -- npx -y @modelcontextprotocol/server-everything
   mcpdrift snapshot --url http://localhost:3001/sse --transport sse`,
@@ -218,14 +221,14 @@ usage errors.`,
 			}
 			data, err := res.Snapshot.Encode()
 			if err != nil {
-				return failure(err)
+				return outputError(err)
 			}
 			if out == "" || out == "-" {
 				_, err = cmd.OutOrStdout().Write(data)
-				return err
+				return outputError(err)
 			}
 			if err := writeFileAtomic(out, data); err != nil {
-				return failure(err)
+				return outputError(err)
 			}
 			s := res.Snapshot
 			fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift: wrote %s: %d tools, %d prompts, %d resources, %d resource templates (%s, %s, %s); contract %s\n",

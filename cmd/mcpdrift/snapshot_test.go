@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,7 +89,7 @@ func TestSnapshotToFileWithHeader(t *testing.T) {
 func TestSnapshotFailures(t *testing.T) {
 	url := mcpServer(t, "Bearer right-0123456789")
 	code, _, stderr := runCLI("snapshot", "--url", url, "-H", "Authorization: Bearer wrong-9876543210", "--settle", "20ms")
-	if code != exitFailure || !strings.Contains(stderr, "auth_required at server/discover") ||
+	if code != exitProbe || !strings.Contains(stderr, "auth_required at server/discover") ||
 		!strings.Contains(stderr, "/.well-known/oauth-protected-resource") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
@@ -96,7 +97,7 @@ func TestSnapshotFailures(t *testing.T) {
 		t.Errorf("the header value leaked: %s", stderr)
 	}
 	code, _, stderr = runCLI("snapshot", "--stdio", "--timeout", "5s", "--", filepath.Join(t.TempDir(), "missing-server"))
-	if code != exitFailure || !strings.Contains(stderr, "unreachable at connect") {
+	if code != exitProbe || !strings.Contains(stderr, "unreachable at connect") {
 		t.Errorf("missing command: exit %d: %s", code, stderr)
 	}
 }
@@ -159,31 +160,65 @@ func TestSnapshotStdioServerEverything(t *testing.T) {
 	}
 }
 
-// A server whose tool names differ only in an unpaired surrogate: the
-// snapshot keeps both keys exactly, and reads back with both.
-func TestSnapshotSurrogateNames(t *testing.T) {
+// statelessServer is a 2026-07-28 server answering tools/list with what
+// tools returns (a JSON array), and every other method with -32601.
+func statelessServer(t *testing.T, tools func() string) string {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.NewDecoder(r.Body).Decode(&req) != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
+		id, method, ok := testservers.ReadRequest(w, r)
+		if !ok {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		switch req.Method {
+		switch method {
 		case "server/discover":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"odd","version":"1"}}}}`, req.ID)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"odd","version":"1"}}}}`, id)
 		case "tools/list":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"a\udfff","inputSchema":{"type":"object"}},{"name":"a\ud800","inputSchema":{"type":"object"}}]}}`, req.ID)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":%s}}`, id, tools())
 		default:
 			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, id)
 		}
 	}))
 	t.Cleanup(ts.Close)
-	code, out, stderr := runCLI("snapshot", "--url", ts.URL+"/mcp", "--settle", "20ms")
+	return ts.URL + "/mcp"
+}
+
+// --settle 0 lists once (as settle: 0s does in the receiver); a negative
+// settle is a usage error. The server adds a tool on every listing, so
+// settling sees two listings that differ.
+func TestSnapshotSettleZeroListsOnce(t *testing.T) {
+	var listings atomic.Int32
+	url := statelessServer(t, func() string {
+		n := listings.Add(1)
+		tools := make([]string, n)
+		for i := range tools {
+			tools[i] = fmt.Sprintf(`{"name":"t%d","inputSchema":{"type":"object"}}`, i)
+		}
+		return "[" + strings.Join(tools, ",") + "]"
+	})
+	code, out, stderr := runCLI("snapshot", "--url", url, "--settle", "0")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s, err := contract.DecodeSnapshot([]byte(out))
+	if err != nil || len(s.Tools) != 1 || listings.Load() != 1 {
+		t.Fatalf("--settle 0: %d tools after %d listings (%v), want one listing", len(s.Tools), listings.Load(), err)
+	}
+	if strings.Contains(stderr, "still changing") {
+		t.Errorf("--settle 0 warns about settling: %s", stderr)
+	}
+	if code, _, stderr := runCLI("snapshot", "--url", url, "--settle", "-1s"); code != exitUsage || !strings.Contains(stderr, "0 lists once") {
+		t.Errorf("--settle -1s: exit %d, %s", code, stderr)
+	}
+}
+
+// A server whose tool names differ only in an unpaired surrogate: the
+// snapshot keeps both keys exactly, and reads back with both.
+func TestSnapshotSurrogateNames(t *testing.T) {
+	url := statelessServer(t, func() string {
+		return `[{"name":"a\udfff","inputSchema":{"type":"object"}},{"name":"a\ud800","inputSchema":{"type":"object"}}]`
+	})
+	code, out, stderr := runCLI("snapshot", "--url", url, "--settle", "20ms")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

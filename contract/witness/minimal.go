@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpdrift/mcpdrift/contract/internal/jsontype"
 )
 
 // Bounds of generation: hostile schemas (recursive $refs, huge minimum
@@ -107,14 +109,14 @@ func typeOrder(v view) []int {
 	}
 	switch {
 	case v.has("properties") || v.has("required") || v.has("additionalProperties") || v.has("patternProperties") || v.has("minProperties"):
-		add(tObject)
+		add(jsontype.Object)
 	case v.has("items") || v.has("prefixItems") || v.has("minItems") || v.has("contains"):
-		add(tArray)
+		add(jsontype.Array)
 	case v.has("minimum") || v.has("maximum") || v.has("exclusiveMinimum") || v.has("exclusiveMaximum") || v.has("multipleOf"):
-		add(tInteger)
-		add(tNumber)
+		add(jsontype.Integer)
+		add(jsontype.Number)
 	}
-	for _, t := range [...]int{tString, tInteger, tNumber, tBoolean, tObject, tArray, tNull} {
+	for _, t := range [...]int{jsontype.String, jsontype.Integer, jsontype.Number, jsontype.Boolean, jsontype.Object, jsontype.Array, jsontype.Null} {
 		add(t)
 	}
 	return order
@@ -122,19 +124,19 @@ func typeOrder(v view) []int {
 
 func (g *gen) ofType(v view, t int, depth int) (any, bool) {
 	switch t {
-	case tNull:
+	case jsontype.Null:
 		return nil, true
-	case tBoolean:
+	case jsontype.Boolean:
 		return false, true
-	case tInteger:
+	case jsontype.Integer:
 		return g.number(v, true, 0)
-	case tNumber:
+	case jsontype.Number:
 		return g.number(v, false, 0)
-	case tString:
+	case jsontype.String:
 		return g.str(v, 0)
-	case tObject:
+	case jsontype.Object:
 		return g.object(v, depth)
-	case tArray:
+	case jsontype.Array:
 		return g.array(v, depth, nil)
 	}
 	return nil, false
@@ -145,7 +147,7 @@ func (g *gen) ofType(v view, t int, depth int) (any, bool) {
 func (g *gen) number(v view, integer bool, prefer float64) (any, bool) {
 	lo, hi := v.numberBound(true), v.numberBound(false)
 	steps := v.steps()
-	x, ok := pickNumber(lo, hi, integer || v.types()&tNumber == 0, steps, prefer)
+	x, ok := pickNumber(lo, hi, integer || v.types()&jsontype.Number == 0, steps, prefer)
 	if !ok {
 		return nil, false
 	}
@@ -400,15 +402,15 @@ func (g *gen) nth(v view, i int, depth int) (any, bool) {
 	}
 	for _, t := range typeOrder(v) {
 		switch t {
-		case tInteger, tNumber:
-			if x, ok := g.number(v, t == tInteger, float64(i)); ok {
+		case jsontype.Integer, jsontype.Number:
+			if x, ok := g.number(v, t == jsontype.Integer, float64(i)); ok {
 				return x, true
 			}
-		case tString:
+		case jsontype.String:
 			if x, ok := g.str(v, i); ok {
 				return x, true
 			}
-		case tBoolean:
+		case jsontype.Boolean:
 			if i < 2 {
 				return i == 1, true
 			}
@@ -524,20 +526,20 @@ func typeAdmits(mask int, x any) bool {
 func typeOf(x any) int {
 	switch v := x.(type) {
 	case nil:
-		return tNull
+		return jsontype.Null
 	case bool:
-		return tBoolean
+		return jsontype.Boolean
 	case map[string]any:
-		return tObject
+		return jsontype.Object
 	case []any:
-		return tArray
+		return jsontype.Array
 	case string:
-		return tString
+		return jsontype.String
 	case json.Number:
 		if f, err := v.Float64(); err == nil && isWhole(f) {
-			return tInteger
+			return jsontype.Integer
 		}
-		return tNumber
+		return jsontype.Number
 	}
 	panic(fmt.Sprintf("witness: unexpected value type %T", x)) // a programming error
 }

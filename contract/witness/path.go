@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpdrift/mcpdrift/contract/internal/jsontype"
 )
 
 // A change's path is a JSON pointer into the schema as if every local $ref
@@ -243,7 +245,7 @@ func (g *gen) objectAt(c *cursor) (map[string]any, bool) {
 	if obj, ok := c.get().(map[string]any); ok {
 		return obj, true
 	}
-	x, ok := g.ofType(c.a, tObject, len(c.loc))
+	x, ok := g.ofType(c.a, jsontype.Object, len(c.loc))
 	if !ok {
 		return nil, false
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpdrift/mcpdrift/contract/internal/jsontype"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
@@ -289,7 +290,7 @@ func (g *Generator) Call(tool json.RawMessage) (json.RawMessage, error) {
 	}
 	ge := &gen{}
 	v := viewOf(d, d.root())
-	x, ok := ge.ofType(v, tObject, 0)
+	x, ok := ge.ofType(v, jsontype.Object, 0)
 	if !ok || valueLooksSecret(x) {
 		return nil, errors.New("no arguments object could be built that the inputSchema accepts")
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpdrift/mcpdrift/contract/internal/jsontype"
 )
 
 // variants proposes values that the view a should accept and the view b
@@ -79,23 +81,23 @@ func (vs *variants) collect(a, b view, depth int) {
 		func() { vs.enums(a, b) },
 		func() { vs.types(a, b, depth) },
 		func() {
-			if shared&(tNumber|tInteger) != 0 {
+			if shared&(jsontype.Number|jsontype.Integer) != 0 {
 				vs.numbers(a, b)
 			}
 		},
 		func() {
-			if shared&tString != 0 {
+			if shared&jsontype.String != 0 {
 				vs.strings(a, b)
 			}
 		},
 		func() { vs.composition(a, b, depth) },
 		func() {
-			if shared&tObject != 0 {
+			if shared&jsontype.Object != 0 {
 				vs.objects(a, b, depth)
 			}
 		},
 		func() {
-			if shared&tArray != 0 {
+			if shared&jsontype.Array != 0 {
 				vs.arrays(a, b, depth)
 			}
 		},
@@ -148,7 +150,7 @@ func (vs *variants) enums(a, b view) {
 // to integer, a fraction.
 func (vs *variants) types(a, b view, depth int) {
 	am, bm := a.types(), b.types()
-	if am&tNumber != 0 && bm&tNumber == 0 && bm&tInteger != 0 {
+	if am&jsontype.Number != 0 && bm&jsontype.Number == 0 && bm&jsontype.Integer != 0 {
 		lo, hi := a.numberBound(true), a.numberBound(false)
 		for _, prefer := range [...]float64{0.5, 1.5} {
 			if lo.set {
@@ -182,7 +184,7 @@ func (v view) onlyType(t int) view {
 // numbers: just past each limit b tightened, inside a's; a multiple of a's
 // step that is not one of b's.
 func (vs *variants) numbers(a, b view) {
-	integer := a.types()&tNumber == 0 || b.types()&tNumber == 0
+	integer := a.types()&jsontype.Number == 0 || b.types()&jsontype.Number == 0
 	alo, ahi, asteps := a.numberBound(true), a.numberBound(false), a.steps()
 	try := func(prefer float64, outside func(float64) bool) bool {
 		if x, ok := pickNumber(alo, ahi, integer, asteps, prefer); ok && outside(x) {

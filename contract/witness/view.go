@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpdrift/mcpdrift/contract/internal/jsontype"
 )
 
 // A view is a conjunction of schema nodes that all apply to one value: a
@@ -202,24 +204,10 @@ func (v view) all(kw string) []snode {
 
 func (v view) has(kw string) bool { return v.get(kw).n.present }
 
-// Type bits; number includes integer.
-const (
-	tNull = 1 << iota
-	tBoolean
-	tObject
-	tArray
-	tNumber
-	tInteger
-	tString
-	tAll = tNull | tBoolean | tObject | tArray | tNumber | tInteger | tString
-)
-
-var typeBits = map[string]int{"null": tNull, "boolean": tBoolean, "object": tObject, "array": tArray, "number": tNumber | tInteger, "integer": tInteger, "string": tString}
-
 // types is the intersection of the view's type keywords (with OpenAPI's
-// nullable), tAll when none says.
+// nullable), jsontype.All when none says.
 func (v view) types() int {
-	mask := tAll
+	mask := jsontype.All
 	if v.only != 0 {
 		mask = v.only
 	}
@@ -235,11 +223,11 @@ func (v view) types() int {
 		m := 0
 		for _, n := range names {
 			if name, ok := s.d.str(n); ok {
-				m |= typeBits[name]
+				m |= jsontype.Bits[name]
 			}
 		}
 		if nb, ok := s.d.boolean(s.d.get(s.n, "nullable")); ok && nb {
-			m |= tNull
+			m |= jsontype.Null
 		}
 		if m != 0 {
 			mask &= m

@@ -124,7 +124,10 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if !ok {
-		return t.base.RoundTrip(req)
+		if body == nil {
+			return t.base.RoundTrip(req) // no body: nothing was read
+		}
+		return t.base.RoundTrip(withRest(req, body)) // too large to observe
 	}
 	info := interceptor.Inspect(body)
 	if !info.JSONRPC {
@@ -181,9 +184,11 @@ func (t *Transport) get(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// readBody reads a request body up to the document limit. ok is false when
-// the body is larger (then body is what was read and the request passes
-// through unobserved).
+// readBody reads a request body up to the document limit and closes it
+// (RoundTrip must close the caller's body, on every path). ok is false when
+// there is no body (body is nil), or when it is larger than the limit: then
+// body is what was read, and the rest is still to be read from req.Body,
+// which stays open.
 func (t *Transport) readBody(req *http.Request) (body []byte, ok bool, err error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, false, nil
@@ -191,11 +196,11 @@ func (t *Transport) readBody(req *http.Request) (body []byte, ok bool, err error
 	limit := int64(t.ic.Limits().MaxDocumentBytes)
 	if n := req.ContentLength; n > 0 && n <= limit {
 		body = make([]byte, n)
-		if _, err = io.ReadFull(req.Body, body); err != nil {
-			req.Body.Close()
+		_, err = io.ReadFull(req.Body, body)
+		req.Body.Close()
+		if err != nil {
 			return nil, false, err
 		}
-		req.Body.Close()
 		return body, true, nil
 	}
 	body, err = io.ReadAll(io.LimitReader(req.Body, limit+1))
@@ -204,22 +209,17 @@ func (t *Transport) readBody(req *http.Request) (body []byte, ok bool, err error
 		return nil, false, err
 	}
 	if int64(len(body)) > limit {
-		// Too large to observe: forward what was read, then the rest.
-		req.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), req.Body), req.Body}
-		return nil, false, nil
+		return body, false, nil
 	}
 	req.Body.Close()
 	return body, true, nil
 }
 
-// withBody returns a shallow copy of req carrying body (a RoundTripper must
-// not modify the request it was given; nothing else of it changes).
+// withBody returns a copy of req that sends body. A RoundTripper must not
+// modify the request it was given, so the body is set on a clone, as
+// otelhttp does; the caller's body was read and closed.
 func withBody(req *http.Request, body []byte) *http.Request {
-	r := new(http.Request)
-	*r = *req
+	r := req.Clone(req.Context())
 	r.ContentLength = int64(len(body))
 	if len(body) == 0 {
 		r.Body = http.NoBody
@@ -227,6 +227,18 @@ func withBody(req *http.Request, body []byte) *http.Request {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return r
+}
+
+// withRest returns a copy of req that sends read and then what is left of
+// the caller's body, which the base transport closes. The caller's GetBody
+// still replays the same bytes.
+func withRest(req *http.Request, read []byte) *http.Request {
+	r := req.Clone(req.Context())
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(read), req.Body), req.Body}
 	return r
 }
 

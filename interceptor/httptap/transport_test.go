@@ -9,7 +9,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/interceptor"
@@ -193,4 +197,91 @@ func TestLongLivedStream(t *testing.T) {
 		}
 	}
 	itest.Want(t, tel.WaitNamed(t, "tools/call a", 1)[0], map[string]any{semconv.ErrorType: nil})
+}
+
+// closeCounter is a request body that counts its Close calls.
+type closeCounter struct {
+	io.Reader
+	closed atomic.Int32
+}
+
+func (c *closeCounter) Close() error { c.closed.Add(1); return nil }
+
+// TestRoundTripLeavesRequestAlone: the tap sends a clone; the caller's
+// request keeps its body, length, GetBody and headers, and its body is
+// closed, as the RoundTripper contract asks, whether the tap observed the
+// body or it was too large to.
+func TestRoundTripLeavesRequestAlone(t *testing.T) {
+	var received []string // what the server read, chunked or not
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		received = append(received, string(b))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	defer hs.Close()
+	tel := itest.NewTelemetry(t)
+	tr := httptap.NewTransport(nil, tel.Options(interceptor.WithLimits(contract.Limits{MaxDocumentBytes: 1000}))...)
+	defer tr.CloseIdleConnections()
+	small := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`
+	large := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","arguments":{"x":"` + strings.Repeat("x", 2000) + `"}}}`
+	for i, c := range []struct {
+		name, body string
+		length     int64
+	}{
+		{"observed", small, int64(len(small))},
+		{"observed, length unknown", small, -1},
+		{"too large", large, int64(len(large))},
+		{"too large, length unknown", large, -1},
+	} {
+		body := &closeCounter{Reader: strings.NewReader(c.body)}
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, hs.URL, body)
+		req.ContentLength = c.length
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if req.Body != io.ReadCloser(body) || req.ContentLength != c.length || req.GetBody != nil || len(req.Header) != 1 {
+			t.Errorf("%s: the caller's request changed: body %T, length %d, GetBody set %v, headers %v", c.name, req.Body, req.ContentLength, req.GetBody != nil, req.Header)
+		}
+		if got := received[i]; got != c.body && !strings.Contains(got, `"traceparent"`) {
+			t.Errorf("%s: the server got %d bytes, want the request", c.name, len(got))
+		}
+		deadline := time.Now().Add(10 * time.Second) // the base transport may close it after RoundTrip returns
+		for body.closed.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if body.closed.Load() == 0 {
+			t.Errorf("%s: the caller's body was never closed", c.name)
+		}
+	}
+	if received[2] != large || received[3] != large {
+		t.Errorf("the large body was not forwarded as it was: %d and %d bytes", len(received[2]), len(received[3]))
+	}
+}
+
+// TestDurationLinksToSpan: mcp.client.operation.duration is recorded with the
+// request's context, so its exemplar names the call's span, and it measures
+// exactly the span.
+func TestDurationLinksToSpan(t *testing.T) {
+	rec := &recorder{status: 200, ctype: "application/json", body: `{"jsonrpc":"2.0","id":1,"result":{}}`}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	tel := itest.NewTelemetry(t)
+	post(t, httptap.Client(nil, tel.Options()...), hs.URL, "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`)
+	span := tel.WaitNamed(t, "tools/call a", 1)[0]
+	points := tel.HistogramPoints(t, semconv.MetricClientOperationDuration)
+	if len(points) != 1 || len(points[0].Exemplars) != 1 {
+		t.Fatalf("want one data point with one exemplar, got %+v", points)
+	}
+	ex := points[0].Exemplars[0]
+	if trace.TraceID(ex.TraceID) != span.SpanContext.TraceID() || trace.SpanID(ex.SpanID) != span.SpanContext.SpanID() {
+		t.Errorf("exemplar of trace %x span %x, want the call's span %s", ex.TraceID, ex.SpanID, span.SpanContext.SpanID())
+	}
+	if got, want := points[0].Sum, span.EndTime.Sub(span.StartTime).Seconds(); got != want {
+		t.Errorf("duration %v s, the span's %v s", got, want)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/internal/dev/benchspans"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -252,7 +253,7 @@ func fillIndex(st *state, n, servers, tools, agents int, now time.Time) {
 		k.agent = fmt.Sprintf("agent-%d", (i/servers/tools)%agents)
 		k.session = fmt.Sprintf("%08x-4b1e-4c2d-9f3a-%012x", i, i)
 		k.digest = digests[i%2]
-		st.index.record(&k, at-uint32(i%3600), at-uint32(i%3600), 1, 0, cutoff)
+		st.index.record(&k, entry{first: at - uint32(i%3600), last: at - uint32(i%3600), calls: 1}, cutoff)
 	}
 }
 
@@ -295,14 +296,7 @@ func BenchmarkImpact1M(b *testing.B) {
 	} {
 		b.Run(shape.name, func(b *testing.B) {
 			clock := newClock()
-			cfg := createDefaultConfig().(*Config)
-			cfg.MaxIndexEntries = 1_000_000
-			p, err := newImpactProcessor(processortest.NewNopSettings(processortest.NopType), cfg, clock.Now)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = p.Shutdown(context.Background()) }()
-			fillIndex(p.state, cfg.MaxIndexEntries, shape.servers, shape.tools, shape.agents, clock.Now())
+			p := filledProcessor(b, clock, shape.servers, shape.tools, shape.agents)
 			d := drift{id: "bench", server: "server-0", at: clock.Now(),
 				previous: map[string]string{"tool_00": fmt.Sprintf("%064x", 1), "tool_01": "a", "tool_02": "b"},
 				current:  map[string]string{"tool_00": fmt.Sprintf("%064x", 3), "tool_01": "c", "tool_02": "d"},
@@ -324,4 +318,61 @@ func BenchmarkImpact1M(b *testing.B) {
 			b.ReportMetric(float64(records-1), "impact-records")
 		})
 	}
+}
+
+// BenchmarkImpactQuery1M times the control plane's impact query (one tool
+// of one server, the processor's whole window) over an index of 1,000,000
+// entries of which the tool has 100,000 (2 servers × 5 tools × 10 agents).
+// It reports the 50th and 99th percentile of wall time, the 99th of the
+// thread's CPU time (what the query costs when other processes keep the
+// CPUs busy), and the ratio to the baseline: the scan a drift's impact
+// records run for the same tool, without the view around it.
+func BenchmarkImpactQuery1M(b *testing.B) {
+	clock := newClock()
+	p := filledProcessor(b, clock, 2, 5, 10)
+	cfg := p.cfg
+	if _, err := p.processLogs(context.Background(), driftLogs(drift{id: "bench", server: "server-0", at: clock.Now(),
+		previous: map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, current: map[string]string{"tool_00": fmt.Sprintf("%064x", 2)},
+		changes: []change{{severity: semconv.DriftSeverityBreaking, subject: "tool", name: "tool_00"}}})); err != nil {
+		b.Fatal(err)
+	}
+	view := impactView{p}
+	q := controlplane.ImpactQuery{Server: "server-0", Tool: "tool_00", Window: cfg.Window}
+	var lat benchutil.Latencies
+	var calls int64
+	lat.Loop(b, func() {
+		out, err := view.Impact(context.Background(), q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		calls = out.Totals.Calls
+	})
+	if calls != 100_000 {
+		b.Fatalf("the query counted %d calls, want 100000", calls)
+	}
+	perQuery := benchutil.Elapsed(b)
+	// The baseline: the drift-time scan of the same tool, without the view.
+	srv := p.state.contracts.servers["server-0"]
+	changed := []toolChange{{tool: "tool_00", severity: semconv.DriftSeverityBreaking}}
+	scan := benchutil.NsPerOp(b.N, func() {
+		p.mu.Lock()
+		p.state.impact(srv, changed, map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, map[string]string{"tool_00": fmt.Sprintf("%064x", 2)}, clock.Now(), cfg.Window)
+		p.mu.Unlock()
+	})
+	lat.Report(b)
+	b.ReportMetric(perQuery/scan, "x-drift-scan")
+}
+
+// filledProcessor is a processor whose index holds 1,000,000 entries over
+// servers × tools × agents (fillIndex), shut down with the benchmark.
+func filledProcessor(b *testing.B, clock *fakeClock, servers, tools, agents int) *impactProcessor {
+	cfg := createDefaultConfig().(*Config)
+	cfg.MaxIndexEntries = 1_000_000
+	p, err := newImpactProcessor(processortest.NewNopSettings(processortest.NopType), cfg, clock.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	fillIndex(p.state, cfg.MaxIndexEntries, servers, tools, agents, clock.Now())
+	return p
 }

@@ -14,7 +14,7 @@ import (
 const (
 	maxIndexEntriesLimit      = 50_000_000
 	maxSessionsPerRecordLimit = 1000
-	maxMetricLabelLimit       = 10_000
+	maxMetricCardinalityLimit = 10_000
 )
 
 // Config is the configuration of the mcpimpact processor.
@@ -29,9 +29,10 @@ type Config struct {
 	MaxIndexEntries int `mapstructure:"max_index_entries"`
 	// MaxSessionsPerRecord bounds the session id sample on each impact record.
 	MaxSessionsPerRecord int `mapstructure:"max_sessions_per_record"`
-	// MetricLabelLimit bounds the distinct values of each label of the
-	// processor's own metrics; further values are reported as "_other".
-	MetricLabelLimit int `mapstructure:"metric_label_limit"`
+	// MetricCardinalityLimit bounds the series (label combinations) of each
+	// of the processor's own metrics; measurements of further combinations
+	// are counted in one series marked otel.metric.overflow=true.
+	MetricCardinalityLimit int `mapstructure:"metric_cardinality_limit"`
 	// IndexServerSpans controls whether server-side tool-call spans (spans of
 	// kind SERVER, or carrying client.address) are indexed. They never name
 	// the calling agent; turn them off when the agents are instrumented too,
@@ -40,6 +41,9 @@ type Config struct {
 	// Storage is the ID of a storage extension that keeps the index and the
 	// known contracts across restarts. Optional.
 	Storage *component.ID `mapstructure:"storage"`
+	// ControlPlane is the ID of an mcpdrift_api extension to register with:
+	// it answers impact queries over HTTP from this processor's index.
+	ControlPlane *component.ID `mapstructure:"control_plane"`
 	// PersistInterval is how often the index is written to Storage in
 	// addition to on shutdown; 0 writes only on shutdown.
 	PersistInterval time.Duration `mapstructure:"persist_interval"`
@@ -52,13 +56,13 @@ var _ component.Config = (*Config)(nil)
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		Window:               24 * time.Hour,
-		RecentWindow:         time.Hour,
-		MaxIndexEntries:      100_000,
-		MaxSessionsPerRecord: 10,
-		MetricLabelLimit:     100,
-		IndexServerSpans:     true,
-		PersistInterval:      5 * time.Minute,
+		Window:                 24 * time.Hour,
+		RecentWindow:           time.Hour,
+		MaxIndexEntries:        100_000,
+		MaxSessionsPerRecord:   10,
+		MetricCardinalityLimit: 1000,
+		IndexServerSpans:       true,
+		PersistInterval:        5 * time.Minute,
 	}
 }
 
@@ -79,8 +83,8 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxSessionsPerRecord < 0 || cfg.MaxSessionsPerRecord > maxSessionsPerRecordLimit {
 		errs = append(errs, fmt.Errorf("max_sessions_per_record must be between 0 and %d, got %d", maxSessionsPerRecordLimit, cfg.MaxSessionsPerRecord))
 	}
-	if cfg.MetricLabelLimit < 1 || cfg.MetricLabelLimit > maxMetricLabelLimit {
-		errs = append(errs, fmt.Errorf("metric_label_limit must be between 1 and %d, got %d", maxMetricLabelLimit, cfg.MetricLabelLimit))
+	if cfg.MetricCardinalityLimit < 1 || cfg.MetricCardinalityLimit > maxMetricCardinalityLimit {
+		errs = append(errs, fmt.Errorf("metric_cardinality_limit must be between 1 and %d, got %d", maxMetricCardinalityLimit, cfg.MetricCardinalityLimit))
 	}
 	if cfg.PersistInterval < 0 {
 		errs = append(errs, fmt.Errorf("persist_interval must not be negative, got %s", cfg.PersistInterval))

@@ -2,6 +2,7 @@ package mcpimpactprocessor
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,14 +27,14 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewID(metadata.Type), want: createDefaultConfig().(*Config)},
 		{id: component.NewIDWithName(metadata.Type, "custom"), want: &Config{
 			Window: 6 * time.Hour, RecentWindow: 15 * time.Minute, MaxIndexEntries: 250_000,
-			MaxSessionsPerRecord: 25, MetricLabelLimit: 50, IndexServerSpans: false,
+			MaxSessionsPerRecord: 25, MetricCardinalityLimit: 50, IndexServerSpans: false,
 			Storage: &storage, PersistInterval: time.Minute,
 		}},
 		{id: component.NewIDWithName(metadata.Type, "bad"), wantErr: []string{
 			"recent_window (2h0m0s) must not exceed window (1h0m0s)",
 			"max_index_entries must be between 1 and 50000000, got 0",
 			"max_sessions_per_record must be between 0 and 1000, got -1",
-			"metric_label_limit must be between 1 and 10000, got 0",
+			"metric_cardinality_limit must be between 1 and 10000, got 0",
 			"persist_interval must be 0 or at least 1s, got 10ms",
 		}},
 	} {
@@ -44,8 +45,10 @@ func TestLoadConfig(t *testing.T) {
 			require.NoError(t, sub.Unmarshal(cfg))
 			err = confmap.Validate(cfg)
 			if tc.wantErr != nil {
+				// As the Collector validates: once per error, naming the key.
+				require.Error(t, err)
 				for _, msg := range tc.wantErr {
-					assert.ErrorContains(t, err, msg)
+					assert.Equal(t, 1, strings.Count(err.Error(), msg), "%q in:\n%s", msg, err)
 				}
 				return
 			}
@@ -66,4 +69,14 @@ func TestValidateWindow(t *testing.T) {
 	cfg.PersistInterval = -time.Second
 	assert.ErrorContains(t, cfg.Validate(), "persist_interval must not be negative")
 	assert.NoError(t, createDefaultConfig().(*Config).Validate())
+}
+
+// metric_label_limit (distinct values per label, "_other" past them) became
+// metric_cardinality_limit (series, otel.metric.overflow past them): a
+// configuration that still sets the old key fails, rather than meaning
+// something else silently.
+func TestMetricLabelLimitIsRejected(t *testing.T) {
+	cfg := createDefaultConfig()
+	err := confmap.NewFromStringMap(map[string]any{"metric_label_limit": 100}).Unmarshal(cfg)
+	assert.ErrorContains(t, err, "metric_label_limit")
 }

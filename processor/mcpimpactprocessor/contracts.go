@@ -29,6 +29,16 @@ type server struct {
 	info       string // serverInfo.name
 	listed     bool   // a complete tool listing has been applied
 	tools      map[string][]version
+	// changes holds each tool's last change seen in a drift event, for the
+	// control plane's impact queries (risk follows its severity).
+	changes map[string]toolChangeInfo
+}
+
+// toolChangeInfo is a tool's last change.
+type toolChangeInfo struct {
+	driftID  string
+	severity string
+	at       int64 // unix nanoseconds
 }
 
 // contracts is the current-digest table: what each known server offered,
@@ -48,6 +58,8 @@ type listing struct {
 	at              int64             // unix nanoseconds
 	digests         map[string]string // every tool the server offers → digest; nil: not known
 	previous        map[string]string // drift only: the listing before
+	driftID         string            // drift only: mcpdrift.drift.id
+	changed         map[string]string // drift only: tool → its worst change's severity
 }
 
 // apply records a listing. It reports false when the server is new and the
@@ -91,6 +103,17 @@ func (c *contracts) apply(l *listing) bool {
 		}
 	}
 	s.listed = true
+	for tool, sev := range l.changed {
+		if _, ok := s.tools[tool]; !ok {
+			continue // past maxToolsPerServer
+		}
+		if c, ok := s.changes[tool]; !ok || c.at <= l.at {
+			if s.changes == nil {
+				s.changes = map[string]toolChangeInfo{}
+			}
+			s.changes[tool] = toolChangeInfo{driftID: l.driftID, severity: sev, at: l.at}
+		}
+	}
 	return true
 }
 
@@ -151,6 +174,15 @@ func (s *server) judge(tool string, at int64, d string) verdict {
 		}
 	}
 	return v
+}
+
+// latest returns the tool's newest digest ("" when it is not offered).
+func (s *server) latest(tool string) string {
+	h := s.tools[tool]
+	if len(h) == 0 {
+		return ""
+	}
+	return h[len(h)-1].digest
 }
 
 // offers reports whether the server offered tool at any known time.

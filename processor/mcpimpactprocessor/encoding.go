@@ -9,7 +9,12 @@ import (
 // bucket with its live entries. Integers are unsigned varints, strings are a
 // length and the bytes.
 
-const indexMagic = "MCPI1"
+// indexMagic starts the stored index; MCPI1, written before entries kept
+// latencies, is still read (its entries have none).
+const (
+	indexMagic   = "MCPI2"
+	indexMagicV1 = "MCPI1"
+)
 
 func encodeIndex(ix *index) []byte {
 	buf := make([]byte, 0, 64+ix.size*48)
@@ -40,8 +45,8 @@ func encodeIndex(ix *index) []byte {
 				continue
 			}
 			buf = appendString(buf, ix.sessions.value(e.session))
-			for _, n := range [...]uint32{e.digest, e.calls, e.errors, e.first, e.last} {
-				buf = binary.AppendUvarint(buf, uint64(n))
+			for _, n := range [...]uint64{uint64(e.digest), uint64(e.calls), uint64(e.errors), uint64(e.first), uint64(e.last), uint64(e.timed), e.latency} {
+				buf = binary.AppendUvarint(buf, n)
 			}
 		}
 	}
@@ -58,7 +63,8 @@ func appendString(buf []byte, s string) []byte {
 // how many entries it read; on error, those before the damage are kept.
 func decodeIndex(raw []byte, ix *index, cutoff uint32) (int, error) {
 	r := reader{buf: raw}
-	if string(r.take(len(indexMagic))) != indexMagic {
+	magic := string(r.take(len(indexMagic)))
+	if magic != indexMagic && magic != indexMagicV1 {
 		return 0, fmt.Errorf("%w: bad header", errCorrupt)
 	}
 	digests := make([]string, r.count(1<<24))
@@ -72,19 +78,24 @@ func decodeIndex(raw []byte, ix *index, cutoff uint32) (int, error) {
 		k.tool, k.agent = r.str(), r.str()
 		for range r.count(1 << 32) {
 			k.session = r.str()
-			d, calls, errs, firstCall, last := r.u32(), r.u32(), r.u32(), r.u32(), r.u32()
+			d := r.u32()
+			e := entry{calls: r.u32(), errors: r.u32(), first: r.u32(), last: r.u32()}
+			if magic == indexMagic {
+				e.timed, e.latency = r.u32(), r.uvarint()
+			}
 			if r.err != nil {
 				return read, r.err
 			}
-			if int(d) >= len(digests) || calls == 0 || firstCall > last {
+			if int(d) >= len(digests) || e.calls == 0 || e.first > e.last {
 				return read, fmt.Errorf("%w: bad entry", errCorrupt)
 			}
 			read++
-			if last < cutoff {
+			if e.last < cutoff {
 				continue
 			}
 			k.digest = digests[d]
-			ix.record(&k, firstCall, last, calls, min(errs, calls), cutoff)
+			e.errors, e.timed = min(e.errors, e.calls), min(e.timed, e.calls)
+			ix.record(&k, e, cutoff)
 		}
 	}
 	return read, r.err

@@ -72,6 +72,34 @@ func readDigests(attrs pcommon.Map, key string) map[string]string {
 // readToolChanges returns the tools a drift changed at warning or above,
 // each with its worst severity: breaking first, then by name.
 func readToolChanges(attrs pcommon.Map) []toolChange {
+	worst := readToolSeverities(attrs)
+	out := make([]toolChange, 0, len(worst))
+	for tool, sev := range worst {
+		if sev == semconv.DriftSeverityBreaking || sev == semconv.DriftSeverityWarning {
+			out = append(out, toolChange{tool: tool, severity: sev})
+		}
+	}
+	slices.SortFunc(out, func(a, b toolChange) int {
+		if a.severity != b.severity {
+			if a.severity == semconv.DriftSeverityBreaking {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.tool, b.tool)
+	})
+	return out
+}
+
+// severityRank orders severities, worst first; unknown ones last.
+var severityRank = map[string]int{
+	semconv.DriftSeverityBreaking: 0, semconv.DriftSeverityWarning: 1,
+	semconv.DriftSeverityCompatible: 2, semconv.DriftSeverityInfo: 3,
+}
+
+// readToolSeverities reads the worst severity of each tool a drift event's
+// changes name.
+func readToolSeverities(attrs pcommon.Map) map[string]string {
 	v, ok := attrs.Get(semconv.DriftChanges)
 	if !ok || v.Type() != pcommon.ValueTypeSlice {
 		return nil
@@ -85,29 +113,14 @@ func readToolChanges(attrs pcommon.Map) []toolChange {
 		}
 		m := c.Map()
 		sev, tool := strAttr(m, semconv.ChangeSeverity), strAttr(m, semconv.ChangeName)
-		if strAttr(m, semconv.ChangeSubject) != semconv.ChangeSubjectTool || tool == "" {
-			continue
-		}
-		if sev != semconv.DriftSeverityBreaking && sev != semconv.DriftSeverityWarning {
+		rank, known := severityRank[sev]
+		if strAttr(m, semconv.ChangeSubject) != semconv.ChangeSubjectTool || tool == "" || !known {
 			continue
 		}
 		tool = clip(tool)
-		if worst[tool] != semconv.DriftSeverityBreaking {
+		if old, seen := worst[tool]; !seen || rank < severityRank[old] {
 			worst[tool] = sev
 		}
 	}
-	out := make([]toolChange, 0, len(worst))
-	for tool, sev := range worst {
-		out = append(out, toolChange{tool: tool, severity: sev})
-	}
-	slices.SortFunc(out, func(a, b toolChange) int {
-		if a.severity != b.severity {
-			if a.severity == semconv.DriftSeverityBreaking {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(a.tool, b.tool)
-	})
-	return out
+	return worst
 }

@@ -61,6 +61,7 @@ type call struct {
 	digest  string // mcpdrift.tool.digest
 	at      time.Time
 	failed  bool
+	took    time.Duration // span duration; 0: 20ms; negative: no end time
 }
 
 // interceptorSpan appends the span the interceptor emits for c.
@@ -75,7 +76,12 @@ func interceptorSpan(td ptrace.Traces, c call) ptrace.Span {
 	span.SetTraceID(pcommon.TraceID{1})
 	span.SetSpanID(pcommon.SpanID{2})
 	span.SetStartTimestamp(pcommon.NewTimestampFromTime(c.at))
-	span.SetEndTimestamp(pcommon.NewTimestampFromTime(c.at.Add(20 * time.Millisecond)))
+	switch {
+	case c.took == 0:
+		span.SetEndTimestamp(pcommon.NewTimestampFromTime(c.at.Add(20 * time.Millisecond)))
+	case c.took > 0:
+		span.SetEndTimestamp(pcommon.NewTimestampFromTime(c.at.Add(c.took)))
+	}
 	a := span.Attributes()
 	a.PutStr(semconv.MCPMethodName, semconv.MCPMethodToolsCall)
 	a.PutStr(semconv.GenAIOperationName, semconv.GenAIOperationExecTool)

@@ -25,6 +25,8 @@ type agentImpact struct {
 	unknownCalls       int64  // calls without a digest, or with another one
 	recentCalls        int64  // calls within recent_window
 	recentOldCalls     int64  // of those, with the previous digest
+	timed              int64  // calls with a span duration
+	latency            uint64 // their durations' sum, microseconds
 	sessionSample      []string
 	risk               string
 }
@@ -95,14 +97,15 @@ func (sc *scratch) grow(sessions int) {
 }
 
 // impact computes what a drift of target means for the callers of its
-// changed tools. previous and current are the tool digests before and after.
-func (st *state) impact(target *server, changes []toolChange, previous, current map[string]string, now time.Time) driftImpact {
+// changed tools within span before now. previous and current are the tool
+// digests before and after.
+func (st *state) impact(target *server, changes []toolChange, previous, current map[string]string, now time.Time, span time.Duration) driftImpact {
 	ix := st.index
 	sc := &st.scratch
 	sc.grow(ix.sessions.span())
 	clear(sc.drift)
 	win := window{
-		cutoff: unixSec(now.Add(-st.cfg.Window).UnixNano()),
+		cutoff: unixSec(now.Add(-span).UnixNano()),
 		recent: unixSec(now.Add(-st.cfg.RecentWindow).UnixNano()),
 	}
 	servers := st.serverIDs(target)
@@ -152,7 +155,8 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 	// Calls by digest class (other, old, new), all and recent ones: array
 	// slots rather than six variables, which would not fit in registers.
 	var byClass, recentByClass [3]int64
-	var errors int64
+	var errors, timed int64
+	var latency uint64
 	var last uint32
 	sample := newSessionSample(st.cfg.MaxSessionsPerRecord)
 	scanned := 0
@@ -168,6 +172,8 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 			}
 			n := int64(e.calls)
 			errors += int64(e.errors)
+			timed += int64(e.timed)
+			latency += e.latency
 			last = max(last, e.last)
 			class := 0
 			if e.digest == oldID {
@@ -211,6 +217,8 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 		newCalls:       byClass[2],
 		recentCalls:    recentByClass[0] + recentByClass[1] + recentByClass[2],
 		recentOldCalls: recentByClass[1],
+		timed:          timed,
+		latency:        latency,
 		sessionSample:  sample.ids(ix.sessions),
 	}
 }
@@ -237,13 +245,15 @@ func digestID(ix *index, d string) uint32 {
 // risk levels (docs/mcpimpact.md): high when a breaking change meets calls
 // made with the previous definition within recent_window; medium when a
 // breaking change had callers within the window, or a warning change had
-// callers within recent_window; low otherwise.
+// callers within recent_window; low otherwise (and for any other severity,
+// or none: the control plane asks about tools that did not change).
 func risk(severity string, ai *agentImpact) string {
 	breaking := severity == semconv.DriftSeverityBreaking
+	warning := severity == semconv.DriftSeverityWarning
 	switch {
 	case breaking && ai.recentOldCalls > 0:
 		return semconv.ImpactRiskHigh
-	case breaking && ai.calls > 0, ai.recentCalls > 0:
+	case breaking && ai.calls > 0, warning && ai.recentCalls > 0:
 		return semconv.ImpactRiskMedium
 	}
 	return semconv.ImpactRiskLow

@@ -23,10 +23,12 @@ import (
 // entry aggregates the calls of one key. The server, tool and agent are its
 // bucket's; the entry holds the rest.
 type entry struct {
+	latency uint64 // sum of the timed calls' span durations, microseconds
 	session uint32 // sessions id
 	digest  uint32 // digests id; 0: the spans carried no digest
 	calls   uint32 // 0 marks a free slot
 	errors  uint32
+	timed   uint32 // calls whose span had a duration
 	first   uint32 // unix seconds
 	last    uint32 // unix seconds
 }
@@ -88,24 +90,25 @@ func newIndex(maxEntries int) *index {
 	}
 }
 
-// record merges calls made between unix seconds first and last (errors of
-// them failed) into the entry of k. Entries whose last call is before cutoff
-// are expired and go first when room is needed.
-func (ix *index) record(k *callKey, first, last, calls, errors, cutoff uint32) {
-	if last > ix.newest {
-		ix.newest = last
+// record merges calls (an entry's counts: calls made between unix seconds
+// first and last, errors of them failed, timed of them with a total latency)
+// into the entry of k. Entries whose last call is before cutoff are expired
+// and go first when room is needed.
+func (ix *index) record(k *callKey, calls entry, cutoff uint32) {
+	if calls.last > ix.newest {
+		ix.newest = calls.last
 	}
-	if last < ix.oldest || ix.size == 0 {
-		ix.oldest = last
+	if calls.last < ix.oldest || ix.size == 0 {
+		ix.oldest = calls.last
 	}
 	if e := ix.find(k); e != nil {
-		e.add(first, last, calls, errors)
+		e.add(&calls)
 		return
 	}
 	if ix.size >= ix.max {
 		ix.makeRoom(cutoff)
 	}
-	ix.insert(k, entry{calls: calls, errors: errors, first: first, last: last})
+	ix.insert(k, calls)
 }
 
 // find returns the entry of k, or nil, without changing anything.
@@ -366,16 +369,18 @@ func (ix *index) takeRemovals() removals {
 	return r
 }
 
-// add merges calls into an entry.
-func (e *entry) add(first, last, calls, errors uint32) {
-	e.calls = satAdd(e.calls, calls)
-	e.errors = satAdd(e.errors, errors)
-	if first < e.first {
-		e.first = first
+// add merges another entry's counts into e.
+func (e *entry) add(o *entry) {
+	e.calls = satAdd(e.calls, o.calls)
+	e.errors = satAdd(e.errors, o.errors)
+	e.timed = satAdd(e.timed, o.timed)
+	if e.latency > math.MaxUint64-o.latency {
+		e.latency = math.MaxUint64
+	} else {
+		e.latency += o.latency
 	}
-	if last > e.last {
-		e.last = last
-	}
+	e.first = min(e.first, o.first)
+	e.last = max(e.last, o.last)
 }
 
 func satAdd(a, b uint32) uint32 {

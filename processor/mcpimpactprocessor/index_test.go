@@ -43,10 +43,10 @@ func TestMakeRoomTakesTheOldest(t *testing.T) {
 	for i := range 64 {
 		k.session = fmt.Sprint(i)
 		at := uint32(1000 + (i*37)%64)
-		ix.record(&k, at, at, 1, 0, 1)
+		ix.record(&k, entry{first: at, last: at, calls: 1}, 1)
 	}
 	k.session = "new"
-	ix.record(&k, 2000, 2000, 1, 0, 1)
+	ix.record(&k, entry{first: 2000, last: 2000, calls: 1}, 1)
 	assert.Equal(t, 64-4+1, ix.size)
 	assert.Equal(t, 4, ix.takeRemovals().capacity)
 	var oldest uint32 = 1 << 31

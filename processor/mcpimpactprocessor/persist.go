@@ -150,6 +150,14 @@ type storedServer struct {
 	Info   string                     `json:"info,omitempty"`
 	Listed bool                       `json:"listed"`
 	Tools  map[string][]storedVersion `json:"tools"`
+	// Changes is each tool's last change (absent before drift events).
+	Changes map[string]storedChange `json:"changes,omitempty"`
+}
+
+type storedChange struct {
+	DriftID  string `json:"drift_id"`
+	Severity string `json:"severity"`
+	At       int64  `json:"at"`
 }
 
 type storedVersion struct {
@@ -167,6 +175,12 @@ func encodeContracts(c *contracts) ([]byte, error) {
 				vs[i] = storedVersion{Since: v.since, Digest: v.digest}
 			}
 			ss.Tools[tool] = vs
+		}
+		for tool, c := range s.changes {
+			if ss.Changes == nil {
+				ss.Changes = map[string]storedChange{}
+			}
+			ss.Changes[tool] = storedChange{DriftID: c.driftID, Severity: c.severity, At: c.at}
 		}
 		out = append(out, ss)
 	}
@@ -193,6 +207,15 @@ func decodeContracts(raw []byte, c *contracts) error {
 				h = setAt(h, v.Since, v.Digest)
 			}
 			s.tools[tool] = h
+		}
+		for tool, ch := range ss.Changes {
+			_, known := severityRank[ch.Severity]
+			if _, ok := s.tools[tool]; ok && known {
+				if s.changes == nil {
+					s.changes = map[string]toolChangeInfo{}
+				}
+				s.changes[tool] = toolChangeInfo{driftID: ch.DriftID, severity: ch.Severity, at: ch.At}
+			}
 		}
 		c.servers[s.name] = s
 	}

@@ -36,11 +36,13 @@ type impactProcessor struct {
 	storage     *safestorage.Health
 	stopPersist context.CancelFunc
 	persisting  sync.WaitGroup
+	// unregister takes the processor's view back from the control plane.
+	unregister func()
 }
 
 func newImpactProcessor(set processor.Settings, cfg *Config, now func() time.Time) (*impactProcessor, error) {
 	set.TelemetrySettings = withoutPipelineAttributes(set.TelemetrySettings)
-	tel, err := newTelemetry(set.TelemetrySettings, cfg.MetricLabelLimit)
+	tel, err := newTelemetry(set.TelemetrySettings, cfg.MetricCardinalityLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +81,15 @@ func newImpactProcessor(set processor.Settings, cfg *Config, now func() time.Tim
 // the storage health has said so (log with the file and the remedy, status,
 // gauge).
 func (p *impactProcessor) Start(ctx context.Context, host component.Host) error {
-	if p.cfg.Storage == nil {
-		return nil
+	if p.cfg.Storage != nil {
+		if err := p.startStorage(ctx, host); err != nil {
+			return err
+		}
 	}
+	return p.registerControlPlane(host)
+}
+
+func (p *impactProcessor) startStorage(ctx context.Context, host component.Host) error {
 	client, err := p.storage.Open(ctx, host, *p.cfg.Storage, component.KindProcessor, p.id)
 	if err != nil || client == nil {
 		return err
@@ -99,6 +107,9 @@ func (p *impactProcessor) Start(ctx context.Context, host component.Host) error 
 
 // Shutdown writes the index to storage and releases everything.
 func (p *impactProcessor) Shutdown(ctx context.Context) error {
+	if p.unregister != nil {
+		p.unregister() // the control plane asks this index no more
+	}
 	var errs []error
 	if p.stopPersist != nil {
 		p.stopPersist()
@@ -154,7 +165,7 @@ func (p *impactProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		attrs.PutStr(semconv.ToolCurrentDigest, j.current)
 		attrs.PutBool(semconv.ToolStale, j.stale)
 		if j.stale {
-			stale[p.tel.staleKey(j.server, c.key.tool, c.key.agent)]++
+			stale[p.tel.staleKey(ctx, j.server, c.key.tool, c.key.agent)]++
 		}
 	}
 	p.tel.toolCalls(ctx, &byDialect)
@@ -190,6 +201,7 @@ func (p *impactProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.L
 						p.logger.Debug("Drift event without a server name; passed through without impact")
 						continue
 					}
+					l.driftID, l.changed = strAttr(rec.Attributes(), semconv.DriftID), readToolSeverities(rec.Attributes())
 					imp, ok := p.driftImpact(l, readToolChanges(rec.Attributes()), now)
 					if !ok {
 						continue
@@ -230,5 +242,5 @@ func (p *impactProcessor) driftImpact(l *listing, changes []toolChange, now time
 		p.logger.Warn("Too many servers in drift events; impact of a new one not computed", zap.Int("max_servers", maxServers))
 		return driftImpact{}, false
 	}
-	return p.state.impact(p.state.contracts.servers[l.name], changes, l.previous, l.digests, now), true
+	return p.state.impact(p.state.contracts.servers[l.name], changes, l.previous, l.digests, now, p.cfg.Window), true
 }

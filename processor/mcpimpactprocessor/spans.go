@@ -49,6 +49,7 @@ type toolCall struct {
 	dialect    dialect
 	key        callKey
 	at         int64 // unix nanoseconds
+	latency    int64 // span duration, microseconds; -1 when the span has none
 	failed     bool
 	serverSide bool // recorded by the server: it cannot name the agent
 }
@@ -251,9 +252,13 @@ func newToolCall(span ptrace.Span, d dialect, tool string, a *spanAttrs, res *re
 	if session == "" && d == dialectTraceloop {
 		session = traceloopSession(span)
 	}
-	at := int64(span.StartTimestamp())
+	start, end := int64(span.StartTimestamp()), int64(span.EndTimestamp())
+	at, latency := start, int64(-1)
+	if start != 0 && end >= start {
+		latency = (end - start + 500) / 1000
+	}
 	if at == 0 {
-		at = int64(span.EndTimestamp())
+		at = end
 	}
 	if at == 0 {
 		at = now
@@ -269,6 +274,7 @@ func newToolCall(span ptrace.Span, d dialect, tool string, a *spanAttrs, res *re
 			digest:  clip(a.digest),
 		},
 		at:         at,
+		latency:    latency,
 		failed:     span.Status().Code() == ptrace.StatusCodeError || a.errorType != "",
 		serverSide: serverSide,
 	}

@@ -45,11 +45,14 @@ func (st *state) observe(calls []toolCall, now time.Time, out []judgement) []jud
 		}
 		if c.at >= cutoff && (!c.serverSide || st.cfg.IndexServerSpans) {
 			at := unixSec(c.at)
-			var failed uint32
+			e := entry{first: at, last: at, calls: 1}
 			if c.failed {
-				failed = 1
+				e.errors = 1
 			}
-			st.index.record(&c.key, at, at, 1, failed, cutoffSec)
+			if c.latency >= 0 {
+				e.timed, e.latency = 1, uint64(c.latency)
+			}
+			st.index.record(&c.key, e, cutoffSec)
 		}
 		out = append(out, st.judge(c))
 	}

@@ -15,22 +15,22 @@ import (
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
-// Label values standing in for what the metrics do not spell out.
-const (
-	otherLabel   = "_other"   // past metric_label_limit distinct values
-	unknownLabel = "_unknown" // the span did not say
-)
+// unknownLabel stands for an agent the span did not name.
+const unknownLabel = "_unknown"
 
-// telemetry records the processor's own metrics with bounded label
-// cardinality: each label keeps its first metric_label_limit distinct
-// values and reports later ones as "_other".
+// overflow is the attribute set of the series that counts what arrives past
+// the cardinality limit: otel.metric.overflow=true and nothing else, as the
+// OpenTelemetry metrics SDK and the Collector's spanmetrics connector write it.
+var overflow = metric.WithAttributeSet(attribute.NewSet(attribute.Bool(semconv.MetricOverflow, true)))
+
+// telemetry records the processor's own metrics with bounded cardinality:
+// the stale-call counter keeps its first metric_cardinality_limit series
+// (server, tool, agent) and counts calls of any other in the overflow series.
 type telemetry struct {
-	tb      *metadata.TelemetryBuilder
-	mu      sync.Mutex
-	limit   int
-	servers map[string]struct{}
-	tools   map[string]struct{}
-	agents  map[string]struct{}
+	tb     *metadata.TelemetryBuilder
+	mu     sync.Mutex
+	limit  int
+	series map[staleKey]struct{}
 }
 
 func newTelemetry(set component.TelemetrySettings, limit int) (*telemetry, error) {
@@ -38,48 +38,59 @@ func newTelemetry(set component.TelemetrySettings, limit int) (*telemetry, error
 	if err != nil {
 		return nil, err
 	}
-	return &telemetry{
-		tb:      tb,
-		limit:   limit,
-		servers: map[string]struct{}{},
-		tools:   map[string]struct{}{},
-		agents:  map[string]struct{}{},
-	}, nil
+	return &telemetry{tb: tb, limit: limit, series: map[staleKey]struct{}{}}, nil
 }
 
-// bounded returns v, or "_other" once the label already has limit values.
-func (t *telemetry) bounded(seen map[string]struct{}, v string) string {
-	if _, ok := seen[v]; ok {
-		return v
-	}
-	if len(seen) >= t.limit {
-		return otherLabel
-	}
-	seen[v] = struct{}{}
-	return v
+// staleKey is a stale-call series: its labels, or the overflow series.
+type staleKey struct {
+	server, tool, agent string
+	overflow            bool
 }
 
-type staleKey struct{ server, tool, agent string }
-
-// staleKey returns the bounded labels of a stale call. Values get labels in
-// the order calls arrive.
-func (t *telemetry) staleKey(server, tool, agent string) staleKey {
+// staleKey returns the series a stale call counts in. Series are taken in
+// the order calls arrive; once limit are taken, a call of any other series
+// counts in the overflow series.
+//
+// A new series is created at 0 at once: the metrics SDK takes an existing
+// overflow series to mean that its own limit was reached, and counts every
+// series it has not seen yet in the overflow series from then on. Created
+// here, under the lock, every series is in the SDK before the overflow
+// series can be. (With delta temporality the SDK forgets its series at each
+// collection, so in an interval whose first stale call overflowed, calls of
+// existing series are counted in the overflow series too; totals stay right.)
+func (t *telemetry) staleKey(ctx context.Context, server, tool, agent string) staleKey {
 	if agent == "" {
 		agent = unknownLabel
 	}
+	k := staleKey{server: server, tool: tool, agent: agent}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return staleKey{t.bounded(t.servers, server), t.bounded(t.tools, tool), t.bounded(t.agents, agent)}
+	if _, ok := t.series[k]; ok {
+		return k
+	}
+	if len(t.series) >= t.limit {
+		return staleKey{overflow: true}
+	}
+	t.series[k] = struct{}{}
+	t.tb.ProcessorMcpimpactStaleCalls.Add(ctx, 0, k.attributes())
+	return k
 }
 
-// staleCalls adds stale-call counts by (bounded) server, tool and agent.
+func (k staleKey) attributes() metric.AddOption {
+	if k.overflow {
+		return overflow
+	}
+	return metric.WithAttributes(
+		attribute.String(semconv.ServerName, k.server),
+		attribute.String(semconv.GenAIToolName, k.tool),
+		attribute.String(semconv.GenAIAgentName, k.agent),
+	)
+}
+
+// staleCalls adds stale-call counts by series.
 func (t *telemetry) staleCalls(ctx context.Context, counts map[staleKey]int64) {
 	for k, n := range counts {
-		t.tb.ProcessorMcpimpactStaleCalls.Add(ctx, n, metric.WithAttributes(
-			attribute.String(semconv.ServerName, k.server),
-			attribute.String(semconv.GenAIToolName, k.tool),
-			attribute.String(semconv.GenAIAgentName, k.agent),
-		))
+		t.tb.ProcessorMcpimpactStaleCalls.Add(ctx, n, k.attributes())
 	}
 }
 

@@ -41,11 +41,17 @@ type Config struct {
 	// Timeout bounds one probe of one target, end to end.
 	Timeout time.Duration `mapstructure:"timeout"`
 	// Settle is how long a probe waits for list_changed notifications after
-	// connecting and re-lists until two listings agree.
+	// connecting and re-lists until two listings agree; 0 lists once. It is
+	// probe.Options.Settle (docs/probe.md#settling).
 	Settle time.Duration `mapstructure:"settle"`
 	// Storage is the ID of a storage extension (e.g. file_storage) that keeps
 	// baselines across restarts. Absent: in memory only, with a warning.
 	Storage *component.ID `mapstructure:"storage"`
+	// ControlPlane is the ID of an mcpdrift_api extension to register with:
+	// it serves server status, drift history and accept over HTTP.
+	ControlPlane *component.ID `mapstructure:"control_plane"`
+	// DriftHistory bounds the drifts kept per target.
+	DriftHistory HistoryConfig `mapstructure:"drift_history"`
 	// MaxConcurrentProbes bounds probes in flight across all targets.
 	MaxConcurrentProbes int `mapstructure:"max_concurrent_probes"`
 	// ConfirmAfter is the number of consecutive observations of a new
@@ -76,6 +82,29 @@ type Config struct {
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
+
+// HistoryConfig bounds each target's drift history, in memory and in the
+// storage extension (docs/api.md, "Drift history").
+type HistoryConfig struct {
+	// MaxDrifts is how many drifts are kept per target, newest first.
+	MaxDrifts int `mapstructure:"max_drifts"`
+	// MaxBytes bounds a target's history (encoded JSON); the oldest drifts
+	// go first.
+	MaxBytes int `mapstructure:"max_bytes"`
+	// MaxDriftBytes bounds one drift: whole definitions, then before/after
+	// values, are left out (and the drift marked truncated) to fit.
+	MaxDriftBytes int `mapstructure:"max_drift_bytes"`
+}
+
+// History bounds: defaults, and limits on what may be configured.
+const (
+	defaultHistoryDrifts     = 100
+	defaultHistoryBytes      = 1 << 20
+	defaultHistoryDriftBytes = 128 << 10
+	maxHistoryDrifts         = 1000
+	minHistoryDriftBytes     = 4 << 10
+	maxHistoryBytes          = 64 << 20
+)
 
 // VolatileConfig configures volatile-field detection.
 type VolatileConfig struct {
@@ -119,6 +148,7 @@ func createDefaultConfig() component.Config {
 		ConfirmSamples:       DefaultConfirmSamples,
 		Baseline:             BaselineAdvance,
 		Volatile:             VolatileConfig{Ignore: true, After: 3},
+		DriftHistory:         HistoryConfig{MaxDrifts: defaultHistoryDrifts, MaxBytes: defaultHistoryBytes, MaxDriftBytes: defaultHistoryDriftBytes},
 		Limits:               contract.DefaultLimits(),
 		Targets:              []TargetConfig{},
 		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
@@ -177,8 +207,11 @@ func (cfg *Config) Validate() error {
 	if cfg.Timeout <= 0 {
 		errs = append(errs, errors.New("timeout must be positive"))
 	}
-	if cfg.Settle < 0 || cfg.InitialDelay < 0 {
-		errs = append(errs, errors.New("settle and initial_delay must not be negative"))
+	if cfg.Settle < 0 {
+		errs = append(errs, errors.New("settle must not be negative (0s lists once)"))
+	}
+	if cfg.InitialDelay < 0 {
+		errs = append(errs, errors.New("initial_delay must not be negative"))
 	}
 	if cfg.MaxConcurrentProbes < 1 {
 		errs = append(errs, errors.New("max_concurrent_probes must be at least 1"))
@@ -195,10 +228,14 @@ func (cfg *Config) Validate() error {
 	if cfg.Volatile.After < 2 {
 		errs = append(errs, errors.New("volatile.after must be at least 2"))
 	}
-	if err := cfg.Policy.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("policy: %w", err))
+	if err := cfg.DriftHistory.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("drift_history: %w", err))
 	}
-	if err := cfg.Limits.Validate(); err != nil {
+	// policy, limits and each target validate themselves: the Collector
+	// walks nested Validate methods (confmap.Validate), so calling them
+	// here would report their errors twice. What is checked here is what
+	// only the receiver knows.
+	if err := probe.ValidateMaxDepth(cfg.Limits.MaxDepth); err != nil {
 		errs = append(errs, fmt.Errorf("limits: %w", err))
 	}
 	if len(cfg.Targets) == 0 {
@@ -206,15 +243,38 @@ func (cfg *Config) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, t := range cfg.Targets {
-		if err := t.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("targets[%d] %q: %w", i, t.Name, err))
-		}
 		if seen[t.Name] {
-			errs = append(errs, fmt.Errorf("targets[%d]: duplicate name %q", i, t.Name))
+			errs = append(errs, fmt.Errorf("targets: duplicate name %q (targets::%d)", t.Name, i))
 		}
 		seen[t.Name] = true
 	}
 	return errors.Join(errs...)
+}
+
+func (h HistoryConfig) validate() error {
+	switch {
+	case h.MaxDrifts < 0 || h.MaxDrifts > maxHistoryDrifts:
+		return fmt.Errorf("max_drifts must be from 0 (no history) to %d, not %d", maxHistoryDrifts, h.MaxDrifts)
+	case h.MaxDriftBytes < minHistoryDriftBytes:
+		return fmt.Errorf("max_drift_bytes must be at least %d, not %d", minHistoryDriftBytes, h.MaxDriftBytes)
+	case h.MaxBytes < h.MaxDriftBytes || h.MaxBytes > maxHistoryBytes:
+		return fmt.Errorf("max_bytes must be from max_drift_bytes (%d) to %d, not %d", h.MaxDriftBytes, maxHistoryBytes, h.MaxBytes)
+	}
+	return nil
+}
+
+// Validate checks one target. The HTTP client settings it embeds
+// (confighttp.ClientConfig) are validated by the Collector on their own;
+// declaring Validate here also keeps the Collector from calling theirs a
+// second time as a method promoted to the target.
+func (t *TargetConfig) Validate() error {
+	if err := t.validate(); err != nil {
+		if t.Name != "" {
+			return fmt.Errorf("target %q: %w", t.Name, err)
+		}
+		return err
+	}
+	return nil
 }
 
 func (t *TargetConfig) validate() error {
@@ -251,5 +311,5 @@ func (t *TargetConfig) validate() error {
 	default:
 		return fmt.Errorf("transport must be auto, streamable-http or sse, not %q", t.Transport)
 	}
-	return t.ClientConfig.Validate()
+	return nil
 }

@@ -84,6 +84,21 @@ func TestConfigAsUsersWriteIt(t *testing.T) {
 	}
 }
 
+// TestConfigControlPlane: control_plane names an extension; a history of
+// no drifts is allowed, and unset bounds keep their defaults.
+func TestConfigControlPlane(t *testing.T) {
+	cfg := loadConfig(t, "control_plane")
+	if err := confmap.Validate(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ControlPlane == nil || cfg.ControlPlane.String() != "mcpdrift_api/ops" {
+		t.Errorf("control_plane: %v", cfg.ControlPlane)
+	}
+	if cfg.DriftHistory != (HistoryConfig{MaxDrifts: 0, MaxBytes: defaultHistoryBytes, MaxDriftBytes: defaultHistoryDriftBytes}) {
+		t.Errorf("drift_history: %+v", cfg.DriftHistory)
+	}
+}
+
 func TestConfigPolicyBlock(t *testing.T) {
 	cfg := loadConfig(t, "policy_block")
 	if err := confmap.Validate(cfg); err != nil {
@@ -107,11 +122,13 @@ func TestConfigRejects(t *testing.T) {
 		"bad_numbers":   "confirm_after",
 		"bad_samples":   "confirm_samples must not be negative",
 		"policy_bad":    "policy",
+		"history_bad":   "drift_history: max_drifts must be from 0 (no history) to 1000, not 1001",
+		"history_bytes": "max_bytes must be from max_drift_bytes (8192)",
 		// A receiver with nothing to probe is a mistake, as in contrib receivers.
 		"":           "at least one target",
 		"no_targets": "at least one target",
 		// net/http refuses the value, so every probe would fail as unreachable.
-		"header_line_break": `targets[0] "search": header Authorization: the value holds CR, LF`,
+		"header_line_break": `targets::0: target "search": header Authorization: the value holds CR, LF`,
 	} {
 		err := confmap.Validate(loadConfig(t, name))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -120,6 +137,30 @@ func TestConfigRejects(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "0123456789") {
 			t.Errorf("%s: the error quotes a header value: %v", name, err)
 		}
+	}
+}
+
+// The Collector walks nested Validate methods itself (confmap.Validate):
+// each error is reported once, under the keys a user wrote.
+func TestConfigErrorsOnceNamingKeys(t *testing.T) {
+	err := confmap.Validate(loadConfig(t, "errors_once"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`policy: unknown base policy "paranoid"`,
+		"limits: max_depth must be at most 511",
+		"limits: max_string_bytes must not be negative",
+		"targets::0::clientconfig: unsupported parameters",
+		`targets::1: target "files": transport "sse" does not apply to a command`,
+	} {
+		if n := strings.Count(msg, want); n != 1 {
+			t.Errorf("%q appears %d times in:\n%s", want, n, msg)
+		}
+	}
+	if strings.Contains(msg, "MaxDepth") || strings.Contains(msg, "MaxStringBytes") {
+		t.Errorf("an error prints a Go value instead of naming keys:\n%s", msg)
 	}
 }
 

@@ -39,18 +39,32 @@ func buildLogs(t *target, events []event, now time.Time) plog.Logs {
 		case eventMixedOpen, eventMixedResolved:
 			setEventName(lr, semconv.EventMixedContract)
 			fillMixed(lr, t, e)
+		case eventAccepted:
+			setEventName(lr, semconv.EventDriftAccepted)
+			fillAccepted(lr, t, e)
 		case eventVolatile:
 			setEventName(lr, semconv.EventVolatileField)
 			lr.SetSeverityNumber(plog.SeverityNumberWarn)
 			lr.SetSeverityText("warning")
-			attrs.PutStr(semconv.VolatileSubject, e.field.Subject)
+			attrs.PutStr(semconv.VolatileSubject, string(e.field.Subject))
 			attrs.PutStr(semconv.VolatileName, e.field.Name)
 			attrs.PutStr(semconv.VolatilePath, e.field.Path)
-			lr.Body().SetStr(fmt.Sprintf("%s: %s %s field %s changes on every probe; it is ignored from now on",
-				t.name, e.field.Subject, contract.SanitizeText(e.field.Name), contract.SanitizeText(e.field.Path)))
+			lr.Body().SetStr(volatileBody(t, e.field))
 		}
 	}
 	return logs
+}
+
+// volatileBody says what happens to a volatile field from now on: a change
+// there alone is never drift, and volatile.ignore decides whether drift
+// reports show it.
+func volatileBody(t *target, f fieldKey) string {
+	next := "it is left out of drift reports from now on, and a change there alone is not drift"
+	if !t.tracker.cfg.ignoreVolatile {
+		next = "a change there alone is not drift; drift reports still show it (volatile.ignore: false)"
+	}
+	return fmt.Sprintf("%s: %s %s field %s changes on every probe; %s",
+		t.name, f.Subject, contract.SanitizeText(f.Name), contract.SanitizeText(f.Path), next)
 }
 
 // setEventName sets the record's event name field and, for consumers that
@@ -157,6 +171,26 @@ func fillMixed(lr plog.LogRecord, t *target, e event) {
 	} else {
 		lr.Body().SetStr(fmt.Sprintf("%s mixed fleet resolved: contract %s holds", t.name, short(e.current.Digests.Contract)))
 	}
+}
+
+// fillAccepted describes an accept: who, when (the record's time) and which
+// drift, for audit.
+func fillAccepted(lr plog.LogRecord, t *target, e event) {
+	d, a := e.accepted, e.accepted.Accepted
+	lr.SetSeverityNumber(plog.SeverityNumberInfo)
+	lr.SetSeverityText("info")
+	attrs := lr.Attributes()
+	attrs.PutStr(semconv.DriftID, d.DriftID)
+	attrs.PutStr(semconv.DriftSeverity, d.Severity)
+	attrs.PutStr(semconv.PreviousContract, d.PreviousContract)
+	attrs.PutStr(semconv.ContractDigest, d.CurrentContract)
+	attrs.PutStr(semconv.BaselineMode, e.mode)
+	attrs.PutStr(semconv.AcceptBy, a.By)
+	attrs.PutBool(semconv.AcceptAuthenticated, a.Authenticated)
+	if a.Comment != "" {
+		attrs.PutStr(semconv.AcceptComment, a.Comment)
+	}
+	lr.Body().SetStr(fmt.Sprintf("%s accepted drift %s of %s (%s): %s", contract.SanitizeText(a.By), d.DriftID, t.name, d.Severity, d.Description))
 }
 
 // logSeverity maps a drift severity to an OpenTelemetry log severity.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -271,5 +272,27 @@ func TestPinnedDriftCountedOnce(t *testing.T) {
 	}
 	if open := lastMetricInts(metrics, "mcpdrift.drift.open", ""); open[""] != 0 {
 		t.Errorf("drift.open %v back on the baseline, want 0", open)
+	}
+}
+
+// The volatile_field event says what happens to the field next, which
+// volatile.ignore decides.
+func TestVolatileEventSaysWhatIgnoreDoes(t *testing.T) {
+	for _, ignore := range []bool{true, false} {
+		cfg := testConfig()
+		cfg.Volatile.Ignore = ignore
+		cfg.Targets = []TargetConfig{NewTargetConfig("web")}
+		cfg.Targets[0].Endpoint = "https://search.example.com/mcp"
+		tgt := newTarget(cfg.Targets[0], cfg, func(o, n *contract.Snapshot) *contract.Report { return contract.Diff(o, n, nil) })
+		e := event{kind: eventVolatile, at: time.Unix(100, 0), field: fieldKey{Subject: "tool", Name: "search", Path: "/description"}}
+		body := buildLogs(tgt, []event{e}, time.Unix(101, 0)).ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().Str()
+		masked := strings.Contains(body, "left out of drift reports")
+		if masked != ignore || !strings.Contains(body, "web: tool search field /description changes on every probe") ||
+			!strings.Contains(body, "alone is not drift") {
+			t.Errorf("volatile.ignore %v: %q", ignore, body)
+		}
+		if !ignore && !strings.Contains(body, "volatile.ignore: false") {
+			t.Errorf("volatile.ignore false: the body does not say why drift reports still show the field: %q", body)
+		}
 	}
 }

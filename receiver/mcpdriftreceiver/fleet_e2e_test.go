@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 
@@ -50,6 +51,12 @@ func scenarioNamed(t *testing.T, name string) fleetScenario {
 // startManual starts a receiver whose probes the test runs (runProbe).
 func startManual(tb testing.TB, cfg *Config, p prober) (*driftReceiver, *consumertest.LogsSink, *consumertest.MetricsSink) {
 	tb.Helper()
+	return startManualOn(tb, cfg, p, &storageHost{})
+}
+
+// startManualOn is startManual on a host with extensions.
+func startManualOn(tb testing.TB, cfg *Config, p prober, host component.Host) (*driftReceiver, *consumertest.LogsSink, *consumertest.MetricsSink) {
+	tb.Helper()
 	r, err := newDriftReceiver(receiverSettings(), cfg, p)
 	if err != nil {
 		tb.Fatal(err)
@@ -58,7 +65,7 @@ func startManual(tb testing.TB, cfg *Config, p prober) (*driftReceiver, *consume
 	logs, metrics := new(consumertest.LogsSink), new(consumertest.MetricsSink)
 	r.setLogs(logs)
 	r.setMetrics(metrics)
-	if err := r.Start(context.Background(), &storageHost{}); err != nil {
+	if err := r.Start(context.Background(), host); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = r.Shutdown(context.Background()) })

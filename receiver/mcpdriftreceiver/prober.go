@@ -27,13 +27,9 @@ type probeClient struct {
 }
 
 func newProber(cfg *Config) prober {
-	settle := cfg.Settle
-	if settle == 0 {
-		settle = -1 // settle: 0s lists once (the probe reads 0 as "its default")
-	}
 	return &probeClient{opts: probe.Options{
 		Timeout: cfg.Timeout,
-		Settle:  settle,
+		Settle:  cfg.Settle,
 		Limits:  cfg.Limits,
 	}}
 }

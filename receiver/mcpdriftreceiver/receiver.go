@@ -2,6 +2,7 @@ package mcpdriftreceiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +11,8 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.opentelemetry.io/otel/metric"
@@ -45,6 +48,8 @@ type driftReceiver struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	// unregister takes the receiver's view back from the control plane.
+	unregister func()
 
 	// onProbeStart, when set (benchmarks), is told when each probe starts.
 	onProbeStart func(t *target, due, started time.Time)
@@ -135,6 +140,7 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 	}
 	restored := 0
 	for _, t := range r.targets {
+		r.restoreHistory(ctx, t)
 		state, err := r.store.load(ctx, t.name)
 		if err != nil {
 			r.set.Logger.Warn("Discarding stored baseline that cannot be read; the next probe sets a new one",
@@ -146,11 +152,15 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 		}
 		// Announce the restored contract, so consumers (mcpimpact) know the
 		// current digests before any drift.
-		t.tracker.restore(state.baseline, state.volatile)
-		r.emitEvents(ctx, t, []event{{kind: eventSnapshot, at: state.baseline.ObservedAt, current: state.baseline}})
+		t.tracker.restore(state.baseline, state.current, state.volatile)
+		cur := t.tracker.current
+		r.emitEvents(ctx, t, []event{{kind: eventSnapshot, at: cur.ObservedAt, current: cur}})
 		restored++
 	}
 	r.set.Logger.Info("mcpdrift receiver started", zap.Int("targets", len(r.targets)), zap.Int("baselines_restored", restored))
+	if err := r.registerControlPlane(host); err != nil {
+		return err
+	}
 
 	if r.manual {
 		return nil
@@ -176,6 +186,9 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 // Shutdown stops the scheduler and in-flight probes (stdio children are
 // reaped by the probe), then closes storage, which flushes it.
 func (r *driftReceiver) Shutdown(ctx context.Context) error {
+	if r.unregister != nil {
+		r.unregister() // the control plane answers no more from this receiver
+	}
 	if r.cancel != nil {
 		r.cancel()
 		select {
@@ -196,7 +209,10 @@ func (r *driftReceiver) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// runProbe probes one target once and acts on the result.
+// runProbe probes one target once and acts on the result. The target's
+// state is locked from the result on (not while probing): the control
+// plane reads it, and accept changes it, from other goroutines. Events and
+// metrics are built under the lock and sent after it.
 func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
@@ -206,6 +222,7 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	if ctx.Err() != nil {
 		return // shutting down: the result is neither success nor failure
 	}
+	t.stateMu.Lock()
 	t.recordProbe(started, finished, err)
 	if err != nil {
 		class, step := errorClass(err)
@@ -213,7 +230,9 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 			r.set.Logger.Warn("MCP server probe failed", zap.String("target", t.name), zap.String("url", t.url),
 				zap.String("error_class", class), zap.String("step", step), zap.Error(err))
 		}
-		r.emitMetrics(ctx, t, finished)
+		md := r.buildMetrics(t, finished)
+		t.stateMu.Unlock()
+		r.sendMetrics(ctx, t, md)
 		return
 	}
 	if t.noteSuccess() {
@@ -222,19 +241,39 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	snap.Server.Name = t.name
 	st := t.tracker.observe(snap, finished)
 	if st.sample {
-		more := t.tracker.sampled(r.samples(ctx, t), r.now())
+		t.stateMu.Unlock()
+		samples := r.samples(ctx, t)
+		t.stateMu.Lock()
+		more := t.tracker.sampled(samples, r.now())
 		st.events = append(st.events, more.events...)
 		st.persist = st.persist || more.persist
+		st.reverted = st.reverted || more.reverted
 	}
 	t.countEvents(st.events)
-	if st.persist || r.store.isUnsaved(t.name) {
-		if err := r.store.save(ctx, t.name, t.tracker); err != nil {
-			// The store's health logs a failing store once; the baseline stays in memory.
-			r.set.Logger.Debug("Could not store baseline", zap.String("target", t.name), zap.Error(err))
-		}
+	if t.recordHistory(st, r.now()) {
+		st.persist = true
 	}
-	r.emitEvents(ctx, t, st.events)
-	r.emitMetrics(ctx, t, finished)
+	if st.persist || r.store.isUnsaved(t.name) {
+		r.persist(ctx, t)
+	}
+	var logs plog.Logs
+	if len(st.events) > 0 {
+		logs = buildLogs(t, st.events, r.now())
+	}
+	md := r.buildMetrics(t, finished)
+	t.stateMu.Unlock()
+	r.sendLogs(ctx, t, logs)
+	r.sendMetrics(ctx, t, md)
+}
+
+// persist stores a target's baseline and drift history; the caller holds
+// its stateMu.
+func (r *driftReceiver) persist(ctx context.Context, t *target) {
+	err := errors.Join(r.store.save(ctx, t.name, t.tracker), r.store.saveHistory(ctx, t.name, t.history))
+	if err != nil {
+		// The store's health logs a failing store once; the state stays in memory.
+		r.set.Logger.Debug("Could not store baseline", zap.String("target", t.name), zap.Error(err))
+	}
 }
 
 // sampleParallelism bounds a target's samples in flight: they are meant to
@@ -271,8 +310,17 @@ func (r *driftReceiver) samples(ctx context.Context, t *target) []*contract.Snap
 	return slices.DeleteFunc(results, func(s *contract.Snapshot) bool { return s == nil })
 }
 
+// emitEvents builds and sends events (Start: restored snapshots).
 func (r *driftReceiver) emitEvents(ctx context.Context, t *target, events []event) {
 	if len(events) == 0 {
+		return
+	}
+	r.sendLogs(ctx, t, buildLogs(t, events, r.now()))
+}
+
+// sendLogs hands records to the logs pipeline; a zero plog.Logs is nothing.
+func (r *driftReceiver) sendLogs(ctx context.Context, t *target, logs plog.Logs) {
+	if logs == (plog.Logs{}) || logs.LogRecordCount() == 0 {
 		return
 	}
 	r.mu.Lock()
@@ -281,7 +329,6 @@ func (r *driftReceiver) emitEvents(ctx context.Context, t *target, events []even
 	if next == nil {
 		return
 	}
-	logs := buildLogs(t, events, r.now())
 	n := logs.LogRecordCount()
 	obsCtx := r.obs.StartLogsOp(ctx)
 	err := next.ConsumeLogs(ctx, logs)
@@ -291,16 +338,27 @@ func (r *driftReceiver) emitEvents(ctx context.Context, t *target, events []even
 	}
 }
 
-func (r *driftReceiver) emitMetrics(ctx context.Context, t *target, now time.Time) {
+// buildMetrics records the target's metrics; the caller holds its stateMu.
+// A zero pmetric.Metrics means no metrics pipeline.
+func (r *driftReceiver) buildMetrics(t *target, now time.Time) pmetric.Metrics {
+	r.mu.Lock()
+	wanted := r.metrics != nil
+	r.mu.Unlock()
+	if !wanted {
+		return pmetric.Metrics{}
+	}
+	r.mbMu.Lock()
+	defer r.mbMu.Unlock()
+	return t.recordMetrics(r.mb, now)
+}
+
+func (r *driftReceiver) sendMetrics(ctx context.Context, t *target, md pmetric.Metrics) {
+	if md == (pmetric.Metrics{}) {
+		return
+	}
 	r.mu.Lock()
 	next := r.metrics
 	r.mu.Unlock()
-	if next == nil {
-		return
-	}
-	r.mbMu.Lock()
-	md := t.recordMetrics(r.mb, now)
-	r.mbMu.Unlock()
 	n := md.DataPointCount()
 	obsCtx := r.obs.StartMetricsOp(ctx)
 	err := next.ConsumeMetrics(ctx, md)

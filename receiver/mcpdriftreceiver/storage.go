@@ -11,22 +11,32 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/internal/safestorage"
 )
 
 // storedStateVersion is the version of what the receiver keeps per target.
 const storedStateVersion = 1
 
+// storedHeader starts every JSON value the receiver keeps per target.
+type storedHeader struct {
+	Version int    `json:"version"`
+	Target  string `json:"target"`
+}
+
 // storedState is the JSON kept per target under "target/<name>".
 type storedState struct {
-	Version  int             `json:"version"`
-	Target   string          `json:"target"`
+	storedHeader
 	Baseline json.RawMessage `json:"baseline"` // a contract.Snapshot
+	// Current is what a pinned target served, when not its baseline (its
+	// drift is open); absent otherwise.
+	Current  json.RawMessage `json:"current,omitempty"`
 	Volatile []fieldKey      `json:"volatile,omitempty"`
 }
 
 type restoredState struct {
 	baseline *contract.Snapshot
+	current  *contract.Snapshot
 	volatile []fieldKey
 }
 
@@ -62,31 +72,21 @@ func storageKey(target string) string { return "target/" + target }
 // error when what is stored cannot be used (corrupt, foreign, another
 // version): the caller logs it and the next save replaces it.
 func (s *baselineStore) load(ctx context.Context, target string) (*restoredState, error) {
-	if s.client == nil {
-		return nil, nil
-	}
-	raw, err := s.client.Get(ctx, storageKey(target))
-	if err != nil {
-		return nil, err
-	}
-	if raw == nil {
-		return nil, nil
-	}
 	var st storedState
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return nil, fmt.Errorf("stored state is not JSON: %w", err)
-	}
-	if st.Version != storedStateVersion {
-		return nil, fmt.Errorf("stored state has version %d, this build reads %d", st.Version, storedStateVersion)
-	}
-	if st.Target != target {
-		return nil, fmt.Errorf("stored state belongs to target %q", st.Target)
+	if found, err := s.read(ctx, storageKey(target), "state", target, storedStateVersion, &st, &st.storedHeader); !found || err != nil {
+		return nil, err
 	}
 	snap, err := contract.DecodeSnapshot(st.Baseline)
 	if err != nil {
 		return nil, err
 	}
-	return &restoredState{baseline: snap, volatile: st.Volatile}, nil
+	out := &restoredState{baseline: snap, volatile: st.Volatile}
+	if len(st.Current) > 0 {
+		if out.current, err = contract.DecodeSnapshot(st.Current); err != nil {
+			return nil, fmt.Errorf("stored served contract: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // save stores the tracker's baseline and volatile set.
@@ -98,15 +98,26 @@ func (s *baselineStore) save(ctx context.Context, target string, t *tracker) err
 	if err != nil {
 		return err
 	}
-	st := storedState{Version: storedStateVersion, Target: target, Baseline: snap}
+	st := storedState{storedHeader: storedHeader{Version: storedStateVersion, Target: target}, Baseline: snap}
+	if cur := t.pinnedCurrent(); cur != nil {
+		if st.Current, err = cur.Encode(); err != nil {
+			return err
+		}
+	}
 	for f := range t.volatile.known {
 		st.Volatile = append(st.Volatile, f)
 	}
-	raw, err := json.Marshal(st)
+	return s.write(ctx, target, storageKey(target), st)
+}
+
+// write stores v as JSON under key; a failure marks the target unsaved, so
+// its state is written again after its next probe.
+func (s *baselineStore) write(ctx context.Context, target, key string, v any) error {
+	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	err = s.client.Set(ctx, storageKey(target), raw)
+	err = s.client.Set(ctx, key, raw)
 	s.health.Wrote(err)
 	if err != nil {
 		s.unsaved.Store(target, true)
@@ -114,6 +125,57 @@ func (s *baselineStore) save(ctx context.Context, target string, t *tracker) err
 		s.unsaved.Delete(target)
 	}
 	return err
+}
+
+// historyVersion is the version of a stored drift history.
+const historyVersion = 1
+
+// storedHistory is the JSON kept per target under "history/<name>".
+type storedHistory struct {
+	storedHeader
+	Drifts []controlplane.DriftDetail `json:"drifts"` // newest first
+}
+
+func historyKey(target string) string { return "history/" + target }
+
+// loadHistory returns a target's stored drift history (nil when none), or an
+// error when what is stored cannot be used.
+func (s *baselineStore) loadHistory(ctx context.Context, target string) ([]controlplane.DriftDetail, error) {
+	var st storedHistory
+	if found, err := s.read(ctx, historyKey(target), "drift history", target, historyVersion, &st, &st.storedHeader); !found || err != nil {
+		return nil, err
+	}
+	return st.Drifts, nil
+}
+
+// read decodes the JSON stored under key into v, whose header h must say
+// version and target; false when nothing is stored (or no storage is used).
+func (s *baselineStore) read(ctx context.Context, key, what, target string, version int, v any, h *storedHeader) (bool, error) {
+	if s.client == nil {
+		return false, nil
+	}
+	raw, err := s.client.Get(ctx, key)
+	if err != nil || raw == nil {
+		return false, err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, fmt.Errorf("stored %s is not JSON: %w", what, err)
+	}
+	if h.Version != version {
+		return true, fmt.Errorf("stored %s has version %d, this build reads %d", what, h.Version, version)
+	}
+	if h.Target != target {
+		return true, fmt.Errorf("stored %s belongs to target %q", what, h.Target)
+	}
+	return true, nil
+}
+
+// saveHistory stores a target's drift history.
+func (s *baselineStore) saveHistory(ctx context.Context, target string, h *history) error {
+	if s.client == nil {
+		return nil
+	}
+	return s.write(ctx, target, historyKey(target), storedHistory{storedHeader: storedHeader{Version: historyVersion, Target: target}, Drifts: h.details()})
 }
 
 // isUnsaved reports whether the target's last save failed.

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
@@ -33,7 +34,13 @@ type target struct {
 	clientCapabilities json.RawMessage
 	probe              probe.Target // what the probe is told; set at Start
 	hint               handshakeHint
-	tracker            *tracker
+
+	// stateMu guards the tracker, the history and the probe state below
+	// once a probe has a result: the control plane reads them, and accept
+	// changes them, from other goroutines.
+	stateMu sync.Mutex
+	tracker *tracker
+	history *history
 
 	running  atomic.Bool  // a probe of this target is in flight
 	skipped  atomic.Int64 // ticks skipped because the previous probe still ran
@@ -49,6 +56,7 @@ type target struct {
 	errorClass  string
 	down        bool // the last probe failed (for log-on-change)
 	duration    time.Duration
+	lastProbe   time.Time
 	lastSuccess time.Time
 	changes     map[changeKey]int64
 	drifts      map[string]int64 // worst severity -> confirmed drifts
@@ -93,7 +101,28 @@ func newTarget(tc TargetConfig, cfg *Config, classify func(old, new *contract.Sn
 		volatileAfter:  cfg.Volatile.After,
 		ignoreVolatile: cfg.Volatile.Ignore,
 	}, classify)
+	t.history = newHistory(tc.Name, cfg.DriftHistory)
 	return t
+}
+
+// recordHistory keeps a step's drifts in the history and closes what the
+// step closed; it reports whether the history changed. The caller holds
+// stateMu.
+func (t *target) recordHistory(st step, now time.Time) bool {
+	changed := false
+	if st.reverted {
+		changed = len(t.history.close(controlplane.DriftReverted, now, nil)) > 0
+	}
+	for _, e := range st.events {
+		if e.kind != eventDrift {
+			continue
+		}
+		if t.tracker.cfg.pinned { // a pinned target serves one drift at a time
+			changed = len(t.history.close(controlplane.DriftSuperseded, now, nil)) > 0 || changed
+		}
+		changed = t.history.record(e) != nil || changed
+	}
+	return changed
 }
 
 // hostPort returns server.address and server.port of an endpoint target.
@@ -102,6 +131,7 @@ func (t *target) hostPort() (string, int) { return serverid.HostPort(t.cfg.Endpo
 func (t *target) recordProbe(started, finished time.Time, err error) {
 	t.probes.Add(1)
 	t.duration = finished.Sub(started)
+	t.lastProbe = finished
 	t.statusMu.Lock()
 	defer t.statusMu.Unlock()
 	t.up = err == nil
@@ -173,6 +203,7 @@ func (t *target) recordMetrics(mb *metadata.MetricsBuilder, now time.Time) pmetr
 	}
 	mb.RecordMcpdriftContractMixedDataPoint(ts, boolInt(t.tracker.mixedOpen()))
 	mb.RecordMcpdriftDriftOpenDataPoint(ts, boolInt(!t.tracker.openDrift.Empty()))
+	mb.RecordMcpdriftDriftHistorySizeDataPoint(ts, t.history.bytes)
 
 	rb := mb.NewResourceBuilder()
 	rb.SetMcpdriftServerName(t.name)

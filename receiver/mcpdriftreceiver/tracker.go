@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
 
 // tracker is one target's drift state machine. It turns successful
@@ -65,17 +66,20 @@ const (
 	eventMixedOpen
 	eventMixedResolved
 	eventVolatile
+	eventAccepted // an operator accepted a drift (controlplane.go)
 )
 
 // event is what a tracker step asks the receiver to emit.
 type event struct {
 	kind     eventKind
 	at       time.Time
-	current  *contract.Snapshot // snapshot, drift (after), mixed resolved (winner)
-	previous *contract.Snapshot // drift (before)
-	report   *contract.Report   // drift
-	variants []variant          // mixed
-	field    fieldKey           // volatile
+	current  *contract.Snapshot  // snapshot, drift (after), mixed resolved (winner)
+	previous *contract.Snapshot  // drift (before)
+	report   *contract.Report    // drift
+	variants []variant           // mixed
+	field    fieldKey            // volatile
+	accepted *controlplane.Drift // accepted: the drift, as it is now
+	mode     string              // accepted: the baseline mode
 }
 
 // step is the result of one observation.
@@ -87,19 +91,49 @@ type step struct {
 	// passed to sampled: a new contract would be confirmed if the fleet
 	// shows nothing else.
 	sample bool
+	// reverted is set when a pinned target went back to its baseline: the
+	// open drift closed by itself.
+	reverted bool
 }
 
 // mixedOpen reports an open mixed state (for the contract.mixed metric).
 func (t *tracker) mixedOpen() bool { return t.fleet.mixed }
 
 // restore installs a stored baseline and volatile set (receiver start).
-func (t *tracker) restore(baseline *contract.Snapshot, volatile []fieldKey) {
+// current, when set, is the contract a pinned target served, other than its
+// baseline: the drift stays open across the restart instead of being
+// confirmed, and reported, again.
+func (t *tracker) restore(baseline, current *contract.Snapshot, volatile []fieldKey) {
 	for _, f := range volatile {
 		t.volatile.known[f] = true
 	}
 	t.setBaseline(baseline)
 	t.current = baseline
-	t.fleet.start(t.baselineKey)
+	if current != nil && t.cfg.pinned && t.key(current) != t.baselineKey {
+		t.current = current
+		t.openDrift = t.classify(t.compared(baseline), t.compared(current))
+	}
+	t.fleet.start(t.key(t.current))
+}
+
+// accept makes the served contract the baseline (pinned: the open drift
+// closes) and reports whether the baseline changed.
+func (t *tracker) accept() bool {
+	t.openDrift = nil
+	if t.current == nil || t.current == t.baseline {
+		return false
+	}
+	t.setBaseline(t.current)
+	return true
+}
+
+// pinnedCurrent is the served contract to store beside a pinned baseline,
+// nil when it is the baseline.
+func (t *tracker) pinnedCurrent() *contract.Snapshot {
+	if !t.cfg.pinned || t.current == nil || t.current == t.baseline {
+		return nil
+	}
+	return t.current
 }
 
 func (t *tracker) setBaseline(s *contract.Snapshot) {
@@ -216,6 +250,8 @@ func (t *tracker) confirm(s *contract.Snapshot, now time.Time, st *step) {
 	if t.cfg.pinned {
 		if t.key(s) == t.baselineKey {
 			t.openDrift = nil // back on the baseline: the open drift closes
+			st.reverted = true
+			st.persist = true // the stored served contract is the baseline again
 			return
 		}
 		report := t.classify(t.compared(t.baseline), t.compared(s))
@@ -223,6 +259,7 @@ func (t *tracker) confirm(s *contract.Snapshot, now time.Time, st *step) {
 		if len(report.Changes) > 0 {
 			st.events = append(st.events, event{kind: eventDrift, at: now, current: s, previous: t.baseline, report: report})
 		}
+		st.persist = true // the served contract is stored beside the baseline
 		return
 	}
 	report := t.classify(t.compared(t.baseline), t.compared(s))

@@ -13,9 +13,9 @@ import (
 // fieldKey names one field of one definition: the subject kind (tool,
 // prompt, resource, resource_template, server), its name, and a JSON pointer.
 type fieldKey struct {
-	Subject string `json:"subject"`
-	Name    string `json:"name"`
-	Path    string `json:"path"`
+	Subject contract.Kind `json:"subject"`
+	Name    string        `json:"name"`
+	Path    string        `json:"path"`
 }
 
 // volatileDetector finds fields that change on every probe (a description
@@ -101,10 +101,10 @@ func (d *volatileDetector) changedFields(prev, s *contract.Snapshot, classify fu
 		if c.Path == "" || c.Before == nil || c.After == nil {
 			continue
 		}
-		if c.Name == "" && !(c.Subject == "server" && c.Path == "/instructions") {
+		if c.Name == "" && !(c.Subject == contract.KindServer && c.Path == "/instructions") {
 			continue
 		}
-		changed[fieldKey{Subject: string(c.Subject), Name: c.Name, Path: c.Path}] = c
+		changed[fieldKey{Subject: c.Subject, Name: c.Name, Path: c.Path}] = c
 	}
 	if len(d.diffs) >= maxCachedDiffs {
 		clear(d.diffs)
@@ -114,7 +114,7 @@ func (d *volatileDetector) changedFields(prev, s *contract.Snapshot, classify fu
 }
 
 func compareFieldKeys(a, b fieldKey) int {
-	return strings.Compare(a.Subject+"\x00"+a.Name+"\x00"+a.Path, b.Subject+"\x00"+b.Name+"\x00"+b.Path)
+	return strings.Compare(string(a.Subject)+"\x00"+a.Name+"\x00"+a.Path, string(b.Subject)+"\x00"+b.Name+"\x00"+b.Path)
 }
 
 // maskFields returns a copy of s with the given fields removed from their
@@ -124,7 +124,7 @@ func maskFields(s *contract.Snapshot, fields map[fieldKey]bool, limits contract.
 	m := *s
 	byDef := fieldsByDefinition(fields)
 	for f := range fields {
-		if f.Subject == "server" && f.Path == "/instructions" && m.Instructions != nil {
+		if f.Subject == contract.KindServer && f.Path == "/instructions" && m.Instructions != nil {
 			masked := ""
 			m.Instructions = &masked
 		}
@@ -157,7 +157,7 @@ func maskListing(kind contract.Kind, listing contract.Listing, byDef map[fieldKe
 	touched := false
 	for _, d := range listing {
 		raw := d.Raw
-		for _, p := range byDef[fieldKey{Subject: string(kind), Name: d.Key}] {
+		for _, p := range byDef[fieldKey{Subject: kind, Name: d.Key}] {
 			raw = deletePointer(raw, p)
 			touched = true
 		}

@@ -4,7 +4,8 @@
 # (--format github), the Markdown report as the step's `report` output and
 # in the job summary, the worst severity as `severity`, a SARIF file for
 # code scanning as `sarif`. The exit status is check's: 0 under --fail-on,
-# 1 at or above it (or when the probe failed), 2 on usage errors.
+# 1 at or above it, 2 on usage errors, 3 when the lock cannot be used, 4
+# when the probe failed, 5 when a report could not be written.
 #
 # Inputs come as environment variables (the action maps them):
 #   INPUT_TARGET   MCP endpoint URL (http:// or https://), or a stdio command line

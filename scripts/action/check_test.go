@@ -173,9 +173,9 @@ func TestActionAgainstTheDemoServer(t *testing.T) {
 	}
 
 	// A server that cannot be reached: the probe fails, the job fails, the
-	// outputs still say so.
+	// outputs still say so; exit 4, the CLI's "probe" status.
 	r = runAction(t, map[string]string{"MCPDRIFT_BIN": bin, "INPUT_TARGET": "http://127.0.0.1:1/mcp", "INPUT_LOCK": lock})
-	if r.status != 1 || outputs(t, r.output)["severity"] != "none" || !strings.Contains(r.summary, "could not check") {
+	if r.status != 4 || outputs(t, r.output)["severity"] != "none" || !strings.Contains(r.summary, "could not check") {
 		t.Errorf("unreachable: exit %d %v %q", r.status, outputs(t, r.output), r.summary)
 	}
 }

@@ -2,7 +2,8 @@
 // v1 over Streamable HTTP, then switches to v2, on a timer (-switch-after)
 // or when it receives SIGUSR1. v2 has one breaking change (create_ticket
 // gains a required parameter), one warning (get_weather's description is
-// rewritten) and one addition (get_forecast).
+// rewritten) and one addition (get_forecast, whose description carries
+// markup that a dashboard must show as text).
 //
 //	server -listen 127.0.0.1:8080 -switch-after 20s
 //	kill -USR1 <pid>     # switch now
@@ -147,10 +148,12 @@ var (
 		Description: "File a support ticket.",
 		InputSchema: schema(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"},"priority":{"type":"string","enum":["low","normal","high"]},"project":{"type":"string","description":"project key, e.g. DEMO"}},"required":["title","project"]}`),
 	}
-	// v2 adds a tool: compatible.
+	// v2 adds a tool: compatible. Its description carries markup, as a
+	// hostile server's could: the dashboard must show it as text, and run
+	// none of it (make e2e checks in a real browser).
 	getForecast = &mcp.Tool{
 		Name:        "get_forecast",
-		Description: "Get tomorrow's forecast for a city.",
+		Description: "Get tomorrow's forecast for a city." + `<script>window.__mcpdriftPoisoned = "script"</script><img src=x onerror="window.__mcpdriftPoisoned = 'img'">`,
 		InputSchema: schema(`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer","minimum":1,"maximum":7}},"required":["city"]}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}

@@ -173,11 +173,29 @@ func IsClient(t testing.TB, s tracetest.SpanStub) {
 // given attributes.
 func (tel *Telemetry) HistogramCount(t testing.TB, name string, attrs ...attribute.KeyValue) uint64 {
 	t.Helper()
+	var n uint64
+	for _, dp := range tel.HistogramPoints(t, name) {
+		match := true
+		for _, kv := range attrs {
+			if v, ok := dp.Attributes.Value(kv.Key); !ok || v != kv.Value {
+				match = false
+			}
+		}
+		if match {
+			n += dp.Count
+		}
+	}
+	return n
+}
+
+// HistogramPoints collects the data points of a float64 histogram.
+func (tel *Telemetry) HistogramPoints(t testing.TB, name string) []metricdata.HistogramDataPoint[float64] {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := tel.Reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
-	var n uint64
+	var out []metricdata.HistogramDataPoint[float64]
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			if m.Name != name {
@@ -187,18 +205,8 @@ func (tel *Telemetry) HistogramCount(t testing.TB, name string, attrs ...attribu
 			if !ok {
 				t.Fatalf("%s is %T, want a float64 histogram", name, m.Data)
 			}
-			for _, dp := range h.DataPoints {
-				match := true
-				for _, kv := range attrs {
-					if v, ok := dp.Attributes.Value(kv.Key); !ok || v != kv.Value {
-						match = false
-					}
-				}
-				if match {
-					n += dp.Count
-				}
-			}
+			out = append(out, h.DataPoints...)
 		}
 	}
-	return n
+	return out
 }

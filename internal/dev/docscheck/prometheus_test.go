@@ -93,6 +93,8 @@ func TestPrometheusNames(t *testing.T) {
 		"targets":             []any{map[string]any{"name": "everything", "command": []any{node, current, "stdio"}}},
 	}
 	receivers["otlp"] = map[string]any{"protocols": map[string]any{"http": map[string]any{"endpoint": otlpAddr}}}
+	// One series, so the second agent's stale call lands in the overflow series.
+	cfg["processors"].(map[string]any)["mcpimpact"] = map[string]any{"metric_cardinality_limit": 1}
 	prom := cfg["exporters"].(map[string]any)["prometheus"].(map[string]any)
 	prom["endpoint"] = promAddr
 	reader := cfg["service"].(map[string]any)["telemetry"].(map[string]any)["metrics"].(map[string]any)["readers"].([]any)[0]
@@ -135,9 +137,12 @@ func TestPrometheusNames(t *testing.T) {
 	// drift_count is exported at 0 from the first probe; the per-rule change
 	// counter appears with the first drift.
 	waitFor(ctx, t, "the drift", func() bool { return strings.Contains(scrape(exporterURL), "mcpdrift_drift_changes_total{") })
-	postStaleCall(t, "http://"+otlpAddr+"/v1/traces")
-	waitFor(ctx, t, "the stale call", func() bool {
-		return strings.Contains(scrape(telemetryURL), "otelcol_processor_mcpimpact_stale_calls{")
+	postStaleCall(t, "http://"+otlpAddr+"/v1/traces", "planner")
+	postStaleCall(t, "http://"+otlpAddr+"/v1/traces", "researcher")
+	overflow := `otelcol_processor_mcpimpact_stale_calls{otel_metric_overflow="true"`
+	waitFor(ctx, t, "the stale calls", func() bool {
+		page := scrape(telemetryURL)
+		return strings.Contains(page, `gen_ai_agent_name="planner"`) && strings.Contains(page, overflow)
 	})
 
 	pages := map[string]string{"exporter": scrape(exporterURL), "telemetry": scrape(telemetryURL)}
@@ -186,17 +191,17 @@ func waitFor(ctx context.Context, t *testing.T, what string, ok func() bool) {
 	}
 }
 
-// postStaleCall sends one tools/call span whose digest is no definition the
-// server ever had, so mcpimpact marks it stale.
-func postStaleCall(t *testing.T, url string) {
+// postStaleCall sends one tools/call span of agent whose digest is no
+// definition the server ever had, so mcpimpact marks it stale.
+func postStaleCall(t *testing.T, url, agent string) {
 	t.Helper()
 	now := time.Now().UnixNano()
-	body := fmt.Sprintf(`{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"planner"}}]},
-"scopeSpans":[{"scope":{"name":"docscheck"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174",
+	body := fmt.Sprintf(`{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"%s"}}]},
+"scopeSpans":[{"scope":{"name":"docscheck"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"%016x",
 "name":"tools/call echo","kind":3,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[
 {"key":"mcp.method.name","value":{"stringValue":"tools/call"}},{"key":"gen_ai.tool.name","value":{"stringValue":"echo"}},
 {"key":"mcpdrift.server.name","value":{"stringValue":"everything"}},
-{"key":"mcpdrift.tool.digest","value":{"stringValue":"%s"}}]}]}]}]}`, now, now+1000, strings.Repeat("0", 64))
+{"key":"mcpdrift.tool.digest","value":{"stringValue":"%s"}}]}]}]}]}`, agent, now, now, now+1000, strings.Repeat("0", 64))
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,7 @@ type Options struct {
 	ReplanAfter  int      // calls with the old plan after list_changed
 	ExtraEnv     []string // added to the collector's environment
 	ServerPort   int      // 0: pick a free port (fixed across restarts when set)
+	APIPort      int      // the control plane's (dashboard's); 0: pick a free port
 	StartTimeout time.Duration
 }
 
@@ -47,7 +48,13 @@ type Stack struct {
 
 // Ports are the loopback ports the stack uses.
 type Ports struct {
-	Server, OTLPHTTP, Health, Prometheus, Telemetry int
+	Server, OTLPHTTP, Health, Prometheus, Telemetry, API int
+}
+
+// APIURL is the collector's control plane (mcpdrift_api): the dashboard at
+// /, the API under /api/v1/.
+func (s *Stack) APIURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d", s.Ports.API)
 }
 
 // ServerURL is the demo server's MCP endpoint.
@@ -64,13 +71,16 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	ports, err := procs.FreePorts(5)
+	ports, err := procs.FreePorts(6)
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{opts: o, Ports: Ports{Server: ports[0], OTLPHTTP: ports[1], Health: ports[2], Prometheus: ports[3], Telemetry: ports[4]}}
+	s := &Stack{opts: o, Ports: Ports{Server: ports[0], OTLPHTTP: ports[1], Health: ports[2], Prometheus: ports[3], Telemetry: ports[4], API: ports[5]}}
 	if o.ServerPort != 0 {
 		s.Ports.Server = o.ServerPort
+	}
+	if o.APIPort != 0 {
+		s.Ports.API = o.APIPort
 	}
 	ok := false
 	defer func() {
@@ -92,6 +102,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		"DEMO_HEALTH_PORT=" + strconv.Itoa(s.Ports.Health),
 		"DEMO_PROMETHEUS_PORT=" + strconv.Itoa(s.Ports.Prometheus),
 		"DEMO_TELEMETRY_PORT=" + strconv.Itoa(s.Ports.Telemetry),
+		"DEMO_API_PORT=" + strconv.Itoa(s.Ports.API),
 	}, o.ExtraEnv...)
 	collector, err := s.spawn("collector", o.Collector, []string{"--config", o.Config}, env)
 	if err != nil {

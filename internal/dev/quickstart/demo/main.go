@@ -28,7 +28,12 @@ func main() {
 	flag.StringVar(&o.Dir, "dir", "", "working directory (default: a new temporary one, removed afterwards)")
 	flag.DurationVar(&o.SwitchAfter, "switch-after", 15*time.Second, "when the server switches from contract v1 to v2")
 	timeout := flag.Duration("timeout", 60*time.Second, "give up when nothing was shown by then")
+	dashboard := flag.Bool("dashboard", false, "keep the collector and the server running after the summary, with the dashboard on -dashboard-port, until interrupted")
+	flag.IntVar(&o.APIPort, "dashboard-port", 13180, "the dashboard's loopback port with -dashboard")
 	flag.Parse()
+	if !*dashboard {
+		o.APIPort = 0 // any free port
+	}
 
 	keep := o.Dir != ""
 	if !keep {
@@ -39,7 +44,7 @@ func main() {
 		o.Dir = dir
 		defer os.RemoveAll(dir)
 	}
-	if err := run(o, *timeout, keep); err != nil {
+	if err := run(o, *timeout, keep, *dashboard); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		if !keep {
 			os.RemoveAll(o.Dir)
@@ -48,7 +53,7 @@ func main() {
 	}
 }
 
-func run(o quickstart.Options, timeout time.Duration, keep bool) error {
+func run(o quickstart.Options, timeout time.Duration, keep, dashboard bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	began := time.Now()
@@ -65,6 +70,7 @@ func run(o quickstart.Options, timeout time.Duration, keep bool) error {
 	}()
 	say("demo MCP server (contract v1) at %s", s.ServerURL())
 	say("collector healthy; mcpdrift probes the server every 3s, mcpimpact indexes the agent's calls")
+	say("dashboard and API at %s (mcpdrift status --api %s)", s.APIURL(), s.APIURL())
 	say("agents %v calling the server from %d sessions each; the server switches to v2 at %s", o.Agents, o.Sessions, o.SwitchAfter)
 
 	deadline := time.After(timeout - time.Since(began))
@@ -110,6 +116,12 @@ func run(o quickstart.Options, timeout time.Duration, keep bool) error {
 		} else {
 			fmt.Printf("\n(run with -dir DIR to keep the collector's outputs: logs.jsonl, traces.jsonl, metrics.jsonl)\n")
 		}
+		if !dashboard {
+			fmt.Printf("(run with -dashboard to look at the drift in the dashboard afterwards)\n")
+			return nil
+		}
+		fmt.Printf("\nDashboard: %s — the drift, who it hurts, Accept. Ctrl-C stops the demo.\n", s.APIURL())
+		<-ctx.Done()
 		return nil
 	}
 }

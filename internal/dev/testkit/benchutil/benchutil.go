@@ -5,6 +5,7 @@ package benchutil
 
 import (
 	"runtime"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -41,4 +42,63 @@ func Mallocs(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.Mallocs - before.Mallocs
+}
+
+// ThreadCPUTime returns the user plus system CPU time of the calling OS
+// thread (Linux; lock the goroutine to its thread around what is timed).
+// Unlike wall time it leaves out the time the thread waited for a CPU, so a
+// latency measured with it says what the code costs on a machine other
+// processes are loading.
+func ThreadCPUTime() time.Duration {
+	const rusageThread = 1 // RUSAGE_THREAD
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(rusageThread, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Latencies records the wall and thread CPU time of each operation of a
+// benchmark, for percentiles.
+type Latencies struct {
+	wall, cpu []time.Duration
+}
+
+// Loop is b's loop over op, each run timed, on one locked thread (so the
+// thread's CPU time is the operation's), allocations reported.
+func (l *Latencies) Loop(b *testing.B, op func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Time(op)
+	}
+}
+
+// Time runs op once and records how long it took; lock the goroutine to
+// its thread (runtime.LockOSThread) around the calls.
+func (l *Latencies) Time(op func()) {
+	start, startCPU := time.Now(), ThreadCPUTime()
+	op()
+	l.cpu = append(l.cpu, ThreadCPUTime()-startCPU)
+	l.wall = append(l.wall, time.Since(start))
+}
+
+// Report reports the 50th and 99th percentile of wall time (p50-ms,
+// p99-ms) and the 99th of thread CPU time (p99-cpu-ms), in milliseconds.
+func (l *Latencies) Report(b *testing.B) {
+	slices.Sort(l.wall)
+	slices.Sort(l.cpu)
+	b.ReportMetric(ms(percentile(l.wall, 50)), "p50-ms")
+	b.ReportMetric(ms(percentile(l.wall, 99)), "p99-ms")
+	b.ReportMetric(ms(percentile(l.cpu, 99)), "p99-cpu-ms")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// percentile returns the p-th percentile (0 < p <= 100) of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p/100+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }

@@ -125,7 +125,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorMcpimpactStaleCalls, err = builder.meter.Int64Counter(
 		"otelcol_processor_mcpimpact_stale_calls",
-		metric.WithDescription("Tool-call spans marked mcpdrift.tool.stale=true (the caller used a definition other than the server's current one). [Alpha]"),
+		metric.WithDescription("Tool-call spans marked mcpdrift.tool.stale=true (the caller used a definition other than the server's current one), by server, tool and agent; past metric_cardinality_limit series, in one series marked otel.metric.overflow=true. [Alpha]"),
 		metric.WithUnit("{call}"),
 	)
 	errs = errors.Join(errs, err)

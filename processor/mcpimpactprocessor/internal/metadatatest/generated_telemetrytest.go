@@ -70,7 +70,7 @@ func AssertEqualProcessorMcpimpactIndexEvictions(t *testing.T, tt *componenttest
 func AssertEqualProcessorMcpimpactStaleCalls(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_mcpimpact_stale_calls",
-		Description: "Tool-call spans marked mcpdrift.tool.stale=true (the caller used a definition other than the server's current one). [Alpha]",
+		Description: "Tool-call spans marked mcpdrift.tool.stale=true (the caller used a definition other than the server's current one), by server, tool and agent; past metric_cardinality_limit series, in one series marked otel.metric.overflow=true. [Alpha]",
 		Unit:        "{call}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -174,6 +174,26 @@ func (ms *McpdriftDriftCountMetricConfig) Validate() error {
 	return nil
 }
 
+// McpdriftDriftHistorySizeMetricConfig provides config for the mcpdrift.drift.history.size metric.
+type McpdriftDriftHistorySizeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *McpdriftDriftHistorySizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // McpdriftDriftOpenMetricConfig provides config for the mcpdrift.drift.open metric.
 type McpdriftDriftOpenMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -288,6 +308,7 @@ type MetricsConfig struct {
 	McpdriftDefinitions      McpdriftDefinitionsMetricConfig      `mapstructure:"mcpdrift.definitions"`
 	McpdriftDriftChanges     McpdriftDriftChangesMetricConfig     `mapstructure:"mcpdrift.drift.changes"`
 	McpdriftDriftCount       McpdriftDriftCountMetricConfig       `mapstructure:"mcpdrift.drift.count"`
+	McpdriftDriftHistorySize McpdriftDriftHistorySizeMetricConfig `mapstructure:"mcpdrift.drift.history.size"`
 	McpdriftDriftOpen        McpdriftDriftOpenMetricConfig        `mapstructure:"mcpdrift.drift.open"`
 	McpdriftProbeDuration    McpdriftProbeDurationMetricConfig    `mapstructure:"mcpdrift.probe.duration"`
 	McpdriftProbeLastSuccess McpdriftProbeLastSuccessMetricConfig `mapstructure:"mcpdrift.probe.last_success"`
@@ -313,6 +334,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []McpdriftDriftCountMetricAttributeKey{McpdriftDriftCountMetricAttributeKeySeverity},
+		},
+		McpdriftDriftHistorySize: McpdriftDriftHistorySizeMetricConfig{
+			Enabled: true,
 		},
 		McpdriftDriftOpen: McpdriftDriftOpenMetricConfig{
 			Enabled: true,

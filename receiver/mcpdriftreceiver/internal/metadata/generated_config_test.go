@@ -44,6 +44,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []McpdriftDriftCountMetricAttributeKey{McpdriftDriftCountMetricAttributeKeySeverity},
 					},
+					McpdriftDriftHistorySize: McpdriftDriftHistorySizeMetricConfig{
+						Enabled: true,
+					},
 					McpdriftDriftOpen: McpdriftDriftOpenMetricConfig{
 						Enabled: true,
 					},
@@ -90,6 +93,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []McpdriftDriftCountMetricAttributeKey{McpdriftDriftCountMetricAttributeKeySeverity},
 					},
+					McpdriftDriftHistorySize: McpdriftDriftHistorySizeMetricConfig{
+						Enabled: false,
+					},
 					McpdriftDriftOpen: McpdriftDriftOpenMetricConfig{
 						Enabled: false,
 					},
@@ -118,7 +124,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(McpdriftContractMixedMetricConfig{}, McpdriftDefinitionsMetricConfig{}, McpdriftDriftChangesMetricConfig{}, McpdriftDriftCountMetricConfig{}, McpdriftDriftOpenMetricConfig{}, McpdriftProbeDurationMetricConfig{}, McpdriftProbeLastSuccessMetricConfig{}, McpdriftProbeUpMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(McpdriftContractMixedMetricConfig{}, McpdriftDefinitionsMetricConfig{}, McpdriftDriftChangesMetricConfig{}, McpdriftDriftCountMetricConfig{}, McpdriftDriftHistorySizeMetricConfig{}, McpdriftDriftOpenMetricConfig{}, McpdriftProbeDurationMetricConfig{}, McpdriftProbeLastSuccessMetricConfig{}, McpdriftProbeUpMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

@@ -157,6 +157,9 @@ var MetricsInfo = metricsInfo{
 		Name:       "mcpdrift.drift.count",
 		Attributes: []string{"severity"},
 	},
+	McpdriftDriftHistorySize: metricInfo{
+		Name: "mcpdrift.drift.history.size",
+	},
 	McpdriftDriftOpen: metricInfo{
 		Name: "mcpdrift.drift.open",
 	},
@@ -177,6 +180,7 @@ type metricsInfo struct {
 	McpdriftDefinitions      metricInfo
 	McpdriftDriftChanges     metricInfo
 	McpdriftDriftCount       metricInfo
+	McpdriftDriftHistorySize metricInfo
 	McpdriftDriftOpen        metricInfo
 	McpdriftProbeDuration    metricInfo
 	McpdriftProbeLastSuccess metricInfo
@@ -512,6 +516,56 @@ func newMetricMcpdriftDriftCount(cfg McpdriftDriftCountMetricConfig) metricMcpdr
 	return m
 }
 
+type metricMcpdriftDriftHistorySize struct {
+	data     pmetric.Metric                       // data buffer for generated metric.
+	config   McpdriftDriftHistorySizeMetricConfig // metric config provided by user.
+	capacity int                                  // max observed number of data points added to the metric.
+}
+
+// init fills mcpdrift.drift.history.size metric with initial data.
+func (m *metricMcpdriftDriftHistorySize) init() {
+	m.data.SetName("mcpdrift.drift.history.size")
+	m.data.SetDescription("Encoded size of the target's drift history (the drifts the control plane serves), the same in memory and in storage; bounded by drift_history.max_bytes.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricMcpdriftDriftHistorySize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricMcpdriftDriftHistorySize) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricMcpdriftDriftHistorySize) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricMcpdriftDriftHistorySize(cfg McpdriftDriftHistorySizeMetricConfig) metricMcpdriftDriftHistorySize {
+	m := metricMcpdriftDriftHistorySize{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricMcpdriftDriftOpen struct {
 	data     pmetric.Metric                // data buffer for generated metric.
 	config   McpdriftDriftOpenMetricConfig // metric config provided by user.
@@ -765,6 +819,7 @@ type MetricsBuilder struct {
 	metricMcpdriftDefinitions      metricMcpdriftDefinitions
 	metricMcpdriftDriftChanges     metricMcpdriftDriftChanges
 	metricMcpdriftDriftCount       metricMcpdriftDriftCount
+	metricMcpdriftDriftHistorySize metricMcpdriftDriftHistorySize
 	metricMcpdriftDriftOpen        metricMcpdriftDriftOpen
 	metricMcpdriftProbeDuration    metricMcpdriftProbeDuration
 	metricMcpdriftProbeLastSuccess metricMcpdriftProbeLastSuccess
@@ -798,6 +853,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricMcpdriftDefinitions:      newMetricMcpdriftDefinitions(mbc.Metrics.McpdriftDefinitions),
 		metricMcpdriftDriftChanges:     newMetricMcpdriftDriftChanges(mbc.Metrics.McpdriftDriftChanges),
 		metricMcpdriftDriftCount:       newMetricMcpdriftDriftCount(mbc.Metrics.McpdriftDriftCount),
+		metricMcpdriftDriftHistorySize: newMetricMcpdriftDriftHistorySize(mbc.Metrics.McpdriftDriftHistorySize),
 		metricMcpdriftDriftOpen:        newMetricMcpdriftDriftOpen(mbc.Metrics.McpdriftDriftOpen),
 		metricMcpdriftProbeDuration:    newMetricMcpdriftProbeDuration(mbc.Metrics.McpdriftProbeDuration),
 		metricMcpdriftProbeLastSuccess: newMetricMcpdriftProbeLastSuccess(mbc.Metrics.McpdriftProbeLastSuccess),
@@ -908,6 +964,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricMcpdriftDefinitions.emit(ils.Metrics())
 	mb.metricMcpdriftDriftChanges.emit(ils.Metrics())
 	mb.metricMcpdriftDriftCount.emit(ils.Metrics())
+	mb.metricMcpdriftDriftHistorySize.emit(ils.Metrics())
 	mb.metricMcpdriftDriftOpen.emit(ils.Metrics())
 	mb.metricMcpdriftProbeDuration.emit(ils.Metrics())
 	mb.metricMcpdriftProbeLastSuccess.emit(ils.Metrics())
@@ -961,6 +1018,11 @@ func (mb *MetricsBuilder) RecordMcpdriftDriftChangesDataPoint(ts pcommon.Timesta
 // RecordMcpdriftDriftCountDataPoint adds a data point to mcpdrift.drift.count metric.
 func (mb *MetricsBuilder) RecordMcpdriftDriftCountDataPoint(ts pcommon.Timestamp, val int64, severityAttributeValue AttributeSeverity) {
 	mb.metricMcpdriftDriftCount.recordDataPoint(mb.startTime, ts, val, severityAttributeValue.String())
+}
+
+// RecordMcpdriftDriftHistorySizeDataPoint adds a data point to mcpdrift.drift.history.size metric.
+func (mb *MetricsBuilder) RecordMcpdriftDriftHistorySizeDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricMcpdriftDriftHistorySize.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordMcpdriftDriftOpenDataPoint adds a data point to mcpdrift.drift.open metric.

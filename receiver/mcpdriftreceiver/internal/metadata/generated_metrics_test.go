@@ -102,6 +102,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordMcpdriftDriftHistorySizeDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordMcpdriftDriftOpenDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
@@ -301,6 +304,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("mcpdrift.drift.severity")
 						assert.False(t, ok)
 					}
+				case "mcpdrift.drift.history.size":
+					assert.False(t, validatedMetrics["mcpdrift.drift.history.size"], "Found a duplicate in the metrics slice: mcpdrift.drift.history.size")
+					validatedMetrics["mcpdrift.drift.history.size"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Encoded size of the target's drift history (the drifts the control plane serves), the same in memory and in storage; bounded by drift_history.max_bytes.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "mcpdrift.drift.open":
 					assert.False(t, validatedMetrics["mcpdrift.drift.open"], "Found a duplicate in the metrics slice: mcpdrift.drift.open")
 					validatedMetrics["mcpdrift.drift.open"] = true

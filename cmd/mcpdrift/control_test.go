@@ -1,0 +1,220 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+)
+
+// The control plane commands against a stand-in for the API that answers
+// with the API's documented examples (extension/mcpdriftapiextension/
+// testdata, checked against its OpenAPI document there); make e2e runs them
+// against the running distribution.
+
+type fakeAPI struct {
+	mu       sync.Mutex
+	requests []*http.Request
+	bodies   []string
+	status   int    // when set, every answer has this status ...
+	answer   string // ... and this body
+	url      string
+}
+
+func examplePath(name string) string {
+	return filepath.Join(testservers.RepoRoot(), "extension", "mcpdriftapiextension", "testdata", name)
+}
+
+func newFakeAPI(t *testing.T) *fakeAPI {
+	f := &fakeAPI{}
+	routes := map[string]string{
+		"GET /api/v1/servers":                        "servers.json",
+		"GET /api/v1/servers/demo-tools/drifts":      "drifts.json",
+		"GET /api/v1/servers/demo-tools/impact":      "impact.json",
+		"POST /api/v1/servers/demo-tools/accept":     "accept.json",
+		"GET /api/v1/servers/demo-tools/impact#none": "impact_no_callers.json",
+	}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		f.requests = append(f.requests, r)
+		f.bodies = append(f.bodies, string(body))
+		status, answer := f.status, f.answer
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if status != 0 {
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, answer)
+			return
+		}
+		key := r.Method + " " + r.URL.Path
+		if r.URL.Query().Get("tool") == "get_forecast" {
+			key += "#none"
+		}
+		file, ok := routes[key]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			b, _ := os.ReadFile(examplePath("error_404.json"))
+			_, _ = w.Write(b)
+			return
+		}
+		b, err := os.ReadFile(examplePath(file))
+		if err != nil {
+			t.Error(err)
+		}
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(ts.Close)
+	f.url = ts.URL
+	return f
+}
+
+func (f *fakeAPI) last() (*http.Request, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.requests[len(f.requests)-1], f.bodies[len(f.bodies)-1]
+}
+
+func (f *fakeAPI) fail(status int, body string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.status, f.answer = status, body
+}
+
+func TestStatusCommand(t *testing.T) {
+	api := newFakeAPI(t)
+	code, out, errOut := cli(t, "", "status", "--api", api.url, "--token", "tok-123")
+	// The example has a DOWN server: exit 4, which wins over DRIFTED.
+	if code != exitProbe || !strings.Contains(errOut, "DOWN") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"4 servers: 1 up, 1 drifted, 1 down, 1 pending", "SERVER", "demo-tools", "DRIFTED", "auth_required", "stateless_2026", "breaking", "PENDING"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status output lacks %q:\n%s", want, out)
+		}
+	}
+	req, _ := api.last()
+	if req.Header.Get("Authorization") != "Bearer tok-123" || req.URL.Path != "/api/v1/servers" {
+		t.Errorf("request %s %v", req.URL, req.Header)
+	}
+	code, out, _ = cli(t, "", "status", "--api", api.url, "--format", "json")
+	var v map[string]any
+	if code != exitProbe || json.Unmarshal([]byte(out), &v) != nil || v["summary"] == nil {
+		t.Errorf("--format json: exit %d %s", code, out)
+	}
+}
+
+// TestControlEnvironment: --api and --token default from the environment;
+// the token is sent and never printed, a password in the URL neither.
+func TestControlEnvironment(t *testing.T) {
+	api := newFakeAPI(t)
+	t.Setenv(envAPI, api.url)
+	t.Setenv(envToken, "env-token-987")
+	cli(t, "", "history", "demo-tools")
+	req, _ := api.last()
+	if req.Header.Get("Authorization") != "Bearer env-token-987" || req.URL.Query().Get("limit") != "20" {
+		t.Errorf("request %s %v", req.URL, req.Header)
+	}
+	api.fail(http.StatusUnauthorized, `{"error":{"code":"unauthorized","message":"authentication required"}}`)
+	code, out, errOut := cli(t, "", "history", "demo-tools")
+	if code != exitUnreachable || strings.Contains(out+errOut, "env-token-987") || !strings.Contains(errOut, "--token") {
+		t.Errorf("401: exit %d %s", code, errOut)
+	}
+	code, _, errOut = cli(t, "", "status", "--api", "http://alice:pa55w0rd@127.0.0.1:1")
+	if code != exitUnreachable || strings.Contains(errOut, "pa55w0rd") {
+		t.Errorf("unreachable: exit %d %s", code, errOut)
+	}
+}
+
+func TestHistoryCommand(t *testing.T) {
+	api := newFakeAPI(t)
+	code, out, errOut := cli(t, "", "history", "demo-tools", "--limit", "5", "--api", api.url)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"2 of 2 drifts", "OPEN", "accepted by alice", `"search rollout"`, "BREAKING", "input.property.added_required", "BEFORE:", "AFTER:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("history output lacks %q:\n%s", want, out)
+		}
+	}
+	if req, _ := api.last(); req.URL.Query().Get("limit") != "5" {
+		t.Errorf("limit not sent: %s", req.URL)
+	}
+	if code, _, _ := cli(t, "", "history", "nope", "--api", api.url); code != exitNotFound {
+		t.Errorf("unknown server: exit %d", code)
+	}
+	if code, _, _ := cli(t, "", "history", "--api", api.url); code != exitUsage {
+		t.Errorf("no server: exit %d", code)
+	}
+	if code, _, _ := cli(t, "", "history", "demo-tools", "--limit", "0", "--api", api.url); code != exitUsage {
+		t.Errorf("--limit 0: exit %d", code)
+	}
+	// A server name is one path segment, whatever it holds.
+	cli(t, "", "history", "team/a b", "--api", api.url)
+	if req, _ := api.last(); req.URL.EscapedPath() != "/api/v1/servers/team%2Fa%20b/drifts" {
+		t.Errorf("escaped path %s", req.URL.EscapedPath())
+	}
+}
+
+func TestImpactCommand(t *testing.T) {
+	api := newFakeAPI(t)
+	code, out, errOut := cli(t, "", "impact", "demo-tools", "--tool", "create_ticket", "--hours", "1.5", "--api", api.url)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"AGENT", "SESSIONS", "CALLS", "ERRORS", "AVG LATENCY", "LAST CALLED", "RISK", "planner", "3.4 ms", "51/13/0", "high", "2 agents, 6 sessions, 118 calls, 9 errors", "breaking"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("impact output lacks %q:\n%s", want, out)
+		}
+	}
+	if req, _ := api.last(); req.URL.Query().Get("tool") != "create_ticket" || req.URL.Query().Get("hours") != "1.5" {
+		t.Errorf("query %s", req.URL.RawQuery)
+	}
+	code, out, _ = cli(t, "", "impact", "demo-tools", "--tool", "get_forecast", "--api", api.url)
+	if code != 0 || !strings.Contains(out, "No recent callers — tool may be unused") {
+		t.Errorf("no callers: exit %d\n%s", code, out)
+	}
+	if req, _ := api.last(); req.URL.Query().Has("hours") {
+		t.Errorf("--hours not given, but sent: %s", req.URL.RawQuery)
+	}
+	if code, _, _ := cli(t, "", "impact", "demo-tools", "--api", api.url); code != exitUsage {
+		t.Errorf("no --tool: exit %d", code)
+	}
+	api.fail(http.StatusBadRequest, `{"error":{"code":"bad_parameter","message":"hours must be at most 24","parameter":"hours"}}`)
+	if code, _, errOut := cli(t, "", "impact", "demo-tools", "--tool", "x", "--hours", "48", "--api", api.url); code != exitUsage || !strings.Contains(errOut, "hours must be at most 24") {
+		t.Errorf("400: exit %d %s", code, errOut)
+	}
+	api.fail(http.StatusServiceUnavailable, `{"error":{"code":"unavailable","message":"impact queries need an mcpimpact processor"}}`)
+	if code, _, errOut := cli(t, "", "impact", "demo-tools", "--tool", "x", "--api", api.url); code != exitUnreachable || !strings.Contains(errOut, "mcpimpact processor") {
+		t.Errorf("503: exit %d %s", code, errOut)
+	}
+	api.fail(http.StatusOK, `<html>not the API</html>`)
+	if code, _, _ := cli(t, "", "impact", "demo-tools", "--tool", "x", "--api", api.url); code != exitUnreachable {
+		t.Errorf("not JSON: exit %d", code)
+	}
+}
+
+func TestAcceptCommand(t *testing.T) {
+	api := newFakeAPI(t)
+	code, out, errOut := cli(t, "", "accept", "demo-tools", "--drift", "abc", "--comment", "ok by me", "--api", api.url)
+	if code != 0 || !strings.Contains(out, "alice accepted 1 drift(s) of demo-tools") || !strings.Contains(out, "status UP") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	req, body := api.last()
+	var sent map[string]string
+	if req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/json" || json.Unmarshal([]byte(body), &sent) != nil ||
+		sent["drift"] != "abc" || sent["comment"] != "ok by me" {
+		t.Errorf("request %s %v %s", req.Method, req.Header, body)
+	}
+	api.fail(http.StatusConflict, `{"error":{"code":"no_open_drift","message":"\"demo-tools\" has no open drift to accept"}}`)
+	if code, _, errOut := cli(t, "", "accept", "demo-tools", "--api", api.url); code != exitConflict || !strings.Contains(errOut, "no open drift") {
+		t.Errorf("409: exit %d %s", code, errOut)
+	}
+}

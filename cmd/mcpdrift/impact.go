@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+)
+
+func newImpactCommand() *cobra.Command {
+	var af apiFlags
+	var tool string
+	var hours float64
+	cmd := &cobra.Command{
+		Use:   "impact SERVER --tool TOOL [--hours N] [--api URL] [--format text|json]",
+		Short: "Show which agents called a tool, and with which definition",
+		Long: `Ask the Collector's mcpimpact processor (through its control plane,
+docs/api.md) which agents called a tool of a server in the last --hours (at
+most the processor's window; default all of it): sessions, calls, errors,
+average latency, last call, how many calls used the tool's previous
+definition (old, stale after its last change), its current one (new) or
+neither (unknown), and the risk, by the same rules as mcpdrift.impact events.
+
+` + exitStatusHelp("impact"),
+		Example: `  mcpdrift impact demo-tools --tool create_ticket
+  mcpdrift impact demo-tools --tool create_ticket --hours 1 --format json`,
+		Args: exactArgs("impact", "SERVER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if tool == "" {
+				return usageError("--tool is required: the tool whose callers to list")
+			}
+			q := url.Values{"tool": {tool}}
+			if cmd.Flags().Changed("hours") {
+				if !(hours > 0) {
+					return usageError("--hours must be greater than 0")
+				}
+				q.Set("hours", strconv.FormatFloat(hours, 'f', -1, 64))
+			}
+			var imp controlplane.Impact
+			return af.fetch(cmd, http.MethodGet, q, nil, &imp, func(w io.Writer) error { return writeImpact(w, &imp) }, "servers", args[0], "impact")
+		},
+	}
+	af.register(cmd)
+	cmd.Flags().StringVar(&tool, "tool", "", "the tool's name (required)")
+	cmd.Flags().Float64Var(&hours, "hours", 0, "window in hours, ending now (default: the processor's window)")
+	return cmd
+}
+
+// writeImpact prints the query's header and one row per agent.
+func writeImpact(w io.Writer, imp *controlplane.Impact) error {
+	fmt.Fprintf(w, "mcpdrift: %s · %s · last %sh (%s to %s UTC)\n", contract.SanitizeText(imp.Server), contract.SanitizeText(imp.Tool),
+		strconv.FormatFloat(imp.Hours, 'f', -1, 64), when(imp.From), when(imp.To))
+	digest := func(d *string) string {
+		if d == nil {
+			return "none"
+		}
+		return short(*d)
+	}
+	if ch := imp.Change; ch != nil {
+		fmt.Fprintf(w, "last change: drift %s, %s, %s UTC; definition %s -> %s\n", ch.DriftID, ch.Severity, when(ch.At), digest(imp.PreviousDigest), digest(imp.CurrentDigest))
+	} else {
+		fmt.Fprintf(w, "no change seen; definition %s\n", digest(imp.CurrentDigest))
+	}
+	if imp.NoRecentCallers {
+		_, err := fmt.Fprintln(w, "\nNo recent callers — tool may be unused")
+		return err
+	}
+	t := imp.Totals
+	fmt.Fprintf(w, "%d agents, %d sessions, %d calls, %d errors\n\n", t.Agents, t.Sessions, t.Calls, t.Errors)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tSESSIONS\tCALLS\tERRORS\tAVG LATENCY\tLAST CALLED\tOLD/NEW/UNKNOWN\tRISK")
+	for _, a := range imp.Agents {
+		agent := "(unknown)"
+		if a.Agent != nil {
+			agent = contract.SanitizeText(*a.Agent)
+		}
+		latency := "-"
+		if a.AvgLatencyMS != nil {
+			latency = strconv.FormatFloat(*a.AvgLatencyMS, 'f', 1, 64) + " ms"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%d/%d/%d\t%s\n", agent, a.Sessions, a.Calls, a.Errors, latency, when(a.LastCall),
+			a.Digests.Old, a.Digests.New, a.Digests.Unknown, a.Risk)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+)
+
+func newStatusCommand() *cobra.Command {
+	var af apiFlags
+	cmd := &cobra.Command{
+		Use:   "status [--api URL] [--format text|json]",
+		Short: "List the servers a Collector probes, with their status",
+		Long: `List every server the Collector's mcpdrift receivers probe, from its control
+plane (the mcpdrift_api extension; docs/api.md): status (UP, DRIFTED, DOWN,
+PENDING), last probe, error class, contract digest, protocol generation and
+versions, and the open drift.
+
+` + exitStatusHelp("status"),
+		Example: `  mcpdrift status
+  MCPDRIFT_API=https://otel.example.com:13180 MCPDRIFT_TOKEN=... mcpdrift status --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var list controlplane.ServerList
+			err := af.fetch(cmd, http.MethodGet, nil, nil, &list, func(w io.Writer) error { return writeStatus(w, &list) }, "servers")
+			if err != nil {
+				return err
+			}
+			return statusExit(&list)
+		},
+	}
+	af.register(cmd)
+	return cmd
+}
+
+// statusExit is 4 when a server is down, 1 when one has drifted.
+func statusExit(list *controlplane.ServerList) error {
+	switch {
+	case list.Summary.Down > 0:
+		return &exitError{code: exitProbe, err: fmt.Errorf("%d of %d servers are DOWN", list.Summary.Down, list.Summary.Total)}
+	case list.Summary.Drifted > 0:
+		return &exitError{code: exitDrift, err: fmt.Errorf("%d of %d servers have drifted (mcpdrift history SERVER; mcpdrift accept SERVER)", list.Summary.Drifted, list.Summary.Total)}
+	}
+	return nil
+}
+
+// writeStatus prints one row per server.
+func writeStatus(w io.Writer, list *controlplane.ServerList) error {
+	s := list.Summary
+	fmt.Fprintf(w, "mcpdrift: %d servers: %d up, %d drifted, %d down, %d pending\n\n", s.Total, s.Up, s.Drifted, s.Down, s.Pending)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATUS\tLAST PROBE\tERROR\tCONTRACT\tGENERATION\tPROTOCOL\tVERSION\tOPEN DRIFT")
+	for _, st := range list.Servers {
+		last, class := "-", "-"
+		if st.Probe != nil {
+			last, class = when(st.Probe.Last), st.Probe.ErrorClass
+		}
+		digest, gen, proto, version := "-", "-", "-", "-"
+		if c := st.Contract; c != nil {
+			digest, gen, proto, version = short(c.Digest), orDash(c.SpecGeneration), orDash(c.ProtocolVersion), orDash(c.ServerInfo.Version)
+			if c.BaselineDigest != c.Digest {
+				digest += " (baseline " + short(c.BaselineDigest) + ")"
+			}
+		}
+		open := "-"
+		if d := st.OpenDrift; d != nil {
+			open = d.ID + " " + d.Severity
+		}
+		status := string(st.Status)
+		if st.Mixed {
+			status += " (mixed)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", contract.SanitizeText(st.Name), status, last, class, digest,
+			gen, contract.SanitizeText(proto), contract.SanitizeText(version), open)
+	}
+	return tw.Flush()
+}
+
+// when formats a time for tables, in UTC to the second.
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}

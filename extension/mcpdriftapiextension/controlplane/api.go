@@ -1,0 +1,438 @@
+// Package controlplane is the contract between the mcpdrift_api extension
+// and the components that feed it: the JSON shapes the API serves
+// (docs/api.md; openapi.json beside the extension describes the same), and
+// the read-only views the mcpdrift receiver and the mcpimpact processor
+// register with the extension (view.go). The extension, the receiver, the
+// processor and the CLI import this package; none of them imports another.
+package controlplane
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+)
+
+// APIVersion is the path segment of every API route.
+const APIVersion = "v1"
+
+// Status is a server's state as the API reports it.
+type Status string
+
+// Server states, in the order the dashboard sorts them (worst first).
+const (
+	StatusDown    Status = "DOWN"    // the last probe failed
+	StatusDrifted Status = "DRIFTED" // a drift is open (pinned) or not yet accepted (advance)
+	StatusPending Status = "PENDING" // not probed since the Collector started
+	StatusUp      Status = "UP"      // probed, and no drift waits for an operator
+)
+
+// Drift states.
+const (
+	DriftOpen       = "open"       // waits for an operator (advance) or still served (pinned)
+	DriftAccepted   = "accepted"   // an operator accepted it
+	DriftReverted   = "reverted"   // pinned: the server went back to the baseline
+	DriftSuperseded = "superseded" // pinned: a newer drift from the same baseline replaced it
+)
+
+// Info says which parts of the API this Collector can answer.
+type Info struct {
+	APIVersion string     `json:"api_version"`
+	Drift      Part       `json:"drift"`
+	Impact     ImpactPart `json:"impact"`
+}
+
+// Part is one part of the API and the components that serve it.
+type Part struct {
+	Available bool `json:"available"`
+	// Components are the IDs of the components that registered (e.g.
+	// "mcpdrift", "mcpimpact/tier2").
+	Components []string `json:"components"`
+	// Message says why the part is unavailable; empty when available.
+	Message string `json:"message,omitempty"`
+}
+
+// ImpactPart is the impact part, with the processor's windows.
+type ImpactPart struct {
+	Part
+	// WindowHours is the longest window an impact query may ask for (the
+	// processor's window); 0 when unavailable.
+	WindowHours float64 `json:"window_hours"`
+	// RecentWindowHours is what "recent" means for the risk level.
+	RecentWindowHours float64 `json:"recent_window_hours"`
+}
+
+// ServerList is GET /api/v1/servers.
+type ServerList struct {
+	Servers []ServerStatus `json:"servers"` // by name
+	Summary StatusSummary  `json:"summary"`
+}
+
+// StatusSummary counts servers per status.
+type StatusSummary struct {
+	Total   int `json:"total"`
+	Up      int `json:"up"`
+	Drifted int `json:"drifted"`
+	Down    int `json:"down"`
+	Pending int `json:"pending"`
+}
+
+// ServerStatus is one probed server.
+type ServerStatus struct {
+	Name string `json:"name"`
+	// URL is the endpoint without credentials, query or fragment, or
+	// stdio:<command> (never the environment).
+	URL    string `json:"url"`
+	Status Status `json:"status"`
+	// BaselineMode is advance or pinned.
+	BaselineMode string `json:"baseline_mode"`
+	// Receiver is the component ID of the receiver that probes the server.
+	Receiver string `json:"receiver"`
+	// Probe is null until the first probe since the Collector started.
+	Probe *ProbeStatus `json:"probe"`
+	// Contract is null until a contract is known (probed, or restored).
+	Contract *ContractSummary `json:"contract"`
+	// OpenDrift is the newest drift still open; null when none is.
+	OpenDrift *DriftRef `json:"open_drift"`
+	// Mixed is true while the server is a mixed fleet (rolling deploy,
+	// canary): two or more contracts served alternately.
+	Mixed   bool          `json:"mixed"`
+	History HistoryMemory `json:"history"`
+}
+
+// ProbeStatus is the outcome of the last probe.
+type ProbeStatus struct {
+	Last        time.Time  `json:"last"`
+	LastSuccess *time.Time `json:"last_success"`
+	// ErrorClass is "none" when the last probe succeeded, else why it
+	// failed: unreachable, timeout, http_status, auth_required,
+	// protocol_error, invalid_listing, too_large or internal.
+	ErrorClass string  `json:"error_class"`
+	DurationMS float64 `json:"duration_ms"`
+	Count      int64   `json:"count"` // probes since the Collector started
+}
+
+// ContractSummary describes the contract the server serves.
+type ContractSummary struct {
+	// Digest is the contract digest the server serves (confirmed).
+	Digest string `json:"digest"`
+	// BaselineDigest is what drift is reported against: the same as Digest
+	// unless a pinned baseline has an open drift.
+	BaselineDigest  string      `json:"baseline_digest"`
+	ObservedAt      time.Time   `json:"observed_at"`
+	Transport       string      `json:"transport"`
+	SpecGeneration  string      `json:"spec_generation"`
+	ProtocolVersion string      `json:"protocol_version"`
+	ServerInfo      ServerInfo  `json:"server_info"`
+	Definitions     Definitions `json:"definitions"`
+}
+
+// ServerInfo is the name and version the server reports (serverInfo).
+type ServerInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Definitions counts definitions per kind.
+type Definitions struct {
+	Tools             int `json:"tools"`
+	Prompts           int `json:"prompts"`
+	Resources         int `json:"resources"`
+	ResourceTemplates int `json:"resource_templates"`
+}
+
+// DriftRef names a drift.
+type DriftRef struct {
+	ID       string    `json:"id"`
+	Severity string    `json:"severity"`
+	At       time.Time `json:"at"`
+}
+
+// HistoryMemory is what a server's drift history holds.
+type HistoryMemory struct {
+	Drifts int `json:"drifts"`
+	// Bytes is the encoded size of the entries, in memory and in storage.
+	Bytes int64 `json:"bytes"`
+}
+
+// ServerDetail is GET /api/v1/servers/{name}: the status and the served
+// contract, in the snapshot format `mcpdrift snapshot` writes.
+type ServerDetail struct {
+	ServerStatus
+	// Snapshot is null while no contract is known.
+	Snapshot json.RawMessage `json:"snapshot"`
+}
+
+// DriftPage is GET /api/v1/servers/{name}/drifts.
+type DriftPage struct {
+	Server string  `json:"server"`
+	Drifts []Drift `json:"drifts"` // newest first
+	// Total is how many drifts the history holds for the server.
+	Total int `json:"total"`
+}
+
+// AppendJSON appends the page's JSON to b. The drifts' kept encodings
+// (Encoded) are copied as they are, so a page of a hundred drifts costs a
+// copy rather than an encoding (and the API writes it without re-reading
+// it: see JSONAppender).
+func (p DriftPage) AppendJSON(b []byte) ([]byte, error) {
+	server, err := marshal(p.Server)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `{"server":`...)
+	b = append(b, server...)
+	b = append(b, `,"drifts":[`...)
+	for i, d := range p.Drifts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		enc := d.Encoded
+		if len(enc) == 0 {
+			if enc, err = d.Encode(); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, enc...)
+	}
+	b = append(b, `],"total":`...)
+	b = strconv.AppendInt(b, int64(p.Total), 10)
+	return append(b, '}'), nil
+}
+
+// MarshalJSON writes what AppendJSON does.
+func (p DriftPage) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil) }
+
+// JSONAppender is a response that writes its own JSON, already valid: the
+// API sends it without encoding/json's second pass over the bytes.
+type JSONAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
+// Drift is one entry of a server's drift history.
+type Drift struct {
+	// ID is unique among the drifts the Collector holds: the drift's
+	// DriftID, with ".2", ".3", ... when the same change recurs.
+	ID string `json:"id"`
+	// DriftID is the mcpdrift.drift.id of the drift event: the same change
+	// of the same server always has the same one.
+	DriftID          string           `json:"drift_id"`
+	Server           string           `json:"server"`
+	At               time.Time        `json:"at"`
+	PreviousContract string           `json:"previous_contract"`
+	CurrentContract  string           `json:"current_contract"`
+	Severity         string           `json:"severity"`
+	Summary          contract.Summary `json:"summary"`
+	// Description is the drift event's one-line body, worst change first.
+	Description string `json:"description"`
+	// Changes is the classified change list, worst first, as `mcpdrift
+	// diff --format json` writes it.
+	Changes []contract.Change `json:"changes"`
+	// State is open, accepted, reverted or superseded.
+	State    string      `json:"state"`
+	ClosedAt *time.Time  `json:"closed_at"`
+	Accepted *Acceptance `json:"accepted"`
+	// Truncated is true when before/after values or definitions were left
+	// out to keep the entry within the history's per-drift byte budget.
+	Truncated bool `json:"truncated"`
+
+	// Encoded, when set, is this drift's JSON as MarshalJSON would write
+	// it: a history keeps it with each entry, so a page of drifts costs a
+	// copy, not an encoding. Whoever changes the drift drops it.
+	Encoded json.RawMessage `json:"-"`
+}
+
+// driftJSON is Drift without its methods, for encoding.
+type driftJSON Drift
+
+// MarshalJSON writes Encoded when it is set.
+func (d Drift) MarshalJSON() ([]byte, error) {
+	if len(d.Encoded) > 0 {
+		return d.Encoded, nil
+	}
+	return marshal(driftJSON(d))
+}
+
+// Encode returns the drift's JSON, for Encoded.
+func (d Drift) Encode() (json.RawMessage, error) {
+	d.Encoded = nil
+	return marshal(driftJSON(d))
+}
+
+// marshal is json.Marshal without HTML escaping (server text stays as sent).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// Acceptance records who accepted a drift.
+type Acceptance struct {
+	By string    `json:"by"`
+	At time.Time `json:"at"`
+	// Authenticated is true when By is the principal the Collector's auth
+	// extension established, false when the request named it.
+	Authenticated bool   `json:"authenticated"`
+	Comment       string `json:"comment"`
+}
+
+// DriftDetail is GET /api/v1/drifts/{id}: the drift with the full before
+// and after definitions of every changed item.
+type DriftDetail struct {
+	Drift
+	Definitions []DefinitionChange `json:"definitions"`
+}
+
+// MarshalJSON writes the drift's members and definitions as one object (the
+// embedded Drift's MarshalJSON would otherwise stand for the whole).
+func (d DriftDetail) MarshalJSON() ([]byte, error) {
+	head, err := d.Drift.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	defs := d.Definitions
+	if defs == nil {
+		defs = []DefinitionChange{}
+	}
+	tail, err := marshal(defs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(head)+len(tail)+len(`,"definitions":`))
+	out = append(out, head[:len(head)-1]...) // without the closing brace
+	out = append(out, `,"definitions":`...)
+	out = append(out, tail...)
+	return append(out, '}'), nil
+}
+
+// DefinitionChange is one changed item, whole, on both sides.
+type DefinitionChange struct {
+	// Subject is tool, prompt, resource, resource_template or server.
+	Subject contract.Kind `json:"subject"`
+	// Name is the tool or prompt name, resource URI or URI template; "" for
+	// the server (whose before/after hold protocol_version,
+	// spec_generation, server_info, capabilities and instructions).
+	Name string `json:"name"`
+	// Before and After are the definitions exactly as the server sent
+	// them; null where the item did not exist, or when Truncated.
+	Before       json.RawMessage `json:"before"`
+	After        json.RawMessage `json:"after"`
+	BeforeDigest string          `json:"before_digest"`
+	AfterDigest  string          `json:"after_digest"`
+	Truncated    bool            `json:"truncated"`
+}
+
+// AcceptRequest is the optional body of POST /api/v1/servers/{name}/accept.
+type AcceptRequest struct {
+	// Drift, when set, must be the id of the server's newest open drift:
+	// an operator accepts what they looked at, not what arrived since.
+	Drift string `json:"drift,omitempty"`
+	// By names the operator when no auth extension establishes one.
+	By      string `json:"by,omitempty"`
+	Comment string `json:"comment,omitempty"`
+}
+
+// AcceptResult is the answer to an accept.
+type AcceptResult struct {
+	Server string `json:"server"`
+	// Accepted are the drifts this accept closed, newest first.
+	Accepted []Drift   `json:"accepted"`
+	At       time.Time `json:"at"`
+	By       string    `json:"by"`
+	// BaselineDigest is the baseline from now on.
+	BaselineDigest string `json:"baseline_digest"`
+	Status         Status `json:"status"`
+}
+
+// ImpactQuery asks who called a tool of a server.
+type ImpactQuery struct {
+	Server string
+	Tool   string
+	Window time.Duration // at most the processor's window
+}
+
+// Impact is GET /api/v1/servers/{name}/impact.
+type Impact struct {
+	Server string    `json:"server"`
+	Tool   string    `json:"tool"`
+	Hours  float64   `json:"hours"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	// CurrentDigest is the tool's digest now; null when the server no
+	// longer offers it (or it never listed it).
+	CurrentDigest *string `json:"current_digest"`
+	// PreviousDigest is the tool's digest before its last change; null
+	// when no change is known.
+	PreviousDigest *string `json:"previous_digest"`
+	// Change is the tool's last change the processor saw; null when none.
+	Change *ToolChange   `json:"change"`
+	Totals ImpactTotals  `json:"totals"`
+	Agents []AgentImpact `json:"agents"` // by risk, then calls
+	// NoRecentCallers is true when nobody called the tool in the window.
+	NoRecentCallers bool `json:"no_recent_callers"`
+}
+
+// ToolChange is the last change of a tool.
+type ToolChange struct {
+	DriftID string `json:"drift_id"`
+	// Severity is the tool's worst change in that drift; risk follows it.
+	Severity string    `json:"severity"`
+	At       time.Time `json:"at"`
+}
+
+// ImpactTotals add up the agents (agents and sessions counted once).
+type ImpactTotals struct {
+	Agents   int   `json:"agents"`
+	Sessions int   `json:"sessions"`
+	Calls    int64 `json:"calls"`
+	Errors   int64 `json:"errors"`
+}
+
+// AgentImpact is one agent's calls of the tool in the window.
+type AgentImpact struct {
+	// Agent is null when the spans named no agent.
+	Agent    *string `json:"agent"`
+	Sessions int     `json:"sessions"`
+	Calls    int64   `json:"calls"`
+	Errors   int64   `json:"errors"`
+	// AvgLatencyMS is the mean span duration; null when no call had one.
+	AvgLatencyMS *float64   `json:"avg_latency_ms"`
+	LastCall     time.Time  `json:"last_call"`
+	Digests      DigestUsed `json:"digests"`
+	// Risk is high, medium or low (docs/mcpimpact.md, "Risk").
+	Risk string `json:"risk"`
+	// SessionIDs are the most recently active sessions (at most the
+	// processor's max_sessions_per_record).
+	SessionIDs []string `json:"session_ids"`
+}
+
+// DigestUsed splits calls by the definition they were made with: the
+// tool's previous digest (stale after the change), its current one, or
+// unknown (no digest on the span, or another one).
+type DigestUsed struct {
+	Old     int64 `json:"old"`
+	New     int64 `json:"new"`
+	Unknown int64 `json:"unknown"`
+}
+
+// ErrorBody is every error response.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail says what went wrong.
+type ErrorDetail struct {
+	// Code is bad_parameter, unauthorized, unknown_server, unknown_tool,
+	// unknown_drift, no_open_drift, drift_mismatch, unavailable, not_found,
+	// method_not_allowed, unsupported_media_type or request_too_large.
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Parameter names the query parameter or body member at fault.
+	Parameter string `json:"parameter,omitempty"`
+}

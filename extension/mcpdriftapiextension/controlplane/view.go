@@ -1,0 +1,76 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+)
+
+// Errors a view returns; the extension maps them to HTTP statuses.
+var (
+	ErrUnknownServer = errors.New("unknown server")            // 404
+	ErrUnknownTool   = errors.New("unknown tool")              // 404
+	ErrUnknownDrift  = errors.New("unknown drift")             // 404
+	ErrNoOpenDrift   = errors.New("no open drift")             // 409
+	ErrDriftMismatch = errors.New("drift is not the open one") // 409
+)
+
+// DriftSource is the read-only view the mcpdrift receiver registers, plus
+// its one command, Accept. Every method is safe for concurrent use and
+// returns copies the caller may keep.
+type DriftSource interface {
+	// Servers returns the status of every target.
+	Servers() []ServerStatus
+	// Server returns one target with its served contract.
+	Server(name string) (ServerDetail, error)
+	// Drifts returns the newest limit entries of a target's history.
+	Drifts(server string, limit int) (DriftPage, error)
+	// Drift returns one history entry with its definitions.
+	Drift(id string) (DriftDetail, error)
+	// Accept closes the target's open drifts on behalf of an operator:
+	// pinned, the served contract becomes the baseline; advance, the drifts
+	// are acknowledged. It emits an mcpdrift.drift_accepted event.
+	Accept(ctx context.Context, server string, req AcceptRequest, by Principal) (AcceptResult, error)
+}
+
+// Principal is who asks for an accept.
+type Principal struct {
+	Name string
+	// Authenticated is true when the Collector's auth extension
+	// established Name.
+	Authenticated bool
+}
+
+// ImpactSource is the read-only view the mcpimpact processor registers.
+type ImpactSource interface {
+	// Windows returns the processor's window (the longest a query may ask
+	// for) and recent window (risk).
+	Windows() (window, recent time.Duration)
+	// Impact answers who called a tool of a server within q.Window.
+	Impact(ctx context.Context, q ImpactQuery) (Impact, error)
+}
+
+// Registry is what the extension offers the components that name it.
+// Register returns a function that takes the source back (call it on
+// Shutdown).
+type Registry interface {
+	RegisterDriftSource(id component.ID, s DriftSource) (unregister func(), err error)
+	RegisterImpactSource(id component.ID, s ImpactSource) (unregister func(), err error)
+}
+
+// Lookup finds the registry a component names in its control_plane setting,
+// as components find their storage extension.
+func Lookup(host component.Host, id component.ID) (Registry, error) {
+	ext, ok := host.GetExtensions()[id]
+	if !ok {
+		return nil, fmt.Errorf("control_plane: extension %q not found (add it under extensions and service::extensions)", id)
+	}
+	r, ok := ext.(Registry)
+	if !ok {
+		return nil, fmt.Errorf("control_plane: extension %q is not an mcpdrift_api extension", id)
+	}
+	return r, nil
+}

@@ -1,0 +1,57 @@
+// A server's page: its status and contract facts, then the Drift tab
+// (history, changes, impact, accept) or the Contract tab (what it serves).
+
+import { api, route } from './api.js';
+import { contractTab } from './contract.js';
+import { ago, chip, count, digest, fact, h, hash, millis, replace, severityChip, statusChip } from './dom.js';
+import { driftTab } from './drift.js';
+
+export async function serverView(root, { name, tab, driftId, signal, info, rerender }) {
+  const detail = await api(route('servers', name), { signal });
+  const head = h('section', { class: 'panel server-head' });
+  const tabs = h('nav', { class: 'tabs', role: 'tablist' },
+    tabLink('Drift', hash('servers', name), tab === 'drift', detail.history.drifts),
+    tabLink('Contract', hash('servers', name, 'contract'), tab === 'contract'));
+  const body = h('div', { role: 'tabpanel', dataset: { tab } });
+  replace(root, head, tabs, body);
+  renderHead(head, detail);
+
+  const shown = tab === 'contract'
+    ? contractTab(body, detail)
+    : await driftTab(body, { server: detail, driftId, signal, info, rerender });
+  return {
+    ready: shown && shown.ready,
+    // A refresh updates the status; the tab below keeps what the operator
+    // opened, and says when a newer drift arrived.
+    refresh: async () => {
+      const now = await api(route('servers', name), { signal });
+      renderHead(head, now);
+      if (shown && shown.refresh) shown.refresh(now);
+    },
+  };
+}
+
+function tabLink(label, href, selected, n) {
+  return h('a', { class: 'tab', href, role: 'tab', 'aria-selected': String(selected) }, label,
+    n ? h('span', { class: 'count' }, count(n)) : null);
+}
+
+function renderHead(head, s) {
+  const c = s.contract;
+  const p = s.probe;
+  replace(head,
+    h('div', { class: 'server-title' },
+      h('h1', null, s.name), statusChip(s.status),
+      s.open_drift ? severityChip(s.open_drift.severity) : null,
+      s.mixed ? h('span', { class: 'badge-mixed' }, 'mixed fleet') : null),
+    h('div', { class: 'server-url mono' }, s.url),
+    h('div', { class: 'facts' },
+      fact('Server', c ? c.server_info.name + ' ' + c.server_info.version : '—'),
+      fact('Protocol', c ? c.protocol_version + ' · ' + c.spec_generation.replaceAll('_', ' ') : '—'),
+      fact('Transport', c ? c.transport : '—'),
+      fact('Contract', c ? digest(c.digest) : '—', c && c.baseline_digest !== c.digest ? [' (baseline ', digest(c.baseline_digest), ')'] : null),
+      fact('Baseline', chip(s.baseline_mode, 'plain')),
+      fact('Last probe', p ? [ago(p.last), ' · ', p.error_class === 'none' ? millis(p.duration_ms) : h('span', { class: 'err' }, p.error_class.replaceAll('_', ' '))] : 'not probed yet'),
+      fact('Probes', p ? count(p.count) : '0', h('span', { class: 'faint' }, ' since start')),
+      fact('Receiver', h('code', null, s.receiver))));
+}

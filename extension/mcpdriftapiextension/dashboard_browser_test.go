@@ -1,0 +1,324 @@
+package mcpdriftapiextension
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"go.opentelemetry.io/collector/component"
+
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+
+	"github.com/mcpdrift/mcpdrift/internal/dev/dashboardtest"
+)
+
+// The dashboard in a real headless Chromium, against the API's example
+// responses (examples_test.go) with poisoned descriptions.
+
+func TestDashboardServerList(t *testing.T) {
+	b := dashboardtest.Open(t)
+	b.Load(serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil))
+
+	list := b.ReadServers()
+	want := map[string]string{"total": "4", "down": "1", "drifted": "1", "pending": "1", "up": "1"}
+	for k, v := range want {
+		if list.Tiles[k] != v {
+			t.Errorf("tile %s = %q, want %q (tiles %v)", k, list.Tiles[k], v, list.Tiles)
+		}
+	}
+	// Worst first: DOWN, DRIFTED, PENDING, UP.
+	var order []string
+	for _, r := range list.Rows {
+		order = append(order, r.Name+" "+r.Status)
+	}
+	if got := strings.Join(order, ", "); got != "billing DOWN, demo-tools DRIFTED, search PENDING, files UP" {
+		t.Errorf("rows: %s", got)
+	}
+	for _, r := range list.Rows {
+		if r.Name == "billing" && !strings.Contains(strings.Join(r.Cells, " | "), "auth required") {
+			t.Errorf("the DOWN server's row does not say why: %q", r.Cells)
+		}
+		if r.Name == "demo-tools" && !strings.Contains(strings.Join(r.Cells, " | "), "breaking") {
+			t.Errorf("the drifted server's row does not show its open drift's severity: %q", r.Cells)
+		}
+	}
+
+	b.Screenshot("dashboard-servers.png", 0)
+	var hidden bool
+	if b.Eval(`document.getElementById('auth-button').hidden`, &hidden); !hidden {
+		t.Error("Sign in is offered though the API asks for no credential")
+	}
+
+	// A row leads to the server's page, Drift tab.
+	b.Do(chromedp.Click(chromedp.CSS(`tr[data-server="demo-tools"] a`)))
+	b.WaitReady("#/servers/demo-tools")
+	if d := b.ReadDrift(); d.ID != "91f3ecb6ead24f65" {
+		t.Errorf("the server page shows drift %q", d.ID)
+	}
+	b.CheckConsole()
+}
+
+func TestDashboardDriftTab(t *testing.T) {
+	b := dashboardtest.Open(t)
+	b.Load(serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil) + "#/servers/demo-tools")
+	d := b.ReadDrift()
+
+	if d.ID != "91f3ecb6ead24f65" || d.State != "open" || d.Severity != "breaking" {
+		t.Errorf("drift %q state %q severity %q", d.ID, d.State, d.Severity)
+	}
+	// Summary chips: the categories with changes, in order; info (0) not shown.
+	if got := strings.Join(d.Chips, " · "); got != "1 breaking · 1 warning · 1 compatible" {
+		t.Errorf("summary chips: %q", got)
+	}
+
+	// One card per change, coloured by severity, BEFORE / AFTER with only the
+	// value that changed.
+	ticket := d.Group(t, "tool", "create_ticket")
+	c := ticket.Card(t, "input.property.added_required")
+	if c.Severity != "breaking" || c.BeforeLabel != "BEFORE" || c.AfterLabel != "AFTER" {
+		t.Errorf("create_ticket card: %+v", c)
+	}
+	if c.Before != "not present" || !strings.Contains(c.After, `"description": "project key, e.g. DEMO"`) || strings.Contains(c.After, `"title"`) {
+		t.Errorf("create_ticket BEFORE %q AFTER %q: want the new property only", c.Before, c.After)
+	}
+	weather := d.Group(t, "tool", "get_weather").Card(t, "tool.description.changed")
+	if weather.Severity != "warning" || weather.Before != "Get the current weather for a city." || weather.After != poisonedWeather {
+		t.Errorf("get_weather BEFORE %q AFTER %q", weather.Before, weather.After)
+	}
+
+	// The affected agents, loaded automatically.
+	planner := ticket.Agent(t, "planner")
+	if planner.Risk != "high" || planner.Old != "51" || planner.New != "13" {
+		t.Errorf("planner row: %+v", planner)
+	}
+	for i, want := range []string{"planner", "3", "64", "7", "3.41 ms"} {
+		if planner.Cells[i] != want {
+			t.Errorf("planner cell %d = %q, want %q (%q)", i, planner.Cells[i], want, planner.Cells)
+		}
+	}
+	if !strings.Contains(ticket.Impact.Text, "91 calls with the old definition") {
+		t.Errorf("create_ticket impact totals: %q", ticket.Impact.Text)
+	}
+	forecast := d.Group(t, "tool", "get_forecast")
+	if forecast.Impact == nil || forecast.Impact.State != "no-callers" || !strings.Contains(forecast.Impact.Text, "No recent callers — tool may be unused") {
+		t.Errorf("get_forecast impact: %+v", forecast.Impact)
+	}
+
+	// A description with markup shows as text, and nothing of it ran.
+	// (Shown as JSON here, quotes escaped: the markup itself is verbatim.)
+	if added := forecast.Card(t, "tool.added"); !strings.Contains(added.After, "<script>window.__mcpdriftPoisoned") || !strings.Contains(added.After, "<img src=x onerror=") {
+		t.Errorf("get_forecast AFTER does not show the description as text: %q", added.After)
+	}
+	b.CheckEscaped()
+	// The tool's definition as sent: 7.0 stays 7.0.
+	if added := forecast.Card(t, "tool.added"); !strings.Contains(added.After, `"maximum": 7.0,`) {
+		t.Errorf("get_forecast's definition is not shown as sent: %q", added.After)
+	}
+
+	// The full-definition toggle shows both definitions side by side.
+	if ticket.Compare != "Compare full definitions" {
+		t.Errorf("create_ticket compare toggle: %q", ticket.Compare)
+	}
+	b.Do(chromedp.Click(chromedp.CSS(`.item-group[data-name="create_ticket"] [data-action="compare"]`)))
+	before := b.Text(`.item-group[data-name="create_ticket"] .compare .box-before .box-value`)
+	after := b.Text(`.item-group[data-name="create_ticket"] .compare .box-after .box-value`)
+	var added []string
+	b.Eval(`[...document.querySelectorAll('.item-group[data-name="create_ticket"] .compare .box-after .line.ins')].map((n) => n.textContent.trim())`, &added)
+	if !strings.Contains(before, `"title"`) || strings.Contains(before, `"project"`) || !strings.Contains(after, `"project"`) || !slices.Contains(added, `"project"`) {
+		t.Errorf("full definitions: before %q, after %q, added lines %q", before, after, added)
+	}
+	b.Screenshot("dashboard-examples.png", 0)
+
+	// The Contract tab lists the served tools, descriptions as text.
+	b.Go("#/servers/demo-tools/contract")
+	if got := b.Text(`li[data-key="get_forecast"] .def-desc`); got != poisonedForecast {
+		t.Errorf("contract tab, get_forecast description: %q", got)
+	}
+	b.Do(chromedp.Click(chromedp.CSS(`li[data-key="get_forecast"] summary`)))
+	b.CheckEscaped()
+	b.Screenshot("dashboard-contract.png", 0)
+	b.CheckConsole()
+}
+
+// The poisoned descriptions stay text with the Content-Security-Policy
+// turned off: escaping is the dashboard's own, the policy is the second
+// line of defence.
+func TestDashboardEscapesWithoutCSP(t *testing.T) {
+	b := dashboardtest.Open(t)
+	b.BypassCSP()
+	url := serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil)
+	for _, route := range []string{"#/servers/demo-tools", "#/servers/demo-tools/contract"} {
+		b.Load(url + route)
+		b.CheckEscaped()
+	}
+	b.Do(chromedp.Click(chromedp.CSS(`li[data-key="get_forecast"] summary`)))
+	if got := b.Text(`li[data-key="get_forecast"] .def-desc`); got != poisonedForecast {
+		t.Errorf("contract tab, get_forecast description: %q", got)
+	}
+	b.CheckEscaped()
+}
+
+// The API behind the real bearertokenauth extension: the dashboard asks for
+// the token, keeps it for the tab, and asks again when an accept is refused.
+func TestDashboardAcceptWithBearerToken(t *testing.T) {
+	drift, b := openBehindAuth(t, "bearertokenauth", bearerAuth(t))
+	route := demoRoute
+
+	if got := b.Text(`[data-error="unauthorized"] h2`); got != "Sign in to the control plane" {
+		t.Fatalf("without a token the page shows %q, want a sign-in form", b.Text("main"))
+	}
+	b.Screenshot("dashboard-signin.png", 900)
+	signIn := func(form, token string) {
+		b.Rerender(route,
+			chromedp.SetValue(chromedp.CSS(form+` input[name="token"]`), token),
+			chromedp.Click(chromedp.CSS(form+` button[type="submit"]`)))
+	}
+	signIn("main form.signin", "wrong-token")
+	if b.Text(`[data-error="unauthorized"] h2`) == "" {
+		t.Fatalf("a wrong token was let in: %q", b.Text("main"))
+	}
+	signIn("main form.signin", apiToken)
+	if d := b.ReadDrift(); d.ID != "91f3ecb6ead24f65" || len(d.Chips) != 3 {
+		t.Fatalf("after signing in: drift %q, chips %q", d.ID, d.Chips)
+	}
+	if got := b.Text("#auth-button"); got != "Sign out (Bearer)" {
+		t.Errorf("auth button: %q", got)
+	}
+
+	// Accept; the credential is gone by the time it is sent (another tab
+	// signed out, say): the API's 401 brings the sign-in form, and signing
+	// in sends the accept again.
+	b.Do(chromedp.Click(chromedp.CSS(`[data-action="accept"]`)),
+		chromedp.SetValue(chromedp.CSS(`.accept-form textarea[name="comment"]`), "project is required from now on"),
+		chromedp.SetValue(chromedp.CSS(`.accept-form input[name="by"]`), "alice"))
+	b.Eval(`sessionStorage.clear()`, nil)
+	b.Do(chromedp.Click(chromedp.CSS(`[data-action="confirm-accept"]`)))
+	b.WaitFor(`!!document.querySelector('.accept form.signin')`)
+	b.Screenshot("dashboard-accept-signin.png", 900)
+	if len(drift.principals()) != 0 {
+		t.Fatal("accepted without a credential")
+	}
+	signIn(".accept form.signin", apiToken)
+
+	b.Screenshot("dashboard-accepted.png", 900)
+	if got := b.Text(".banner.success"); !strings.Contains(got, "Accepted drift 91f3ecb6ead24f65 as alice") {
+		t.Errorf("banner after accepting: %q", got)
+	}
+	d := b.ReadDrift()
+	if d.State != "accepted" {
+		t.Errorf("after accepting, the drift is %q", d.State)
+	}
+	// bearertokenauth names nobody: the name is the operator's claim.
+	if got := b.Text(".accepted-note"); !strings.Contains(got, "Accepted by alice (as stated; not authenticated)") || !strings.Contains(got, "project is required from now on") {
+		t.Errorf("accepted note: %q", got)
+	}
+	if p := drift.principals(); len(p) != 1 || p[0].Name != "alice" || p[0].Authenticated {
+		t.Errorf("accepted by %+v", p)
+	}
+	if b.Text(`[data-action="accept"]`) != "" {
+		t.Error("an accepted drift still offers Accept")
+	}
+	b.CheckConsole()
+}
+
+// The API behind the real basicauth extension: the credential is sent in
+// its scheme, and the principal it establishes is who accepted.
+func TestDashboardAcceptWithBasicAuth(t *testing.T) {
+	drift, b := openBehindAuth(t, "basicauth", basicAuth(t))
+	route := demoRoute
+	b.Rerender(route,
+		chromedp.Click(chromedp.CSS(`main input[name="scheme"][value="basic"]`)),
+		chromedp.SetValue(chromedp.CSS(`main input[name="username"]`), "alice"),
+		chromedp.SetValue(chromedp.CSS(`main input[name="password"]`), "wonderland"),
+		chromedp.Click(chromedp.CSS(`main form.signin button[type="submit"]`)))
+	b.Rerender(route,
+		chromedp.Click(chromedp.CSS(`[data-action="accept"]`)),
+		chromedp.SetValue(chromedp.CSS(`.accept-form input[name="by"]`), "mallory"), // the authenticated name wins
+		chromedp.Click(chromedp.CSS(`[data-action="confirm-accept"]`)))
+	if got := b.Text(".accepted-note"); !strings.Contains(got, "Accepted by alice (authenticated)") {
+		t.Errorf("accepted note: %q", got)
+	}
+	if p := drift.principals(); len(p) != 1 || p[0] != (controlplane.Principal{Name: "alice", Authenticated: true}) {
+		t.Errorf("accepted by %+v", p)
+	}
+	b.CheckConsole()
+}
+
+// A drift that arrived after the page loaded is not accepted unseen: the
+// API's 409 is shown, and nothing was accepted.
+func TestDashboardAcceptConflict(t *testing.T) {
+	drift := newExampleDrift(t)
+	b := dashboardtest.Open(t)
+	b.Load(serveExamples(t, drift, newExampleImpact(), nil, nil) + "#/servers/demo-tools")
+	drift.setOpen("a0a0a0a0a0a0a0a0")
+	b.Do(chromedp.Click(chromedp.CSS(`[data-action="accept"]`)),
+		chromedp.Click(chromedp.CSS(`[data-action="confirm-accept"]`)))
+	b.WaitFor(`!!document.querySelector('.banner.error')`)
+	if got := b.Text(".banner.error"); !strings.Contains(got, `drift "91f3ecb6ead24f65" is not the newest open drift of "demo-tools"`) {
+		t.Errorf("conflict banner: %q", got)
+	}
+	if p := drift.principals(); len(p) != 0 {
+		t.Errorf("accepted by %+v", p)
+	}
+}
+
+// A drift accepted elsewhere (the CLI) while the page shows it: the next
+// refresh says so, and Reload shows it accepted.
+func TestDashboardNoticesAcceptElsewhere(t *testing.T) {
+	b := dashboardtest.Open(t)
+	url := serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil)
+	b.Load(url + demoRoute)
+	resp, err := http.Post(url+"api/v1/servers/demo-tools/accept", "application/json", strings.NewReader(`{"by":"cli"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("accept: %s", resp.Status)
+	}
+	b.WaitFor(`(document.querySelector('.banner') || {}).textContent?.includes('This drift is now accepted.')`) // within a refresh (10 s)
+	b.Rerender(demoRoute, chromedp.Click(chromedp.CSS(`.banner button.btn-link`)))
+	if d := b.ReadDrift(); d.State != "accepted" || !strings.Contains(b.Text(".accepted-note"), "Accepted by cli") || b.Text(".banner") != "" {
+		t.Errorf("after reloading: drift %s, note %q, banner %q", d.State, b.Text(".accepted-note"), b.Text(".banner"))
+	}
+	b.CheckConsole()
+}
+
+// With only a receiver, impact panels say why there is no impact; with
+// neither, the server list shows the API's 503 message.
+func TestDashboardPartsUnavailable(t *testing.T) {
+	b := dashboardtest.Open(t)
+	b.Load(serveExamples(t, newExampleDrift(t), nil, nil, nil) + "#/servers/demo-tools")
+	d := b.ReadDrift()
+	for _, g := range d.Groups {
+		if g.Impact == nil || g.Impact.State != "unavailable" || !strings.Contains(g.Impact.Text, msgNoProcessor) {
+			t.Errorf("%s impact without a processor: %+v", g.Name, g.Impact)
+		}
+	}
+	if len(d.Chips) != 3 || len(d.Groups) != 3 {
+		t.Errorf("the drift itself must still show: chips %q, %d groups", d.Chips, len(d.Groups))
+	}
+	if !strings.Contains(b.Text("#footer"), "impact: not available") {
+		t.Errorf("footer: %q", b.Text("#footer"))
+	}
+
+	b.Load(serveExamples(t, nil, nil, nil, nil))
+	if got := b.Text(`[data-error="unavailable"]`); !strings.Contains(got, "Not available on this Collector") || !strings.Contains(got, msgNoReceiver) {
+		t.Errorf("server list without a receiver: %q", got)
+	}
+	b.CheckConsole()
+}
+
+const demoRoute = "#/servers/demo-tools"
+
+// openBehindAuth serves the examples behind the auth extension auth (one
+// of exts) and opens demo-tools' page.
+func openBehindAuth(t *testing.T, auth string, exts map[component.ID]component.Component) (*exampleDrift, *dashboardtest.Browser) {
+	t.Helper()
+	drift := newExampleDrift(t)
+	b := dashboardtest.Open(t)
+	b.Load(serveExamples(t, drift, newExampleImpact(), withAuth(component.MustNewID(auth)), exts) + demoRoute)
+	return drift, b
+}

@@ -1,0 +1,241 @@
+package mcpdriftapiextension
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+)
+
+// Bounds of query parameters.
+const (
+	defaultDriftLimit = 100
+	maxDriftLimit     = 1000
+)
+
+func (e *apiExtension) info(r *http.Request) (any, *apiError) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return nil, err
+	}
+	out := controlplane.Info{APIVersion: controlplane.APIVersion}
+	out.Drift.Components = []string{}
+	for _, d := range e.driftSources() {
+		out.Drift.Components = append(out.Drift.Components, d.id.String())
+	}
+	out.Drift.Available = len(out.Drift.Components) > 0
+	if !out.Drift.Available {
+		out.Drift.Message = msgNoReceiver
+	}
+	out.Impact.Components = []string{}
+	if im := e.impactSrc(); im != nil {
+		window, recent := im.src.Windows()
+		out.Impact.Available = true
+		out.Impact.Components = []string{im.id.String()}
+		out.Impact.WindowHours, out.Impact.RecentWindowHours = window.Hours(), recent.Hours()
+	} else {
+		out.Impact.Message = msgNoProcessor
+	}
+	return out, nil
+}
+
+const (
+	msgNoReceiver  = "server status, drift history and accept need an mcpdrift receiver whose control_plane names this extension; none is registered"
+	msgNoProcessor = "impact queries need an mcpimpact processor whose control_plane names this extension; none is registered"
+)
+
+// drifts returns the registered receivers' views, or 503.
+func (e *apiExtension) drifts() ([]driftSource, *apiError) {
+	ds := e.driftSources()
+	if len(ds) == 0 {
+		return nil, newAPIError(http.StatusServiceUnavailable, codeUnavailable, msgNoReceiver)
+	}
+	return ds, nil
+}
+
+func (e *apiExtension) listServers(r *http.Request) (any, *apiError) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return nil, err
+	}
+	ds, err := e.drifts()
+	if err != nil {
+		return nil, err
+	}
+	out := controlplane.ServerList{Servers: []controlplane.ServerStatus{}}
+	for _, d := range ds {
+		out.Servers = append(out.Servers, d.src.Servers()...)
+	}
+	slices.SortFunc(out.Servers, func(a, b controlplane.ServerStatus) int { return strings.Compare(a.Name, b.Name) })
+	for _, s := range out.Servers {
+		out.Summary.Total++
+		switch s.Status {
+		case controlplane.StatusUp:
+			out.Summary.Up++
+		case controlplane.StatusDrifted:
+			out.Summary.Drifted++
+		case controlplane.StatusDown:
+			out.Summary.Down++
+		case controlplane.StatusPending:
+			out.Summary.Pending++
+		}
+	}
+	return out, nil
+}
+
+func (e *apiExtension) getServer(r *http.Request) (any, *apiError) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return nil, err
+	}
+	name := r.PathValue("name")
+	return firstOf(e, func(s controlplane.DriftSource) (controlplane.ServerDetail, error) { return s.Server(name) }, name)
+}
+
+func (e *apiExtension) listDrifts(r *http.Request) (any, *apiError) {
+	q := r.URL.Query()
+	if err := onlyParams(q, "limit"); err != nil {
+		return nil, err
+	}
+	limit := defaultDriftLimit
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 1 || n > maxDriftLimit {
+			return nil, badParameter("limit", fmt.Sprintf("limit must be an integer from 1 to %d, not %q", maxDriftLimit, v[0]))
+		}
+		limit = n
+	}
+	name := r.PathValue("name")
+	return firstOf(e, func(s controlplane.DriftSource) (controlplane.DriftPage, error) { return s.Drifts(name, limit) }, name)
+}
+
+func (e *apiExtension) getDrift(r *http.Request) (any, *apiError) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return nil, err
+	}
+	ds, apiErr := e.drifts()
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	id := r.PathValue("id")
+	for _, d := range ds {
+		out, err := d.src.Drift(id)
+		if errors.Is(err, controlplane.ErrUnknownDrift) {
+			continue
+		}
+		if err != nil {
+			return nil, e.internal(err)
+		}
+		return out, nil
+	}
+	return nil, newAPIError(http.StatusNotFound, codeUnknownDrift, fmt.Sprintf("no drift with id %q in the history", id))
+}
+
+func (e *apiExtension) getImpact(r *http.Request) (any, *apiError) {
+	q := r.URL.Query()
+	if err := onlyParams(q, "tool", "hours"); err != nil {
+		return nil, err
+	}
+	im := e.impactSrc()
+	if im == nil {
+		return nil, newAPIError(http.StatusServiceUnavailable, codeUnavailable, msgNoProcessor)
+	}
+	tool := q.Get("tool")
+	if tool == "" {
+		return nil, badParameter("tool", "tool is required: the name of the tool whose callers to list")
+	}
+	window, _ := im.src.Windows()
+	hours := window.Hours()
+	if v, ok := q["hours"]; ok {
+		h, err := strconv.ParseFloat(v[0], 64)
+		// Compared in hours (a huge value would overflow a Duration), with a
+		// millisecond of slack: the window printed in hours may round.
+		if err != nil || math.IsNaN(h) || h <= 0 || h > (window+time.Millisecond).Hours() {
+			return nil, badParameter("hours", fmt.Sprintf("hours must be a number greater than 0 and at most %s (the mcpimpact processor's window), not %q",
+				strconv.FormatFloat(window.Hours(), 'f', -1, 64), v[0]))
+		}
+		hours = h
+	}
+	name := r.PathValue("name")
+	d := min(time.Duration(hours*float64(time.Hour)), window)
+	out, err := im.src.Impact(r.Context(), controlplane.ImpactQuery{Server: name, Tool: tool, Window: d})
+	switch {
+	case errors.Is(err, controlplane.ErrUnknownServer):
+		if e.probed(name) {
+			return nil, newAPIError(http.StatusNotFound, codeUnknownServer,
+				fmt.Sprintf("%q is probed, but no snapshot of it has reached the mcpimpact processor %s yet", name, im.id))
+		}
+		return nil, unknownServer(name)
+	case errors.Is(err, controlplane.ErrUnknownTool):
+		return nil, newAPIError(http.StatusNotFound, codeUnknownTool,
+			fmt.Sprintf("server %q never listed a tool %q and nobody called one in the window", name, tool))
+	case err != nil:
+		return nil, e.internal(err)
+	}
+	out.Hours = hours
+	return out, nil
+}
+
+// probed reports whether a registered receiver probes the server.
+func (e *apiExtension) probed(name string) bool {
+	for _, d := range e.driftSources() {
+		if _, err := d.src.Server(name); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// firstOf asks each receiver's view in turn for a server's data; the first
+// that knows the server answers.
+func firstOf[T any](e *apiExtension, get func(controlplane.DriftSource) (T, error), name string) (any, *apiError) {
+	ds, apiErr := e.drifts()
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	for _, d := range ds {
+		out, err := get(d.src)
+		if errors.Is(err, controlplane.ErrUnknownServer) {
+			continue
+		}
+		if err != nil {
+			return nil, e.internal(err)
+		}
+		return out, nil
+	}
+	return nil, unknownServer(name)
+}
+
+func unknownServer(name string) *apiError {
+	return newAPIError(http.StatusNotFound, codeUnknownServer, fmt.Sprintf("no server named %q (GET /api/v1/servers lists them)", name))
+}
+
+// internal logs an unexpected view error and answers 500 without it: a
+// view's error text is no API.
+func (e *apiExtension) internal(err error) *apiError {
+	e.set.Logger.Warn("mcpdrift_api: a view failed", zap.Error(err))
+	return newAPIError(http.StatusInternalServerError, codeInternal, "internal error; the Collector's log has the details")
+}
+
+// onlyParams refuses query parameters a route does not take, and repeated
+// ones: a typo (tool_name=) must not silently widen a query.
+func onlyParams(q url.Values, allowed ...string) *apiError {
+	for k, v := range q {
+		if !slices.Contains(allowed, k) {
+			if len(allowed) == 0 {
+				return badParameter(k, fmt.Sprintf("unknown parameter %q: this route takes none", k))
+			}
+			return badParameter(k, fmt.Sprintf("unknown parameter %q: this route takes %s", k, strings.Join(allowed, ", ")))
+		}
+		if len(v) > 1 {
+			return badParameter(k, fmt.Sprintf("parameter %q is given %d times", k, len(v)))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package mcpdriftapiextension
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+)
+
+func TestInfo(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	var info controlplane.Info
+	decode(t, a.get("/api/v1/info", "/api/v1/info", http.StatusOK), &info)
+	if info.Drift.Available || info.Impact.Available || info.Drift.Message == "" || info.Impact.Message == "" {
+		t.Errorf("nothing registered, got %+v", info)
+	}
+	a.register(newFakeDrift(t), &fakeImpact{window: 24 * time.Hour, recent: time.Hour})
+	decode(t, a.get("/api/v1/info", "/api/v1/info", http.StatusOK), &info)
+	if !info.Drift.Available || !info.Impact.Available || info.Impact.WindowHours != 24 || info.Impact.RecentWindowHours != 1 ||
+		info.Drift.Components[0] != "mcpdrift" || info.Impact.Components[0] != "mcpimpact" {
+		t.Errorf("both registered, got %+v", info)
+	}
+}
+
+// TestUnavailable: with one part missing (tier 1 or tier 2 alone), its
+// routes answer 503 saying which component is missing; the other part works.
+func TestUnavailable(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	a.register(nil, &fakeImpact{window: 24 * time.Hour, recent: time.Hour})
+	for _, c := range []struct{ route, path string }{
+		{"/api/v1/servers", "/api/v1/servers"},
+		{"/api/v1/servers/{name}", "/api/v1/servers/demo-tools"},
+		{"/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts"},
+		{"/api/v1/drifts/{id}", "/api/v1/drifts/abc"},
+	} {
+		e := errorOf(t, a.get(c.route, c.path, http.StatusServiceUnavailable))
+		if e.Code != codeUnavailable || !strings.Contains(e.Message, "mcpdrift receiver") {
+			t.Errorf("%s: %+v", c.path, e)
+		}
+	}
+	a.post("/api/v1/servers/{name}/accept", "/api/v1/servers/demo-tools/accept", "{}", http.StatusServiceUnavailable, "Content-Type", "application/json")
+	a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket", http.StatusOK)
+
+	b := startAPI(t, nil, nil)
+	b.register(newFakeDrift(t), nil)
+	e := errorOf(t, b.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket", http.StatusServiceUnavailable))
+	if !strings.Contains(e.Message, "mcpimpact processor") {
+		t.Errorf("impact without processor: %+v", e)
+	}
+	b.get("/api/v1/servers", "/api/v1/servers", http.StatusOK)
+}
+
+func TestServers(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	a.register(newFakeDrift(t), nil)
+	var list controlplane.ServerList
+	decode(t, a.get("/api/v1/servers", "/api/v1/servers", http.StatusOK), &list)
+	want := controlplane.StatusSummary{Total: 4, Up: 1, Drifted: 1, Down: 1, Pending: 1}
+	if list.Summary != want {
+		t.Errorf("summary %+v, want %+v", list.Summary, want)
+	}
+	for i := 1; i < len(list.Servers); i++ {
+		if list.Servers[i-1].Name > list.Servers[i].Name {
+			t.Errorf("servers not by name: %s before %s", list.Servers[i-1].Name, list.Servers[i].Name)
+		}
+	}
+	var d controlplane.ServerDetail
+	decode(t, a.get("/api/v1/servers/{name}", "/api/v1/servers/demo-tools", http.StatusOK), &d)
+	if d.Name != "demo-tools" || len(d.Snapshot) < 100 {
+		t.Errorf("server: %+v", d.ServerStatus)
+	}
+	if e := errorOf(t, a.get("/api/v1/servers/{name}", "/api/v1/servers/nope", http.StatusNotFound)); e.Code != codeUnknownServer || !strings.Contains(e.Message, `"nope"`) {
+		t.Errorf("unknown server: %+v", e)
+	}
+	// A name with a slash, escaped, is one path segment.
+	a.get("/api/v1/servers/{name}", "/api/v1/servers/a%2Fb", http.StatusNotFound)
+}
+
+// TestBadParameters: every bad parameter is a 400 that names it.
+func TestBadParameters(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	a.register(newFakeDrift(t), &fakeImpact{window: 24 * time.Hour, recent: time.Hour})
+	cases := []struct{ route, path, param string }{
+		{"/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts?limit=0", "limit"},
+		{"/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts?limit=1001", "limit"},
+		{"/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts?limit=ten", "limit"},
+		{"/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts?limit=1&limit=2", "limit"},
+		{"/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts?max=3", "max"},
+		{"/api/v1/servers", "/api/v1/servers?status=UP", "status"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact", "tool"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=", "tool"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool_name=create_ticket&hours=1", "tool_name"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=0", "hours"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=-2", "hours"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=NaN", "hours"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=25", "hours"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=1e400", "hours"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=1e300", "hours"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=Inf", "hours"},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=day", "hours"},
+	}
+	for _, c := range cases {
+		e := errorOf(t, a.get(c.route, c.path, http.StatusBadRequest))
+		if e.Code != codeBadParameter || e.Parameter != c.param || !strings.Contains(e.Message, c.param) {
+			t.Errorf("%s: %+v, want parameter %q", c.path, e, c.param)
+		}
+	}
+}
+
+func TestDrifts(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	a.register(newFakeDrift(t), nil)
+	var p controlplane.DriftPage
+	decode(t, a.get("/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts", http.StatusOK), &p)
+	if len(p.Drifts) != 2 || p.Total != 2 {
+		t.Errorf("default page: %d drifts of %d", len(p.Drifts), p.Total)
+	}
+	decode(t, a.get("/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts?limit=1", http.StatusOK), &p)
+	if len(p.Drifts) != 1 {
+		t.Errorf("limit=1: %d drifts", len(p.Drifts))
+	}
+	a.get("/api/v1/servers/{name}/drifts", "/api/v1/servers/nope/drifts", http.StatusNotFound)
+	var d controlplane.DriftDetail
+	decode(t, a.get("/api/v1/drifts/{id}", "/api/v1/drifts/"+p.Drifts[0].ID, http.StatusOK), &d)
+	if len(d.Definitions) != 3 || d.Definitions[0].Before == nil || d.Definitions[0].After == nil {
+		t.Errorf("drift definitions: %+v", d.Definitions)
+	}
+	if e := errorOf(t, a.get("/api/v1/drifts/{id}", "/api/v1/drifts/0000", http.StatusNotFound)); e.Code != codeUnknownDrift {
+		t.Errorf("unknown drift: %+v", e)
+	}
+}
+
+func TestImpact(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	im := &fakeImpact{window: 24 * time.Hour, recent: time.Hour}
+	d := newFakeDrift(t)
+	a.register(d, im)
+	var out controlplane.Impact
+	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket", http.StatusOK), &out)
+	if out.Hours != 24 || im.asked[0].Window != 24*time.Hour || im.asked[0].Tool != "create_ticket" {
+		t.Errorf("default window: hours %v, asked %+v", out.Hours, im.asked[0])
+	}
+	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=0.5", http.StatusOK), &out)
+	if out.Hours != 0.5 || im.asked[1].Window != 30*time.Minute {
+		t.Errorf("hours=0.5: hours %v, asked %v", out.Hours, im.asked[1].Window)
+	}
+	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=get_forecast&hours=24", http.StatusOK), &out)
+	if !out.NoRecentCallers || len(out.Agents) != 0 {
+		t.Errorf("no callers: %+v", out)
+	}
+	if e := errorOf(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=nope", http.StatusNotFound)); e.Code != codeUnknownTool {
+		t.Errorf("unknown tool: %+v", e)
+	}
+	// A server the receiver probes but the processor has not seen, and one
+	// nobody knows, are both 404, saying which.
+	if e := errorOf(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/billing/impact?tool=x", http.StatusNotFound)); e.Code != codeUnknownServer || !strings.Contains(e.Message, "probed") {
+		t.Errorf("probed, not indexed: %+v", e)
+	}
+	if e := errorOf(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/nope/impact?tool=x", http.StatusNotFound)); e.Code != codeUnknownServer || strings.Contains(e.Message, "probed") {
+		t.Errorf("unknown: %+v", e)
+	}
+}
+
+func TestAccept(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	d := newFakeDrift(t)
+	a.register(d, nil)
+	const route, path = "/api/v1/servers/{name}/accept", "/api/v1/servers/demo-tools/accept"
+	jsonCT := []string{"Content-Type", "application/json"}
+
+	var res controlplane.AcceptResult
+	decode(t, a.post(route, path, `{"drift":"abc","comment":"ok","by":"bob"}`, http.StatusOK, jsonCT...), &res)
+	if res.By != "bob" || len(d.accepted) != 1 || d.accepted[0].by != (controlplane.Principal{Name: "bob"}) ||
+		d.accepted[0].req.Drift != "abc" || d.accepted[0].req.Comment != "ok" {
+		t.Errorf("accept: %+v, calls %+v", res, d.accepted)
+	}
+	// No body, or {}: anonymous, newest open drift.
+	a.post(route, path, "", http.StatusOK, "Content-Type", "application/json; charset=utf-8")
+	if got := d.accepted[1]; got.by.Name != "anonymous" || got.by.Authenticated || got.req.Drift != "" {
+		t.Errorf("empty body: %+v", got)
+	}
+
+	// Not JSON: a form a cross-site page could post.
+	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
+		r := a.do(http.MethodPost, path, "{}", "Content-Type", ct)
+		a.check(http.MethodPost, route, path, http.StatusUnsupportedMediaType, r)
+	}
+	for body, param := range map[string]string{
+		`{"drift":1}`:  "body",
+		`{"note":"x"}`: "body",
+		`{} {}`:        "body",
+		`[`:            "body",
+		`{"by":"` + strings.Repeat("x", 257) + `"}`:       "by",
+		`{"comment":"` + strings.Repeat("x", 5000) + `"}`: "comment",
+	} {
+		if e := errorOf(t, a.post(route, path, body, http.StatusBadRequest, jsonCT...)); e.Parameter != param {
+			t.Errorf("%.40s: %+v, want parameter %s", body, e, param)
+		}
+	}
+	a.post(route, path, `{"comment":"`+strings.Repeat("x", 70<<10)+`"}`, http.StatusRequestEntityTooLarge, jsonCT...)
+	a.post(route, "/api/v1/servers/nope/accept", "{}", http.StatusNotFound, jsonCT...)
+
+	for err, code := range map[error]string{controlplane.ErrNoOpenDrift: codeNoOpenDrift, controlplane.ErrDriftMismatch: codeDriftMismatch} {
+		d.err = err
+		if e := errorOf(t, a.post(route, path, `{"drift":"x"}`, http.StatusConflict, jsonCT...)); e.Code != code {
+			t.Errorf("%v: %+v", err, e)
+		}
+	}
+	d.err = errors.New("disk on fire: /var/lib/secret")
+	r := a.do(http.MethodPost, path, "{}", jsonCT...)
+	if r.status != http.StatusInternalServerError || strings.Contains(string(r.body), "secret") {
+		t.Errorf("a view's error is logged, not answered: %d %s", r.status, r.body)
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	a.register(newFakeDrift(t), nil)
+	r := a.do(http.MethodGet, "/api/v1/servers/demo-tools/accept", "")
+	if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" || errorOf(t, r).Code != codeMethodNotAllowed {
+		t.Errorf("GET accept: %d %v %s", r.status, r.header, r.body)
+	}
+	r = a.do(http.MethodDelete, "/api/v1/servers", "")
+	if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("DELETE servers: %d %v", r.status, r.header)
+	}
+	if r := a.do(http.MethodHead, "/api/v1/servers", ""); r.status != http.StatusOK {
+		t.Errorf("HEAD servers: %d", r.status)
+	}
+	for _, p := range []string{"/api/v2/servers", "/api/v1/servers/demo-tools/nope", "/api/"} {
+		r := a.do(http.MethodGet, p, "")
+		if r.status != http.StatusNotFound || errorOf(t, r).Code != codeNotFound {
+			t.Errorf("%s: %d %s", p, r.status, r.body)
+		}
+	}
+	r = a.do(http.MethodGet, "/api/v1/openapi.json", "")
+	if r.status != http.StatusOK || string(r.body) != string(openAPI) || r.header.Get("Content-Type") != "application/json" {
+		t.Errorf("openapi.json: %d %s", r.status, r.header)
+	}
+	if r.header.Get("Cache-Control") != "no-store" || r.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("API headers: %v", r.header)
+	}
+}
+
+// TestDashboard: the embedded files are served at /, under a policy that
+// lets the page load nothing from elsewhere.
+func TestDashboard(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	r := a.do(http.MethodGet, "/", "")
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), "<html") || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		t.Fatalf("/: %d %v", r.status, r.header)
+	}
+	csp := r.header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if r := a.do(http.MethodGet, "/nope.js", ""); r.status != http.StatusNotFound {
+		t.Errorf("/nope.js: %d", r.status)
+	}
+	if r := a.do(http.MethodPost, "/", "x"); r.status != http.StatusMethodNotAllowed {
+		t.Errorf("POST /: %d", r.status)
+	}
+}

@@ -1,0 +1,224 @@
+package mcpdriftreceiver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.uber.org/zap"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+)
+
+// The receiver's side of the control plane (docs/api.md): it registers a
+// view of its targets with the mcpdrift_api extension its control_plane
+// names. The view reads under each target's stateMu; Accept is the one
+// command, and the drift logic it needs (what the baseline becomes) stays
+// here.
+
+// registerControlPlane registers the view when control_plane is set.
+func (r *driftReceiver) registerControlPlane(host component.Host) error {
+	if r.cfg.ControlPlane == nil {
+		return nil
+	}
+	reg, err := controlplane.Lookup(host, *r.cfg.ControlPlane)
+	if err != nil {
+		return fmt.Errorf("mcpdrift: %w", err)
+	}
+	unregister, err := reg.RegisterDriftSource(r.set.ID, driftView{r})
+	if err != nil {
+		return fmt.Errorf("mcpdrift: %w", err)
+	}
+	r.unregister = unregister
+	return nil
+}
+
+// restoreHistory loads a target's drift history from storage; one that
+// cannot be read is discarded with a warning (the baselines still restore).
+func (r *driftReceiver) restoreHistory(ctx context.Context, t *target) {
+	drifts, err := r.store.loadHistory(ctx, t.name)
+	if err != nil {
+		r.set.Logger.Warn("Discarding stored drift history that cannot be read; the next drift starts a new one",
+			zap.String("target", t.name), zap.Error(err))
+		return
+	}
+	t.history.restore(drifts)
+}
+
+// driftView is the receiver as a controlplane.DriftSource.
+type driftView struct{ r *driftReceiver }
+
+var _ controlplane.DriftSource = driftView{}
+
+func (v driftView) target(name string) (*target, error) {
+	for _, t := range v.r.targets {
+		if t.name == name {
+			return t, nil
+		}
+	}
+	return nil, controlplane.ErrUnknownServer
+}
+
+func (v driftView) Servers() []controlplane.ServerStatus {
+	out := make([]controlplane.ServerStatus, 0, len(v.r.targets))
+	for _, t := range v.r.targets {
+		t.stateMu.Lock()
+		out = append(out, v.r.serverStatus(t))
+		t.stateMu.Unlock()
+	}
+	return out
+}
+
+func (v driftView) Server(name string) (controlplane.ServerDetail, error) {
+	t, err := v.target(name)
+	if err != nil {
+		return controlplane.ServerDetail{}, err
+	}
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	out := controlplane.ServerDetail{ServerStatus: v.r.serverStatus(t), Snapshot: []byte("null")}
+	if cur := t.tracker.current; cur != nil {
+		if out.Snapshot, err = cur.Encode(); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func (v driftView) Drifts(name string, limit int) (controlplane.DriftPage, error) {
+	t, err := v.target(name)
+	if err != nil {
+		return controlplane.DriftPage{}, err
+	}
+	t.stateMu.Lock()
+	defer t.stateMu.Unlock()
+	return controlplane.DriftPage{Server: t.name, Drifts: t.history.page(limit), Total: len(t.history.entries)}, nil
+}
+
+func (v driftView) Drift(id string) (controlplane.DriftDetail, error) {
+	for _, t := range v.r.targets {
+		t.stateMu.Lock()
+		e := t.history.find(id)
+		var out controlplane.DriftDetail
+		if e != nil {
+			out = e.DriftDetail
+		}
+		t.stateMu.Unlock()
+		if e != nil {
+			return out, nil
+		}
+	}
+	return controlplane.DriftDetail{}, controlplane.ErrUnknownDrift
+}
+
+// Accept closes a target's open drifts for an operator. Pinned: the served
+// contract becomes the baseline (mcpdrift.drift.open back to 0). Advance:
+// the baseline already moved; the drifts are acknowledged. Either way the
+// history keeps them, and one mcpdrift.drift_accepted event per drift goes
+// to the logs pipeline.
+func (v driftView) Accept(ctx context.Context, name string, req controlplane.AcceptRequest, by controlplane.Principal) (controlplane.AcceptResult, error) {
+	r := v.r
+	t, err := v.target(name)
+	if err != nil {
+		return controlplane.AcceptResult{}, err
+	}
+	t.stateMu.Lock()
+	open := t.history.open()
+	pinnedOpen := t.tracker.cfg.pinned && !t.tracker.openDrift.Empty()
+	if len(open) == 0 && !pinnedOpen {
+		t.stateMu.Unlock()
+		return controlplane.AcceptResult{}, controlplane.ErrNoOpenDrift
+	}
+	if req.Drift != "" && (len(open) == 0 || (open[0].ID != req.Drift && open[0].DriftID != req.Drift)) {
+		t.stateMu.Unlock()
+		return controlplane.AcceptResult{}, controlplane.ErrDriftMismatch
+	}
+	now := r.now()
+	previous, report := t.tracker.baseline, t.tracker.openDrift
+	t.tracker.accept()
+	acceptance := &controlplane.Acceptance{By: by.Name, At: now.UTC(), Authenticated: by.Authenticated, Comment: req.Comment}
+	closed := t.history.close(controlplane.DriftAccepted, now, acceptance)
+	out := controlplane.AcceptResult{Server: t.name, Accepted: []controlplane.Drift{}, At: now.UTC(), By: by.Name}
+	var events []event
+	for _, e := range closed {
+		d := e.Drift
+		out.Accepted = append(out.Accepted, d)
+		events = append(events, event{kind: eventAccepted, at: now, accepted: &d, mode: r.cfg.Baseline})
+	}
+	if len(closed) == 0 { // no history kept (max_drifts: 0): the pinned drift itself
+		d := controlplane.Drift{
+			DriftID:          driftID(t.name, previous.Digests.Contract, t.tracker.current.Digests.Contract),
+			PreviousContract: previous.Digests.Contract,
+			CurrentContract:  t.tracker.current.Digests.Contract,
+			Severity:         report.Worst().String(),
+			Description:      contract.SanitizeText(report.OneLine()),
+			Accepted:         acceptance,
+		}
+		events = append(events, event{kind: eventAccepted, at: now, accepted: &d, mode: r.cfg.Baseline})
+	}
+	r.persist(ctx, t)
+	out.BaselineDigest = t.tracker.baseline.Digests.Contract
+	out.Status = v.r.serverStatus(t).Status
+	logs := buildLogs(t, events, now)
+	md := r.buildMetrics(t, now)
+	t.stateMu.Unlock()
+	r.set.Logger.Info("Drift accepted", zap.String("target", t.name), zap.String("by", contract.SanitizeText(by.Name)),
+		zap.Bool("authenticated", by.Authenticated), zap.Int("drifts", len(events)))
+	r.sendLogs(ctx, t, logs)
+	r.sendMetrics(ctx, t, md)
+	return out, nil
+}
+
+// serverStatus describes a target; the caller holds its stateMu.
+func (r *driftReceiver) serverStatus(t *target) controlplane.ServerStatus {
+	tr := t.tracker
+	out := controlplane.ServerStatus{
+		Name:         t.name,
+		URL:          t.url,
+		BaselineMode: r.cfg.Baseline,
+		Receiver:     r.set.ID.String(),
+		Mixed:        tr.mixedOpen(),
+		History:      t.history.memory(),
+	}
+	open := t.history.open()
+	if len(open) > 0 {
+		out.OpenDrift = &controlplane.DriftRef{ID: open[0].ID, Severity: open[0].Severity, At: open[0].At}
+	}
+	probes := t.probes.Load()
+	if probes > 0 {
+		p := &controlplane.ProbeStatus{Last: t.lastProbe.UTC(), ErrorClass: t.lastErrorClass(), DurationMS: float64(t.duration) / float64(time.Millisecond), Count: probes}
+		if !t.lastSuccess.IsZero() {
+			ls := t.lastSuccess.UTC()
+			p.LastSuccess = &ls
+		}
+		out.Probe = p
+	}
+	if cur := tr.current; cur != nil {
+		name, version := serverInfo(cur)
+		out.Contract = &controlplane.ContractSummary{
+			Digest:          cur.Digests.Contract,
+			BaselineDigest:  tr.baseline.Digests.Contract,
+			ObservedAt:      cur.ObservedAt.UTC(),
+			Transport:       cur.Server.Transport,
+			SpecGeneration:  string(cur.SpecGeneration),
+			ProtocolVersion: cur.ProtocolVersion,
+			ServerInfo:      controlplane.ServerInfo{Name: name, Version: version},
+			Definitions: controlplane.Definitions{
+				Tools: len(cur.Tools), Prompts: len(cur.Prompts), Resources: len(cur.Resources), ResourceTemplates: len(cur.ResourceTemplates),
+			},
+		}
+	}
+	switch {
+	case probes == 0:
+		out.Status = controlplane.StatusPending
+	case out.Probe.ErrorClass != "none":
+		out.Status = controlplane.StatusDown
+	case len(open) > 0 || (tr.cfg.pinned && !tr.openDrift.Empty()):
+		out.Status = controlplane.StatusDrifted
+	default:
+		out.Status = controlplane.StatusUp
+	}
+	return out
+}
