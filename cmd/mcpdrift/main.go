@@ -72,7 +72,8 @@ Exit codes: 0 success; 1 invalid input (hash) or drift at or above --fail-on
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand())
+	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(),
+		newWrapCommand(), newUnwrapCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }
