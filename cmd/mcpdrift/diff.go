@@ -151,10 +151,17 @@ type reportFlags struct {
 }
 
 func (f *reportFlags) register(cmd *cobra.Command) {
+	f.registerOutput(cmd)
+	cmd.Flags().StringVar(&f.failOn, "fail-on", "breaking", "exit 1 when a change is at least: breaking, warning, compatible, info, or none (never)")
+}
+
+// registerOutput registers the format and policy flags only, for commands
+// that do not gate (approve).
+func (f *reportFlags) registerOutput(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json or markdown")
 	cmd.Flags().StringVar(&f.policyName, "policy", contract.PolicyDefault, "named policy: default, strict or lenient")
 	cmd.Flags().StringVar(&f.configFile, "config", "", "policy file (YAML or JSON): base, severities, ignore")
-	cmd.Flags().StringVar(&f.failOn, "fail-on", "breaking", "exit 1 when a change is at least: breaking, warning, compatible, info, or none (never)")
+	f.failOn = "none"
 }
 
 // parse validates the flags and returns the threshold and the policy.

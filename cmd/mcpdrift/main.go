@@ -73,7 +73,7 @@ Exit codes: 0 success; 1 invalid input (hash) or drift at or above --fail-on
 		SilenceErrors: true,
 	}
 	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(),
-		newWrapCommand(), newUnwrapCommand())
+		newApproveCommand(), newWrapCommand(), newUnwrapCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }
