@@ -67,8 +67,10 @@ and whom it breaks.
 Digests follow "Tool definition hash, version 1" (RFC 8785 canonical JSON,
 SHA-256), so they can be checked by other tools.
 
-Exit codes: 0 success; 1 invalid input (hash) or drift at or above --fail-on
-(diff); 2 usage error, or invalid input for diff.`,
+Exit codes: 0 success; 1 invalid input (hash), drift at or above --fail-on
+(diff, check), a failed probe, changes not approved (approve), an entry left
+wrapped (unwrap) or a file that could not be written; 2 usage error, or invalid
+input for diff, check, approve, wrap and unwrap.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

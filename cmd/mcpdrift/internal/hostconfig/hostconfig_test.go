@@ -31,6 +31,7 @@ var hosts = []struct {
 	{"mcp.json", false, map[string]Action{"everything": Wrapped, "notion": Wrapped, "api": Wrapped, "asana": Wrapped, "slack": Skipped}},
 	{"cursor-mcp.json", false, map[string]Action{"server-name": Wrapped, "userjot": Wrapped, "core": Wrapped, "no-transport": Skipped}},
 	{"vscode-mcp.json", true, map[string]Action{"perplexity": Wrapped, "context7": Wrapped, "memory": Wrapped, "local-socket": Skipped}},
+	{"docs-example.json", false, map[string]Action{"everything": Wrapped, "search": Wrapped}}, // shown in docs/wrapping.md
 }
 
 func readHost(t *testing.T, name string) []byte {
