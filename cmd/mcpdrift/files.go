@@ -31,11 +31,8 @@ func writeFileAtomic(path string, data []byte) error {
 		}
 	}()
 	if fi, err := os.Stat(path); err == nil {
-		if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+		if err := likeFile(tmp, fi); err != nil {
 			return err
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			_ = tmp.Chown(int(st.Uid), int(st.Gid)) // only root may; others own what they write
 		}
 	}
 	if _, err := tmp.Write(data); err != nil {
@@ -54,14 +51,26 @@ func writeFileAtomic(path string, data []byte) error {
 	return nil
 }
 
+// likeFile gives f the mode of the file fi describes and, when we may (as
+// root), its owner: the user whose file it is must still own it.
+func likeFile(f *os.File, fi fs.FileInfo) error {
+	if err := f.Chmod(fi.Mode().Perm()); err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+		return f.Chown(int(st.Uid), int(st.Gid))
+	}
+	return nil
+}
+
 // writeBackup copies data, the file's content before a change, next to it:
 // FILE.bak, or FILE.bak.<time> when FILE.bak already holds something else,
 // so an earlier backup (the file before its first wrap) is never lost. The
 // backup has the file's mode: it may hold the same secrets.
 func writeBackup(path string, data []byte) (string, error) {
-	mode := fs.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
 	}
 	name := path + ".bak"
 	if old, err := os.ReadFile(name); err == nil && string(old) == string(data) {
@@ -69,7 +78,7 @@ func writeBackup(path string, data []byte) (string, error) {
 	}
 	stamp := time.Now().UTC().Format("20060102T150405Z")
 	for i := 0; ; i++ {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) && i < 100 {
 			name = fmt.Sprintf("%s.bak.%s", path, stamp)
 			if i > 0 {
@@ -80,7 +89,10 @@ func writeBackup(path string, data []byte) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		_, err = f.Write(data)
+		err = likeFile(f, fi)
+		if err == nil {
+			_, err = f.Write(data)
+		}
 		if err == nil {
 			err = f.Sync()
 		}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -217,5 +218,32 @@ func TestWrapUsage(t *testing.T) {
 		if code, _, errOut := cli(t, "", args...); code != exitUsage || errOut == "" {
 			t.Errorf("%v: exit %d %q", args, code, errOut)
 		}
+	}
+}
+
+// Run as root (sudo, or a CI job), wrap keeps the user's ownership of
+// their file and gives it to the backup: the host running as that user must
+// still read and write it.
+func TestWrapKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testservers.SkipLoudly(t, "not root, so keeping a file's owner across a rewrite was not tested")
+	}
+	path, _ := hostSample(t, "mcp.json", 0o600)
+	const nobody = 65534
+	if err := os.Chown(path, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli(t, "", "wrap", "--mcpdrift", "mcpdrift", path); code != exitOK {
+		t.Fatal(errOut)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != nobody || st.Gid != nobody || fi.Mode().Perm() != 0o600 {
+		t.Errorf("owner %d:%d mode %v, want %d:%d 0600", st.Uid, st.Gid, fi.Mode().Perm(), nobody, nobody)
+	}
+	if fi, err := os.Stat(path + ".bak"); err != nil || fi.Sys().(*syscall.Stat_t).Uid != nobody {
+		t.Errorf("the backup is not the user's: %v", err)
 	}
 }

@@ -6,6 +6,7 @@
 package hostconfig
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -134,6 +135,10 @@ func rewrite(src []byte, skip []string, fn func(*entry) Outcome) (*Result, error
 	}
 	res := &Result{Src: src, JSONC: jsonc}
 	unit := indentUnit(src, root)
+	nl := "\n"
+	if bytes.Contains(src, []byte("\r\n")) {
+		nl = "\r\n" // a file written on Windows
+	}
 	found := false
 	for _, name := range Containers {
 		c, err := container(src, root, name)
@@ -149,7 +154,7 @@ func rewrite(src []byte, skip []string, fn func(*entry) Outcome) (*Result, error
 				res.Servers = append(res.Servers, Outcome{Server: m.Key, Action: Skipped, Reason: "--skip"})
 				continue
 			}
-			e := &entry{name: m.Key, node: m.Value, src: src, lay: entryLayout(src, m, unit)}
+			e := &entry{name: m.Key, node: m.Value, src: src, lay: entryLayout(src, m, unit, nl)}
 			out := fn(e)
 			res.Servers = append(res.Servers, out)
 			if e.text != "" {
@@ -231,11 +236,11 @@ func lineIndent(src []byte, off int) (string, bool) {
 
 // entryLayout formats a rewritten entry as the original was: one member a
 // line when it spanned lines, indented as its key is.
-func entryLayout(src []byte, m Member, unit string) layout {
+func entryLayout(src []byte, m Member, unit, nl string) layout {
 	ind, ok := lineIndent(src, m.KeyStart)
 	pretty := strings.Contains(string(src[m.Value.Start:m.Value.End]), "\n")
 	if !ok {
 		ind = ""
 	}
-	return layout{pretty: pretty, indent: ind, unit: unit}
+	return layout{pretty: pretty, indent: ind, unit: unit, nl: nl}
 }

@@ -319,6 +319,21 @@ func TestWrapJSONC(t *testing.T) {
 	}
 }
 
+// A file written on Windows keeps its CRLF line breaks.
+func TestWrapCRLF(t *testing.T) {
+	src := strings.ReplaceAll(string(readHost(t, "docs-example.json")), "\n", "\r\n")
+	res, err := Wrap([]byte(src), testOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(res.Out), "\n"); n != strings.Count(string(res.Out), "\r\n") || n < 30 {
+		t.Errorf("line breaks:\n%q", res.Out)
+	}
+	if back, err := Unwrap(res.Out, nil, false); err != nil || string(back.Out) != src {
+		t.Errorf("unwrap: %v\n%q", err, back.Out)
+	}
+}
+
 // The dry-run diff applies to the original and gives the rewritten file.
 func TestDiffHunks(t *testing.T) {
 	src := readHost(t, "claude_desktop_config.json")

@@ -10,13 +10,14 @@ import (
 )
 
 // layout is how the entry being rewritten is formatted: on one line
-// (compact) or one member a line, indented by indent, one level being unit.
+// (compact) or one member a line, indented by indent, one level being unit,
+// lines ending as the file's do.
 type layout struct {
-	pretty       bool
-	indent, unit string
+	pretty           bool
+	indent, unit, nl string // nl is the file's line break, "\n" or "\r\n"
 }
 
-func (l layout) deeper() layout { return layout{l.pretty, l.indent + l.unit, l.unit} }
+func (l layout) deeper() layout { return layout{l.pretty, l.indent + l.unit, l.unit, l.nl} }
 
 // field is one member to write: its name and its value as JSON text.
 type field struct {
@@ -39,12 +40,12 @@ func (l layout) object(fields []field) string {
 			}
 		}
 		if l.pretty {
-			b.WriteString("\n" + l.indent + l.unit)
+			b.WriteString(l.nl + l.indent + l.unit)
 		}
 		b.WriteString(quote(f.key) + ": " + f.val)
 	}
 	if l.pretty {
-		b.WriteString("\n" + l.indent)
+		b.WriteString(l.nl + l.indent)
 	}
 	b.WriteByte('}')
 	return b.String()
