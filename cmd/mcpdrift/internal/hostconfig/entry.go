@@ -164,10 +164,7 @@ func (e *entry) wrapRemote(o Options, typ string) (text, kind, note, skip string
 	if kind == "sse" {
 		args = append(args, "--transport", "sse")
 	}
-	var existing *Node
-	if n.Get("env") != nil {
-		existing = n.Get("env")
-	}
+	existing := n.Get("env")
 	names := headerEnvNames(headers, existing)
 	for i, h := range headers {
 		args = append(args, "--header-env", h.name+"="+names[i])
