@@ -244,7 +244,7 @@ func (m metaReader) Get(k string) string {
 	v, _ := jsonwire.String(jsonwire.Lookup(m, k))
 	return v
 }
-func (m metaReader) Keys() []string { return nil }
+func (m metaReader) Keys() []string     { return nil }
 func (m metaReader) Set(string, string) {}
 
 // metaCarrier collects the propagator's fields.
