@@ -48,8 +48,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "mcpdrift:", err)
 	var ee *exitError
+	if errors.As(err, &ee) && errors.Is(ee.err, errQuietExit) {
+		return ee.code // the proxied server's exit status
+	}
+	fmt.Fprintln(stderr, "mcpdrift:", err)
 	if errors.As(err, &ee) {
 		return ee.code
 	}
@@ -72,7 +75,7 @@ Exit codes: 0 success; 1 invalid input (hash) or drift at or above --fail-on
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand())
+	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(), newProxyCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }
