@@ -78,6 +78,9 @@ func (g *gate) learn(current map[string]string) bool {
 
 func (g *gate) sessionFailed() bool { return g.failed.Load() }
 
+// active reports whether the gate can refuse a call at all.
+func (g *gate) active() bool { return g.refuse || g.lock != nil }
+
 // approved reports whether the lock holds this definition of tool.
 func (g *gate) approved(tool, digest string) bool {
 	d, ok := g.lock[tool]
@@ -88,7 +91,7 @@ func (g *gate) approved(tool, digest string) bool {
 // It reads only the session's cached digest and the gate's map: no hashing
 // on the call path.
 func (g *gate) check(sess *interceptor.Session, tool string) *refusal {
-	if !g.refuse && g.lock == nil {
+	if !g.active() {
 		return nil
 	}
 	planned, listed := sess.ToolDigest(tool)

@@ -55,6 +55,13 @@ type relay struct {
 	lists     sync.Map                        // id of an agent's tools/list in flight -> its cursor was empty
 	own       ownCalls
 	relist    chan bool // a relist is wanted; true when the server announced the change
+
+	// A relist the server announced is pending until relistWait closes:
+	// the gate judges no call before it (a call right after list_changed
+	// must not pass on what the proxy knew before).
+	relistMu   sync.Mutex
+	relistWait chan struct{}
+	relistGen  uint64
 }
 
 func newRelay(cfg *Config, tel Telemetry, ep interceptor.Endpoint, g *gate) *relay {
@@ -114,7 +121,8 @@ func (r *relay) fromAgent(frame []byte) {
 			r.lists.Store(m.ID, cursor == "")
 		}
 	case mcpwire.MethodToolsCall:
-		if m.ID.Valid() {
+		if m.ID.Valid() && r.gate.active() {
+			r.awaitRelist()
 			if ref := r.gate.check(r.sess, toolName(m.Params)); ref != nil {
 				r.refuse(ctx, m, frame, ref)
 				return
@@ -203,11 +211,11 @@ func (r *relay) fromServer(frame []byte) {
 	if m.Method != "" {
 		// Notifications and server requests go on at once: the proxy adds
 		// no latency to them.
+		if m.Method == mcpwire.NotifyToolsListChanged {
+			r.announceRelist() // before the agent can act on it
+		}
 		r.toAgent(frame)
 		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
-		if m.Method == mcpwire.NotifyToolsListChanged {
-			r.wantRelist(true)
-		}
 		return
 	}
 	if first, isList := r.lists.LoadAndDelete(m.ID); isList && m.Result != nil {
@@ -286,6 +294,49 @@ func (r *relay) wantRelist(announced bool) {
 	}
 }
 
+// announceRelist marks a relist pending (the server said its tools changed)
+// and asks for it.
+func (r *relay) announceRelist() {
+	r.relistMu.Lock()
+	if r.relistWait == nil {
+		r.relistWait = make(chan struct{})
+	}
+	r.relistGen++
+	r.relistMu.Unlock()
+	r.wantRelist(true)
+}
+
+// relisted ends the pending relist if no announcement came since gen.
+func (r *relay) relisted(gen uint64) {
+	r.relistMu.Lock()
+	defer r.relistMu.Unlock()
+	if r.relistWait == nil {
+		return
+	}
+	if r.relistGen != gen {
+		r.wantRelist(true) // changed again meanwhile: list once more
+		return
+	}
+	close(r.relistWait)
+	r.relistWait = nil
+}
+
+// awaitRelist waits (at most UpstreamTimeout) for a pending relist.
+func (r *relay) awaitRelist() {
+	r.relistMu.Lock()
+	ch := r.relistWait
+	r.relistMu.Unlock()
+	if ch == nil {
+		return
+	}
+	t := time.NewTimer(r.cfg.UpstreamTimeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	}
+}
+
 // relistLoop lists tools on the proxy's own request ids when the server
 // announces a change, and every RelistInterval.
 func (r *relay) relistLoop(ctx context.Context) {
@@ -303,9 +354,13 @@ func (r *relay) relistLoop(ctx context.Context) {
 		case announced = <-r.relist:
 		case <-tick:
 		}
-		if r.ready.Load() {
+		r.relistMu.Lock()
+		gen := r.relistGen
+		r.relistMu.Unlock()
+		if r.ready.Load() || (r.sess.Established() && r.sess.ProtocolVersion() >= mcpwire.ProtocolStateless) {
 			r.relistTools(ctx, !announced)
 		}
+		r.relisted(gen)
 	}
 }
 
