@@ -127,4 +127,3 @@ func alive(pid int) bool {
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
 }
-
