@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/mcpdrift/mcpdrift/contract v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor v0.0.0
+	github.com/mcpdrift/mcpdrift/internal/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
 	github.com/mcpdrift/mcpdrift/semconv v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0

@@ -32,7 +32,18 @@ func Main() {
 	case "sdk":
 		os.Exit(sdk())
 	}
+	if runProxy != nil && os.Getenv(Env) == "proxy" {
+		os.Exit(runProxy())
+	}
 }
+
+// runProxy runs a proxy on this process's stdio (mode "proxy"), for agents
+// that launch the proxy themselves; the proxy's tests set it (this package
+// cannot import the proxy).
+var runProxy func() int
+
+// SetProxy sets what mode "proxy" runs.
+func SetProxy(f func() int) { runProxy = f }
 
 func logLine(s string) {
 	f, err := os.OpenFile(os.Getenv(Log), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
