@@ -65,20 +65,7 @@ type relay struct {
 }
 
 func newRelay(cfg *Config, tel Telemetry, ep interceptor.Endpoint, g *gate) *relay {
-	opts := []interceptor.Option{
-		interceptor.WithTracerProvider(tel.Tracer), interceptor.WithMeterProvider(tel.Meter),
-		interceptor.WithPropagators(tel.Propagator), interceptor.WithLimits(cfg.Limits),
-		interceptor.WithTraceContextInjection(cfg.InjectTraceContext),
-		interceptor.WithTraceContextContinuation(cfg.InjectTraceContext),
-		interceptor.WithErrorHandler(func(error) {}), // the proxy's stderr is the server's: nothing of ours goes there
-	}
-	if cfg.ServerName != "" {
-		opts = append(opts, interceptor.WithServerName(cfg.ServerName))
-	}
-	if cfg.AgentName != "" {
-		opts = append(opts, interceptor.WithAgent(cfg.AgentName, ""))
-	}
-	ic := interceptor.New(opts...)
+	ic := interceptor.New(interceptorOptions(cfg, tel)...)
 	meter := tel.Meter.Meter(ScopeName)
 	refusals, _ := meter.Int64Counter(semconv.MetricProxyRefusals,
 		metric.WithDescription("Calls the proxy answered itself instead of forwarding: stale or unapproved tool definitions."))
@@ -92,6 +79,24 @@ func newRelay(cfg *Config, tel Telemetry, ep interceptor.Endpoint, g *gate) *rel
 }
 
 func (r *relay) agentContext() context.Context { return *r.ctx.Load() }
+
+// interceptorOptions configure the interceptor as the proxy's flags say.
+func interceptorOptions(cfg *Config, tel Telemetry) []interceptor.Option {
+	opts := []interceptor.Option{
+		interceptor.WithTracerProvider(tel.Tracer), interceptor.WithMeterProvider(tel.Meter),
+		interceptor.WithPropagators(tel.Propagator), interceptor.WithLimits(cfg.Limits),
+		interceptor.WithTraceContextInjection(cfg.InjectTraceContext),
+		interceptor.WithTraceContextContinuation(cfg.InjectTraceContext),
+		interceptor.WithErrorHandler(func(error) {}), // the proxy's stderr is the server's: nothing of ours goes there
+	}
+	if cfg.ServerName != "" {
+		opts = append(opts, interceptor.WithServerName(cfg.ServerName))
+	}
+	if cfg.AgentName != "" {
+		opts = append(opts, interceptor.WithAgent(cfg.AgentName, ""))
+	}
+	return opts
+}
 
 // fromAgent handles one whole frame the agent sent.
 func (r *relay) fromAgent(frame []byte) {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/proxy"
 )
 
@@ -118,6 +121,17 @@ func runProxy(cmd *cobra.Command, cfg proxy.Config) error {
 	switch {
 	case len(cfg.Command) > 0:
 		code, err = proxy.RunCommand(ctx, cfg, tel, stdio)
+	case cfg.Listen != "":
+		l, lerr := net.Listen("tcp", cfg.Listen)
+		if lerr != nil {
+			return failure(lerr)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift proxy: listening on http://%s, upstream %s\n", l.Addr(), serverid.Display(cfg.Upstream))
+		go func() {
+			<-sigs
+			cancel()
+		}()
+		err = proxy.Serve(ctx, l, cfg, tel)
 	default:
 		return usageError("this mode is not built yet")
 	}
