@@ -107,7 +107,7 @@ func attr(s tracetest.SpanStub, key string) (attribute.Value, bool) {
 
 func str(s tracetest.SpanStub, key string) string {
 	v, _ := attr(s, key)
-	return v.Emit()
+	return v.String()
 }
 
 // eventually waits for cond with a generous deadline: tests never depend
