@@ -169,7 +169,15 @@ require (
 	golang.org/x/term v0.47.0
 )
 
-require github.com/spf13/cast v1.7.1 // indirect
+require (
+	go.opentelemetry.io/contrib/bridges/prometheus v0.72.0 // indirect
+	go.opentelemetry.io/contrib/exporters/autoexport v0.72.0 // indirect
+)
+
+require (
+	github.com/mcpdrift/mcpdrift/proxy v0.0.0
+	github.com/spf13/cast v1.7.1 // indirect
+)
 
 // The repository's other modules, from this checkout (see CONTRIBUTING.md).
 replace (
@@ -178,5 +186,6 @@ replace (
 	github.com/mcpdrift/mcpdrift/interceptor/gosdk => ./interceptor/gosdk
 	github.com/mcpdrift/mcpdrift/internal/dev/testkit => ./internal/dev/testkit
 	github.com/mcpdrift/mcpdrift/internal/mcpwire => ./internal/mcpwire
+	github.com/mcpdrift/mcpdrift/proxy => ./proxy
 	github.com/mcpdrift/mcpdrift/semconv => ./semconv
 )

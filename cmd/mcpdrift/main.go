@@ -48,8 +48,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "mcpdrift:", err)
 	var ee *exitError
+	if errors.As(err, &ee) && errors.Is(ee.err, errQuietExit) {
+		return ee.code // the proxied server's exit status
+	}
+	fmt.Fprintln(stderr, "mcpdrift:", err)
 	if errors.As(err, &ee) {
 		return ee.code
 	}
@@ -75,7 +78,7 @@ input for diff, check, approve, wrap and unwrap.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(),
-		newApproveCommand(), newWrapCommand(), newUnwrapCommand())
+		newApproveCommand(), newWrapCommand(), newUnwrapCommand(), newProxyCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }
