@@ -5,7 +5,7 @@ BIN      := bin
 # components, CLI, probe) and the agent-side modules, which must not pull the
 # Collector. Each is built and tested on its own go.mod, as users and ocb see
 # it: the go.work is for editors and ad-hoc commands, not for make or CI.
-MODULES  := . contract semconv internal/mcpwire internal/dev/testkit interceptor interceptor/gosdk interceptor/mcpgo
+MODULES  := . contract semconv internal/mcpwire internal/dev/testkit interceptor interceptor/gosdk interceptor/mcpgo proxy
 export GOWORK := off
 # in_modules runs $(1) in every module's directory and fails if any run fails.
 in_modules = fail=0; for m in $(MODULES); do (cd $$m && $(1)) || fail=1; done; test $$fail = 0

@@ -159,7 +159,7 @@ require (
 	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
@@ -177,9 +177,18 @@ require (
 	github.com/mcpdrift/mcpdrift/internal/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
 	github.com/mcpdrift/mcpdrift/semconv v0.0.0
+	golang.org/x/term v0.47.0
 )
 
-require github.com/spf13/cast v1.7.1 // indirect
+require (
+	go.opentelemetry.io/contrib/bridges/prometheus v0.72.0 // indirect
+	go.opentelemetry.io/contrib/exporters/autoexport v0.72.0 // indirect
+)
+
+require (
+	github.com/mcpdrift/mcpdrift/proxy v0.0.0
+	github.com/spf13/cast v1.7.1 // indirect
+)
 
 // The repository's other modules, from this checkout (see CONTRIBUTING.md).
 replace (
@@ -188,5 +197,6 @@ replace (
 	github.com/mcpdrift/mcpdrift/interceptor/gosdk => ./interceptor/gosdk
 	github.com/mcpdrift/mcpdrift/internal/dev/testkit => ./internal/dev/testkit
 	github.com/mcpdrift/mcpdrift/internal/mcpwire => ./internal/mcpwire
+	github.com/mcpdrift/mcpdrift/proxy => ./proxy
 	github.com/mcpdrift/mcpdrift/semconv => ./semconv
 )

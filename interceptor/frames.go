@@ -2,6 +2,7 @@ package interceptor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -257,4 +258,31 @@ func Inspect(frame []byte) FrameInfo {
 		return nil
 	})
 	return fi
+}
+
+// Message is the envelope of one JSON-RPC message, its members raw (nil
+// when absent), for front-ends that route or answer messages themselves.
+type Message struct {
+	ID                    ID
+	RawID                 json.RawMessage
+	Method                string // "" on responses
+	Params, Result, Error json.RawMessage
+}
+
+// ParseMessage reads one JSON-RPC message (an object, not a batch).
+func ParseMessage(msg []byte) (Message, bool) {
+	m, ok := readMessage(msg)
+	if !ok || !m.jsonrpc {
+		return Message{}, false
+	}
+	out := Message{RawID: m.id, Params: m.params, Result: m.result, Error: m.err}
+	if !jsonwire.IsNull(m.id) {
+		out.ID = rawID(m.id)
+	}
+	if m.method != nil {
+		if out.Method, ok = jsonwire.String(m.method); !ok {
+			return Message{}, false
+		}
+	}
+	return out, true
 }

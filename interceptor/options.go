@@ -32,6 +32,7 @@ type config struct {
 	agentID        string
 	resource       Resource
 	injectContext  bool
+	continueMeta   bool
 	captureContent bool
 	validateArgs   bool
 	staleHook      StaleToolHook
@@ -138,6 +139,17 @@ func WithResource(r Resource) Option {
 // re-encoded, and keys the application already set are left alone.
 func WithTraceContextInjection(on bool) Option {
 	return optionFunc(func(c *config) { c.injectContext = on })
+}
+
+// WithTraceContextContinuation makes a trace context that arrives in an
+// outgoing request's params._meta (traceparent, as the MCP semantic
+// conventions carry it) the parent of the request's span, and has injection
+// replace it with the span's own context. It is for a proxy, which forwards
+// requests that an instrumented agent already stamped: the server's spans
+// then hang under the proxy's, and the proxy's under the agent's. Off by
+// default (an application's own _meta value wins).
+func WithTraceContextContinuation(on bool) Option {
+	return optionFunc(func(c *config) { c.continueMeta = on })
 }
 
 // WithContentCapture records tool-call arguments and results on spans

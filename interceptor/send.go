@@ -50,6 +50,7 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 		s.updateIdentity(func(i *identity) { i.protocolVersion = p.protocolVersion })
 		ident = s.ident.Load()
 	}
+	ctx = s.continued(ctx, params)
 	c := &call{id: id, method: method}
 	b := s.ic.starts.get()
 	defer s.ic.starts.put(b)
@@ -133,6 +134,7 @@ func (s *Session) Notification(ctx context.Context, method string, params json.R
 			}
 		}
 	}
+	ctx = s.continued(ctx, params)
 	ident := s.ident.Load()
 	c := &call{method: method}
 	b := s.ic.starts.get()
@@ -235,9 +237,36 @@ func (s *Session) inject(ctx context.Context, carrier *metaCarrier, params json.
 	if len(carrier.fields) == 0 {
 		return params
 	}
+	if s.ic.cfg.continueMeta {
+		out, _ := jsonwire.SetMeta(params, carrier.fields)
+		return out
+	}
 	out, _ := jsonwire.InjectMeta(params, carrier.fields)
 	return out
 }
+
+// continued returns ctx with the trace context in params._meta as its
+// parent, when continuation is on and params carry one.
+func (s *Session) continued(ctx context.Context, params json.RawMessage) context.Context {
+	if !s.ic.cfg.continueMeta {
+		return ctx
+	}
+	meta := jsonwire.Lookup(params, mcpwire.Meta)
+	if meta == nil {
+		return ctx
+	}
+	return s.ic.cfg.propagator.Extract(ctx, metaReader(meta))
+}
+
+// metaReader reads propagation fields from a raw _meta object.
+type metaReader []byte
+
+func (m metaReader) Get(k string) string {
+	v, _ := jsonwire.String(jsonwire.Lookup(m, k))
+	return v
+}
+func (m metaReader) Keys() []string     { return nil }
+func (m metaReader) Set(string, string) {}
 
 // metaCarrier collects the propagator's fields.
 type metaCarrier struct {

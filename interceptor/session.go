@@ -243,9 +243,10 @@ func (s *Session) take(id ID) *call {
 
 // Fail ends the request with this id when it could not be sent or its
 // response will never be read (the front-end's write failed, the caller's
-// context ended, the HTTP exchange failed). err classifies it: an error with
-// an ErrorType() string method gives error.type itself, context errors are
-// "cancelled", others "transport_error".
+// context ended, the HTTP exchange failed, a proxy refused it). err
+// classifies it: an error with an ErrorType() string method gives error.type
+// itself, context errors are "cancelled", others "transport_error"; an error
+// with a SpanAttributes() []attribute.KeyValue method adds those to the span.
 func (s *Session) Fail(id ID, err error) {
 	c := s.take(id)
 	if c == nil {
@@ -260,6 +261,10 @@ func failure(err error) outcome {
 		return o
 	}
 	o.message = err.Error()
+	var attributed interface{ SpanAttributes() []attribute.KeyValue }
+	if errors.As(err, &attributed) {
+		o.extra = attributed.SpanAttributes()
+	}
 	var typed interface{ ErrorType() string }
 	switch {
 	case errors.As(err, &typed):

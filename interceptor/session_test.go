@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -350,4 +351,55 @@ func TestSurrogateToolNames(t *testing.T) {
 		w.recv(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, 10+i))
 		w.last("tools/call a\uFFFD").want(t, map[string]any{semconv.ToolDigest: defs[i].Digest, semconv.GenAIToolName: "a\uFFFD", semconv.ToolKnown: true})
 	}
+}
+
+// TestTraceContextContinuation: with continuation on, a traceparent already
+// in _meta becomes the span's parent and is replaced by the span's own.
+func TestTraceContextContinuation(t *testing.T) {
+	const theirs = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"` + theirs + `"},"name":"a"}}`
+	off := newWire(t)
+	if got := off.send(req); got != req {
+		t.Errorf("without continuation the agent's traceparent must win: %s", got)
+	}
+	w := newWire(t, interceptor.WithTraceContextContinuation(true))
+	out := w.send(req)
+	w.recv(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+	s := w.last("tools/call a")
+	if got := s.Parent.TraceID().String(); got != "4bf92f3577b34da6a3ce929d0e0e4736" || s.Parent.SpanID().String() != "00f067aa0ba902b7" {
+		t.Errorf("parent %v, want the agent's span", s.Parent)
+	}
+	want := fmt.Sprintf(`"traceparent":"00-%s-%s-01"`, s.SpanContext.TraceID(), s.SpanContext.SpanID())
+	if !strings.Contains(out, want) || strings.Contains(out, theirs) {
+		t.Errorf("forwarded %s, want %s in place of the agent's", out, want)
+	}
+}
+
+// TestToolDigestAndRefusalAttributes: ToolDigest is what the session was
+// served; Fail with an error carrying SpanAttributes puts them on the span.
+func TestToolDigestAndRefusalAttributes(t *testing.T) {
+	w := newWire(t)
+	w.initialize()
+	if _, listed := w.sess.ToolDigest("a"); listed {
+		t.Error("a listed before any listing")
+	}
+	w.list(1, "", listResult("", toolA))
+	digests, _ := digestsOf(t, listResult("", toolA))
+	if d, listed := w.sess.ToolDigest("a"); !listed || d != digests["a"] {
+		t.Errorf("ToolDigest(a) = %q, %v; want %q", d, listed, digests["a"])
+	}
+	if _, listed := w.sess.ToolDigest("b"); listed {
+		t.Error("b listed")
+	}
+	w.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`)
+	w.sess.Fail(interceptor.IntID(2), refusal{})
+	w.last("tools/call a").want(t, map[string]any{semconv.ErrorType: "refused_here", semconv.GuardPlannedDigest: "p"})
+}
+
+type refusal struct{}
+
+func (refusal) Error() string     { return "refused" }
+func (refusal) ErrorType() string { return "refused_here" }
+func (refusal) SpanAttributes() []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String(semconv.GuardPlannedDigest, "p")}
 }

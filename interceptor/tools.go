@@ -72,12 +72,26 @@ func (s *Session) listingStale(l *listing) bool {
 	return s.gen.Load() > l.gen
 }
 
+// ToolDigest is the digest of the definition of tool that this session was
+// served (the cached listing's), and whether the listing has the tool. A
+// proxy compares it with the server's current definition to refuse calls
+// planned against a changed one. The digest is "" when the definition has
+// none, or when no readable listing was seen.
+func (s *Session) ToolDigest(tool string) (digest string, listed bool) {
+	l := s.tools.Load()
+	if l == nil || !l.readable {
+		return "", false
+	}
+	d, ok := l.tools[tool]
+	return d.digest, ok
+}
+
 // applyToolsPage caches one tools/list page: a first page (no cursor)
 // replaces the listing, later pages merge into it. Digests are computed here,
 // once per page, from the raw result. It returns attributes for the
 // tools/list span: the cached listing's set digest and size.
 func (s *Session) applyToolsPage(c *call, result json.RawMessage) []attribute.KeyValue {
-	defs, readable, err := s.readPage(result)
+	defs, readable, err := ToolDefinitions(s.ic.cfg.limits, result)
 	if err != nil {
 		s.ic.report(fmt.Errorf("tools/list from %s: %w", s.describe(), err))
 	}
@@ -115,12 +129,13 @@ func (s *Session) applyToolsPage(c *call, result json.RawMessage) []attribute.Ke
 	return kv
 }
 
-// readPage hashes the definitions on a page. When the page as a whole has no
-// digests (one definition repeats a member name, say) the definitions that
-// can be hashed on their own still are, and the rest are cached without a
-// digest, so one bad tool does not blind the interceptor to the others.
-func (s *Session) readPage(result json.RawMessage) (defs []contract.Definition, readable bool, err error) {
-	limits := s.ic.cfg.limits
+// ToolDefinitions hashes the tool definitions on one tools/list result page,
+// within limits. When the page as a whole has no digests (one definition
+// repeats a member name, say) the definitions that can be hashed on their own
+// still are, and the rest come without a digest, so one bad tool does not
+// blind the reader to the others; err then says why. readable is false when
+// the page could not be read at all (over the limits, not JSON).
+func ToolDefinitions(limits contract.Limits, result json.RawMessage) (defs []contract.Definition, readable bool, err error) {
 	page, err := limits.ParsePage(result)
 	if err == nil {
 		return page.Definitions[contract.KindTool], true, nil

@@ -104,7 +104,24 @@ const (
 	// GuardPlannedDigest is the digest the call was planned with, when it
 	// differs from mcpdrift.tool.digest.
 	GuardPlannedDigest = "mcpdrift.guard.planned_digest"
+	// GuardCurrentDigest is the digest of the server's current definition
+	// on a tools/call the proxy refused as stale ("" when the tool is gone).
+	GuardCurrentDigest = "mcpdrift.guard.current_digest"
+	// GuardRefusal is the error_code of a call the proxy answered itself
+	// instead of forwarding: STALE_TOOL_SCHEMA or TOOL_NOT_APPROVED.
+	GuardRefusal = "mcpdrift.guard.refusal"
 )
+
+// Values of mcpdrift.guard.refusal (and of the error_code the proxy puts in
+// a refused call's structuredContent).
+const (
+	RefusalStaleToolSchema = "STALE_TOOL_SCHEMA" // the agent planned with a definition the server no longer serves
+	RefusalToolNotApproved = "TOOL_NOT_APPROVED" // the server's definition is not in the proxy's lock
+)
+
+// MetricProxyRefusals counts the calls the proxy refused, by
+// mcpdrift.guard.refusal, gen_ai.tool.name and mcpdrift.server.name.
+const MetricProxyRefusals = "mcpdrift.proxy.refusals"
 
 // Values of error.type the interceptor sets besides JSON-RPC codes and
 // tool_error.
@@ -113,6 +130,7 @@ const (
 	ErrorTypeConnectionClosed = "connection_closed" // the connection ended before the response
 	ErrorTypeTransport        = "transport_error"   // the request could not be sent
 	ErrorTypeOther            = "_OTHER"            // a reused request id, or over 4096 requests waiting
+	ErrorTypeRefused          = "refused"           // the proxy answered the call itself (mcpdrift.guard.refusal says why)
 )
 
 // Keys inside each map of mcpdrift.drift.changes.

@@ -42,30 +42,12 @@ changed; commit the new lock to accept the drift.
   mcpdrift check --lock mcp.lock.json --url http://localhost:3001/mcp --format markdown > drift.md
   mcpdrift check --lock mcp.lock.json --update --stdio -- node dist/index.js`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if lock == "" {
-				return usageError("--lock FILE is required")
-			}
-			threshold, policy, err := rf.parse(cmd)
+			lp, err := probeAgainstLock(cmd, &tf, &rf, lock, update, args)
 			if err != nil {
 				return err
 			}
-			t, err := tf.target(cmd, args)
-			if err != nil {
-				return err
-			}
-			locked, err := readLock(lock, update)
-			if err != nil {
-				return err
-			}
-			if t.Name == "" && locked != nil {
-				t.Name = locked.Server.Name
-			}
-			res, err := runProbe(cmd, &tf, t)
-			if err != nil {
-				return err
-			}
-			live := res.Snapshot
-			report := contract.Diff(locked, live, policy)
+			locked, live := lp.locked, lp.live
+			report := contract.Diff(locked, live, lp.policy)
 			if rf.witness {
 				witness.Report(report, locked, live)
 			}
@@ -87,7 +69,7 @@ changed; commit the new lock to accept the drift.
 				fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift: wrote %s (contract %s)\n", lock, live.Digests.Contract)
 				return nil
 			}
-			return gate(report, threshold)
+			return gate(report, lp.threshold)
 		},
 	}
 	tf.register(cmd)
@@ -95,6 +77,42 @@ changed; commit the new lock to accept the drift.
 	cmd.Flags().StringVar(&lock, "lock", "", "the committed lock: a snapshot file")
 	cmd.Flags().BoolVar(&update, "update", false, "write the live contract to the lock (accept the drift)")
 	return cmd
+}
+
+// lockProbe is a live contract and the lock it is compared with.
+type lockProbe struct {
+	locked, live *contract.Snapshot // locked is nil when there is no lock yet
+	policy       *contract.Policy
+	threshold    contract.Severity
+}
+
+// probeAgainstLock is what check and approve share: check the flags, read
+// the lock (missing is fine when mayCreate) and probe the target, named as
+// the lock names it unless --name says otherwise.
+func probeAgainstLock(cmd *cobra.Command, tf *targetFlags, rf *reportFlags, lock string, mayCreate bool, args []string) (*lockProbe, error) {
+	if lock == "" {
+		return nil, usageError("--lock FILE is required")
+	}
+	threshold, policy, err := rf.parse(cmd)
+	if err != nil {
+		return nil, err
+	}
+	t, err := tf.target(cmd, args)
+	if err != nil {
+		return nil, err
+	}
+	locked, err := readLock(lock, mayCreate)
+	if err != nil {
+		return nil, err
+	}
+	if t.Name == "" && locked != nil {
+		t.Name = locked.Server.Name
+	}
+	res, err := runProbe(cmd, tf, t)
+	if err != nil {
+		return nil, err
+	}
+	return &lockProbe{locked: locked, live: res.Snapshot, policy: policy, threshold: threshold}, nil
 }
 
 // readLock reads the lock; a missing lock is fine only with --update.

@@ -173,12 +173,19 @@ type reportFlags struct {
 var reportFormats = []string{"text", "json", "markdown", "sarif", "github"}
 
 func (f *reportFlags) register(cmd *cobra.Command) {
+	f.registerOutput(cmd)
+	cmd.Flags().StringArrayVar(&f.outputs, "output", nil, "also write the report as FORMAT=FILE (repeatable), e.g. markdown=drift.md sarif=drift.sarif: one comparison, several renderings")
+	cmd.Flags().StringVar(&f.failOn, "fail-on", "breaking", "exit 1 (drift) when a change is at least: breaking, warning, compatible, info, or none (never)")
+}
+
+// registerOutput registers the format, witness and policy flags only, for
+// commands that do not gate (approve).
+func (f *reportFlags) registerOutput(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, json, markdown, sarif (SARIF 2.1.0 for code scanning) or github (workflow-command annotations)")
 	cmd.Flags().BoolVar(&f.witness, "witness", true, "show each breaking or warning schema change by example: a value one version accepts and the other rejects (--witness=false skips them)")
-	cmd.Flags().StringArrayVar(&f.outputs, "output", nil, "also write the report as FORMAT=FILE (repeatable), e.g. markdown=drift.md sarif=drift.sarif: one comparison, several renderings")
 	cmd.Flags().StringVar(&f.policyName, "policy", contract.PolicyDefault, "named policy: default, strict or lenient")
 	cmd.Flags().StringVar(&f.configFile, "config", "", "policy file (YAML or JSON): base, severities, ignore")
-	cmd.Flags().StringVar(&f.failOn, "fail-on", "breaking", "exit 1 (drift) when a change is at least: breaking, warning, compatible, info, or none (never)")
+	f.failOn = "none"
 }
 
 // parse validates the flags and returns the threshold and the policy.

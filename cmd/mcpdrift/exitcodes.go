@@ -20,6 +20,7 @@ const (
 	exitUnreachable = 6
 	exitNotFound    = 7
 	exitConflict    = 8
+	exitKept        = 9 // unwrap: entries left wrapped
 )
 
 // exitCode is one row of the exit status table. A new command adds its name
@@ -35,22 +36,24 @@ type exitCode struct {
 var exitCodes = []exitCode{
 	{exitOK, "ok", nil,
 		"success; diff and check: no change at or above --fail-on (default breaking), or check --update wrote the lock; replay: no answer at or above --fail-on; status: every server UP or PENDING"},
-	{exitDrift, "drift", []string{"diff", "check", "replay", "status"},
-		"a change at or above --fail-on (the report lists every change); replay: an answer at or above --fail-on (default accepted); status: a server is DRIFTED, a drift waits for an operator (mcpdrift accept)"},
+	{exitDrift, "drift", []string{"diff", "check", "replay", "status", "approve"},
+		"a change at or above --fail-on (the report lists every change); replay: an answer at or above --fail-on (default accepted); status: a server is DRIFTED, a drift waits for an operator (mcpdrift accept); approve: the changes were not approved, the lock is unchanged"},
 	{exitUsage, "usage", nil,
-		"the command line is wrong: an unknown command or flag, a wrong number of arguments, an invalid flag value, a policy (--policy, --config) that cannot be read or used, replay without --yes-call-tools, or a parameter the control plane refused (400)"},
-	{exitInput, "input", []string{"hash", "diff", "check", "replay"},
-		"an input cannot be used: a contract file or lock that is missing, unreadable, over a limit, not JSON, or whose digests cannot be computed (the message names the definition and the reason)"},
-	{exitProbe, "probe", []string{"snapshot", "check", "replay", "status"},
-		"the server could not be probed: the message names the error class (unreachable, timeout, auth_required, ...) and the step, with a stdio server's stderr tail; a failed probe is never drift; status: a server is DOWN, its last probe failed (takes precedence over 1)"},
+		"the command line is wrong: an unknown command or flag, a wrong number of arguments, an invalid flag value, a policy (--policy, --config) that cannot be read or used, replay without --yes-call-tools, approve with changes to approve but no terminal to ask and no --yes, or a parameter the control plane refused (400)"},
+	{exitInput, "input", []string{"hash", "diff", "check", "replay", "approve", "wrap", "unwrap"},
+		"an input cannot be used: a contract file or lock that is missing, unreadable, over a limit, not JSON, or whose digests cannot be computed (the message names the definition and the reason); wrap, unwrap: a FILE that is not an MCP client configuration (line:column; the file is left as it is)"},
+	{exitProbe, "probe", []string{"snapshot", "check", "replay", "status", "approve", "proxy"},
+		"the server could not be probed: the message names the error class (unreachable, timeout, auth_required, ...) and the step, with a stdio server's stderr tail; a failed probe is never drift; status: a server is DOWN, its last probe failed (takes precedence over 1); proxy: the server could not be started or reached"},
 	{exitOutput, "output", nil,
-		"the result could not be written: -o FILE, --output, the lock (check --update) or standard output"},
+		"the result could not be written: -o FILE, --output, the lock (check --update, approve), a configuration and its backup (wrap, unwrap) or standard output"},
 	{exitUnreachable, "unreachable", []string{"status", "history", "impact", "accept"},
 		"the control plane did not answer usably: connection refused or timed out, unauthorized (401: set --token), the part of the API unavailable (503: no receiver or processor registered), a server error, or a response that is not the API's JSON"},
 	{exitNotFound, "not_found", []string{"history", "impact", "accept"},
 		"the control plane knows no such server, tool or drift (404)"},
 	{exitConflict, "conflict", []string{"accept"},
 		"nothing to accept, or --drift is not the newest open drift (409)"},
+	{exitKept, "kept", []string{"unwrap"},
+		"an entry edited since it was wrapped was left wrapped, named with the reason (--force restores it anyway)"},
 }
 
 // exitError carries an exit code up to main.

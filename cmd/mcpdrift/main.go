@@ -26,8 +26,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "mcpdrift:", err)
 	var ee *exitError
+	if errors.As(err, &ee) && errors.Is(ee.err, errQuietExit) {
+		return ee.code // the proxied server's exit status
+	}
+	fmt.Fprintln(stderr, "mcpdrift:", err)
 	if errors.As(err, &ee) {
 		return ee.code
 	}
@@ -53,7 +56,8 @@ its answers; docs/release-gate.md walks through the whole release gate.
 		SilenceErrors: true,
 	}
 	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(), newReplayCommand(),
-		newStatusCommand(), newHistoryCommand(), newImpactCommand(), newAcceptCommand())
+		newStatusCommand(), newHistoryCommand(), newImpactCommand(), newAcceptCommand(),
+		newApproveCommand(), newWrapCommand(), newUnwrapCommand(), newProxyCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }

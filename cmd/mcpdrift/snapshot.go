@@ -242,25 +242,6 @@ after 5 listings, 10 s, or 90 % of the time left before --timeout
 	return cmd
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, so a reader never sees half a snapshot.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // progressLine prints the probe's step on stderr once it has taken longer
 // than a delay, and on every step after that.
 type progressLine struct {

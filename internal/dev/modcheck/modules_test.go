@@ -24,7 +24,7 @@ var notProduct = []string{"tools", "tools/jaeger"}
 
 // agentSide are the modules an agent may import, and what they must never
 // pull: the Collector, contrib, or the root module (which holds both).
-var agentSide = []string{"contract", "semconv", "internal/mcpwire", "internal/dev/testkit", "interceptor", "interceptor/gosdk", "interceptor/mcpgo"}
+var agentSide = []string{"contract", "semconv", "internal/mcpwire", "internal/dev/testkit", "interceptor", "interceptor/gosdk", "interceptor/mcpgo", "proxy"}
 
 var forbidden = regexp.MustCompile(`^(go\.opentelemetry\.io/collector|github\.com/open-telemetry/opentelemetry-collector-contrib)(/|$)|^` + regexp.QuoteMeta(rootModule) + `$`)
 
@@ -211,7 +211,7 @@ func TestAgentBuildList(t *testing.T) {
 	dir := t.TempDir()
 	var gomod, sums strings.Builder
 	gomod.WriteString("module example.com/agent\n\ngo 1.26.0\n\nrequire (\n")
-	for _, m := range []string{"interceptor/gosdk", "interceptor/mcpgo"} {
+	for _, m := range []string{"interceptor/gosdk", "interceptor/mcpgo", "proxy"} {
 		gomod.WriteString("\t" + modulePath(m) + " v0.0.0\n")
 	}
 	gomod.WriteString(")\n\nreplace (\n")

@@ -115,6 +115,30 @@ func TestInjectMeta(t *testing.T) {
 	}
 }
 
+func TestSetMeta(t *testing.T) {
+	const tpJSON = `"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"a=\"b\"\\"`
+	cases := []struct{ in, want string }{
+		{`{"name":"x"}`, `{"_meta":{` + tpJSON + `},"name":"x"}`},
+		// The continued context is replaced in place, the rest kept.
+		{`{"_meta":{"k":1, "traceparent" : "theirs","z":2},"name":"x"}`,
+			`{"_meta":{"tracestate":"a=\"b\"\\","k":1, "traceparent" : "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","z":2},"name":"x"}`},
+		{`{"_meta":{"tracestate":"old","traceparent":"theirs"}}`, `{"_meta":{"tracestate":"a=\"b\"\\","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`},
+	}
+	for _, c := range cases {
+		got, changed := SetMeta([]byte(c.in), tp)
+		if !changed || string(got) != c.want {
+			t.Errorf("SetMeta(%s) =\n %s (%v)\nwant\n %s", c.in, got, changed, c.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("SetMeta(%s) is not valid JSON", c.in)
+		}
+	}
+	same := `{"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"a=\"b\"\\"}}`
+	if got, changed := SetMeta([]byte(same), tp); changed || string(got) != same {
+		t.Errorf("SetMeta changed %s to %s", same, got)
+	}
+}
+
 // FuzzInjectMeta checks that injection never panics, keeps valid input
 // valid, and changes nothing but params._meta.
 func FuzzInjectMeta(f *testing.F) {

@@ -1,5 +1,7 @@
 package jsonwire
 
+import "slices"
+
 // Field is one key/value pair to write into params._meta.
 type Field struct{ Key, Value string }
 
@@ -12,6 +14,17 @@ type Field struct{ Key, Value string }
 // Params that are absent or null become {"_meta":{...}}; params that are
 // not an object, or whose "_meta" is not an object, are returned unchanged.
 func InjectMeta(params []byte, fields []Field) ([]byte, bool) {
+	return injectMeta(params, fields, false)
+}
+
+// SetMeta is InjectMeta, except that the value of a field already present in
+// "_meta" is replaced (in place: its member keeps its position). A proxy
+// uses it to hand on its own trace context in place of the one it continued.
+func SetMeta(params []byte, fields []Field) ([]byte, bool) {
+	return injectMeta(params, fields, true)
+}
+
+func injectMeta(params []byte, fields []Field, overwrite bool) ([]byte, bool) {
 	if len(fields) == 0 {
 		return params, false
 	}
@@ -59,24 +72,64 @@ func InjectMeta(params []byte, fields []Field) ([]byte, bool) {
 		return params, false
 	}
 	missing := fields[:0:0]
+	var replace []valueAt // values to overwrite, in order of position
 	for _, f := range fields {
-		if Lookup(meta, f.Key) == nil {
+		if v, at := lookupAt(meta, f.Key); v == nil {
 			missing = append(missing, f)
+		} else if overwrite && !valueIs(v, f.Value) {
+			replace = append(replace, valueAt{metaAt + at, metaAt + at + len(v), f.Value})
 		}
 	}
-	if len(missing) == 0 {
+	if len(missing) == 0 && len(replace) == 0 {
 		return params, false
 	}
+	slices.SortFunc(replace, func(a, b valueAt) int { return a.start - b.start })
 	open := metaAt + 1
 	j := SkipSpace(params, open)
 	empty := j < len(params) && params[j] == '}'
-	out := make([]byte, 0, len(params)+metaSize(missing))
+	out := make([]byte, 0, len(params)+metaSize(missing)+metaSize(fields))
 	out = append(out, params[:open]...)
-	out = appendFields(out, missing)
-	if !empty {
-		out = append(out, ',')
+	if len(missing) > 0 {
+		out = appendFields(out, missing)
+		if !empty {
+			out = append(out, ',')
+		}
 	}
-	return append(out, params[open:]...), true
+	prev := open
+	for _, r := range replace {
+		out = append(out, params[prev:r.start]...)
+		out = AppendString(out, r.value)
+		prev = r.end
+	}
+	return append(out, params[prev:]...), true
+}
+
+// valueAt is a member value of params to overwrite: params[start:end].
+type valueAt struct {
+	start, end int
+	value      string
+}
+
+// lookupAt is Lookup that also returns the value's offset in b.
+func lookupAt(b []byte, name string) ([]byte, int) {
+	o, ok := NewObject(b)
+	if !ok {
+		return nil, 0
+	}
+	for {
+		m, ok := o.Next()
+		if !ok {
+			return nil, 0
+		}
+		if KeyIs(m.Key, name) {
+			return m.Value, m.End - len(m.Value)
+		}
+	}
+}
+
+func valueIs(raw []byte, s string) bool {
+	v, ok := String(raw)
+	return ok && v == s
 }
 
 func metaSize(fields []Field) int {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
+	"github.com/mcpdrift/mcpdrift/proxy"
+)
+
+func newProxyCommand() *cobra.Command {
+	var (
+		cfg        = proxy.Config{}
+		headers    []string
+		headerEnv  []string
+		noInject   bool
+		serverName string
+	)
+	cmd := &cobra.Command{
+		Use:   "proxy [flags] (-- CMD [ARGS...] | --upstream URL [--listen ADDR])",
+		Short: "Relay an agent's MCP traffic, recording drift-aware spans and gating stale calls",
+		Long: `Stand between an agent and an MCP server, with no change to the agent: every
+request becomes an OpenTelemetry CLIENT span stamped with the digest of the tool
+definition the agent's session was served, and (opt-in) calls planned against a
+changed or unapproved definition are refused before they reach the server.
+
+Modes:
+  stdio -> stdio   mcpdrift proxy [flags] -- CMD ARGS...   (the host launches this instead of CMD)
+  stdio -> HTTP    mcpdrift proxy --upstream URL            (a stdio server for hosts that only launch commands)
+  HTTP  -> HTTP    mcpdrift proxy --listen 127.0.0.1:PORT --upstream URL
+
+Spans are exported as the standard OTEL_EXPORTER_OTLP_* variables say (OTLP/HTTP
+or gRPC); with no endpoint set nothing is exported. See docs/proxy.md.
+
+In stdio -> stdio mode the proxy exits with the server's own exit status (128+N
+when signal N ended it); otherwise, or when the proxy itself fails:
+
+` + exitStatusHelp("proxy"),
+		Example: `  mcpdrift proxy --server-name files -- npx -y @modelcontextprotocol/server-filesystem /data
+  mcpdrift proxy --on-stale refuse --upstream https://mcp.example.com/mcp --header-env 'Authorization=MCP_AUTH'
+  mcpdrift proxy --listen 127.0.0.1:7001 --upstream http://127.0.0.1:3001/mcp --lock mcp.lock.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				cfg.Command = args[dash:]
+				args = args[:dash]
+			}
+			if len(args) > 0 {
+				return usageError("unexpected argument %q (put the server command after --)", args[0])
+			}
+			h, err := parseHeaders(headers)
+			if err != nil {
+				return err
+			}
+			for _, he := range headerEnv {
+				name, env, ok := strings.Cut(he, "=")
+				if !ok || strings.TrimSpace(name) == "" || env == "" {
+					return usageError("--header-env wants Name=ENV_VAR")
+				}
+				v, set := os.LookupEnv(env)
+				if !set {
+					return usageError("--header-env %s: %s is not set", strings.TrimSpace(name), env)
+				}
+				h.Add(strings.TrimSpace(name), v)
+			}
+			cfg.Header = h
+			cfg.ServerName = serverName
+			cfg.InjectTraceContext = !noInject
+			if cfg.AgentName == "" {
+				cfg.AgentName = os.Getenv("OTEL_SERVICE_NAME")
+			}
+			if err := cfg.Validate(); err != nil {
+				return usageError("%v", err)
+			}
+			return runProxy(cmd, cfg)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.Upstream, "upstream", "", "Streamable HTTP endpoint of the server (stdio -> HTTP, or HTTP -> HTTP with --listen)")
+	fl.StringVar(&cfg.Listen, "listen", "", "address to serve Streamable HTTP on (HTTP -> HTTP), e.g. 127.0.0.1:7001")
+	fl.StringArrayVarP(&headers, "header", "H", nil, "HTTP header 'Name: value' sent upstream (repeatable; values are secrets: never printed)")
+	fl.StringArrayVar(&headerEnv, "header-env", nil, "HTTP header Name=ENV_VAR whose value is read from the environment (repeatable)")
+	fl.StringVar(&serverName, "server-name", "", "mcpdrift.server.name on spans: the receiver's target name (default the server's serverInfo.name)")
+	fl.StringVar(&cfg.AgentName, "agent-name", "", "gen_ai.agent.name on spans (default OTEL_SERVICE_NAME, else initialize's clientInfo.name)")
+	fl.BoolVar(&noInject, "no-inject", false, "do not write trace context into params._meta: relay frames byte for byte")
+	fl.StringVar(&cfg.OnStale, "on-stale", proxy.OnStaleObserve, "observe (record) or refuse calls planned against a tool definition the server changed since the agent listed it")
+	fl.DurationVar(&cfg.RelistInterval, "relist-interval", 0, "list tools this often to learn changes from servers that never notify (0: only on list_changed)")
+	fl.StringVar(&cfg.Lock, "lock", "", "lock file (as mcpdrift check --lock writes it): tool definitions not in it are not approved")
+	fl.StringVar(&cfg.LockMode, "lock-mode", proxy.LockHide, "hide (leave unapproved tools out of tools/list, refuse their calls) or refuse-session")
+	fl.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 5*time.Second, "time the stdio server has to exit after its input closes, before SIGTERM (and as long again before SIGKILL)")
+	fl.DurationVar(&cfg.UpstreamTimeout, "upstream-timeout", 30*time.Second, "timeout of an upstream exchange up to its response headers, and of the proxy's own requests")
+	return cmd
+}
+
+// runProxy runs the mode cfg names with the OpenTelemetry SDK set up from
+// the environment, flushes the spans, and exits as the server did.
+func runProxy(cmd *cobra.Command, cfg proxy.Config) error {
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	service := cfg.AgentName
+	if service == "" {
+		service = "mcpdrift-proxy"
+	}
+	tel, err := proxy.TelemetryFromEnv(ctx, service)
+	if err != nil {
+		return usageError("OpenTelemetry setup from the environment: %v", err)
+	}
+	defer func() {
+		flush, stop := context.WithTimeout(context.Background(), 5*time.Second)
+		defer stop()
+		_ = tel.Shutdown(flush) // an unreachable collector must not change the exit status
+	}()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	stdio := proxy.Stdio{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr(), Signals: sigs}
+	var code int
+	switch {
+	case len(cfg.Command) > 0:
+		code, err = proxy.RunCommand(ctx, cfg, tel, stdio)
+	case cfg.Listen != "":
+		l, lerr := net.Listen("tcp", cfg.Listen)
+		if lerr != nil {
+			return usageError("--listen: %v", lerr)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift proxy: listening on http://%s, upstream %s\n", l.Addr(), serverid.Display(cfg.Upstream))
+		go func() {
+			<-sigs
+			cancel()
+		}()
+		err = proxy.Serve(ctx, l, cfg, tel)
+	default:
+		return usageError("this mode is not built yet")
+	}
+	if err != nil {
+		return probeError(err)
+	}
+	if code != 0 {
+		return &exitError{code: code, err: errQuietExit}
+	}
+	return nil
+}
+
+// errQuietExit carries the server's exit status: nothing to print.
+var errQuietExit = errors.New("")

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpdrift/mcpdrift/cmd/mcpdrift/internal/hostconfig"
+)
+
+// maxHostConfigBytes bounds a host configuration file (Claude Code's
+// ~/.claude.json, the largest, keeps history and grows to megabytes).
+const maxHostConfigBytes = 32 << 20
+
+func newWrapCommand() *cobra.Command {
+	var o hostconfig.Options
+	var env []string
+	var agent, onStale, lock string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "wrap [--dry-run] [--on-stale observe|refuse] [--lock FILE] [--agent-name NAME] [--env K=V]... [--skip NAME]... FILE",
+		Short: "Route every MCP server of an agent host's config through mcpdrift proxy",
+		Long: `Rewrite the MCP client configuration of an agent host so that it starts every
+server through 'mcpdrift proxy', which records each call as an OpenTelemetry span
+with the definition the agent was served (and can refuse calls to changed or
+unapproved tools). No code changes in the agent.
+
+FILE is claude_desktop_config.json (Claude Desktop), .mcp.json (Claude Code),
+.cursor/mcp.json (Cursor) or .vscode/mcp.json (VS Code, comments allowed): the
+servers under "mcpServers" or "servers". A stdio server becomes
+  mcpdrift proxy --server-name NAME -- COMMAND ARGS...
+with its env kept; a remote (url) server becomes
+  mcpdrift proxy --server-name NAME --upstream URL --header-env H=VAR...
+with its header values moved into the entry's env, so no secret reaches the
+proxy's command line. Each wrapped entry keeps the original under
+"x-mcpdrift", which 'mcpdrift unwrap' restores exactly.
+
+Only the entries wrapped change; formatting, comments and every other member
+stay as they were. Wrapping twice changes nothing. Before writing, FILE is
+copied to FILE.bak (FILE.bak.<time> when FILE.bak holds something else); a file
+that does not parse is refused and left untouched. Restart the host afterwards.
+See docs/wrapping.md.
+
+` + exitStatusHelp("wrap"),
+		Example: `  mcpdrift wrap --dry-run ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  mcpdrift wrap --env OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 .mcp.json
+  mcpdrift wrap --on-stale refuse --lock mcp.lock.json .vscode/mcp.json`,
+		Args: exactlyOneFile("wrap"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if onStale != "" && onStale != "observe" && onStale != "refuse" {
+				return usageError("--on-stale must be observe or refuse, not %q", onStale)
+			}
+			if agent != "" {
+				o.ProxyFlags = append(o.ProxyFlags, "--agent-name", agent)
+			}
+			if onStale != "" {
+				o.ProxyFlags = append(o.ProxyFlags, "--on-stale", onStale)
+			}
+			if lock != "" {
+				abs, err := filepath.Abs(lock) // hosts start servers in a directory of their choosing
+				if err != nil {
+					return usageError("--lock: %v", err)
+				}
+				o.ProxyFlags = append(o.ProxyFlags, "--lock", abs)
+			}
+			for _, kv := range env {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" || strings.ContainsAny(k, " \t") {
+					return usageError("--env wants KEY=VALUE, got %q", k)
+				}
+				o.Env = append(o.Env, hostconfig.EnvVar{Name: k, Value: v})
+			}
+			if !cmd.Flags().Changed("mcpdrift") {
+				o.Command = defaultProxyCommand()
+			}
+			return rewriteHostConfig(cmd, args[0], dryRun, func(src []byte) (*hostconfig.Result, error) {
+				return hostconfig.Wrap(src, o)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&dryRun, "dry-run", false, "print the change as a unified diff and write nothing")
+	fl.StringVar(&o.Command, "mcpdrift", "", `the command hosts run (default: this mcpdrift's absolute path; "mcpdrift" to find it on the host's PATH)`)
+	fl.StringVar(&agent, "agent-name", "", "proxy --agent-name: the agent's name on spans (default: OTEL_SERVICE_NAME, else the host's clientInfo name)")
+	fl.StringVar(&onStale, "on-stale", "", "proxy --on-stale: observe (default) or refuse calls to tools whose definition changed since the agent listed them")
+	fl.StringVar(&lock, "lock", "", "proxy --lock: hide and refuse tools whose definition is not in this lock (see mcpdrift approve)")
+	fl.StringArrayVar(&env, "env", nil, "KEY=VALUE added to every wrapped server's env, e.g. OTEL_EXPORTER_OTLP_ENDPOINT (repeatable; a variable the entry sets keeps its value)")
+	fl.StringArrayVar(&o.Skip, "skip", nil, "leave the server NAME as it is (repeatable)")
+	return cmd
+}
+
+func newUnwrapCommand() *cobra.Command {
+	var skip []string
+	var dryRun, force bool
+	cmd := &cobra.Command{
+		Use:   "unwrap [--dry-run] [--force] [--skip NAME]... FILE",
+		Short: "Restore the MCP servers 'mcpdrift wrap' routed through the proxy",
+		Long: `Restore every entry of FILE that 'mcpdrift wrap' rewrote to exactly what it was
+before (kept under "x-mcpdrift"). An entry edited by hand since it was wrapped is
+left wrapped, with a message: restoring it would silently undo the edit; --force
+restores the original anyway. FILE is backed up first, as by wrap.
+
+` + exitStatusHelp("unwrap"),
+		Example: `  mcpdrift unwrap .mcp.json
+  mcpdrift unwrap --dry-run .vscode/mcp.json`,
+		Args: exactlyOneFile("unwrap"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return rewriteHostConfig(cmd, args[0], dryRun, func(src []byte) (*hostconfig.Result, error) {
+				return hostconfig.Unwrap(src, skip, force)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&dryRun, "dry-run", false, "print the change as a unified diff and write nothing")
+	fl.BoolVar(&force, "force", false, "restore entries edited since they were wrapped, dropping the edits")
+	fl.StringArrayVar(&skip, "skip", nil, "leave the server NAME as it is (repeatable)")
+	return cmd
+}
+
+func exactlyOneFile(verb string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageError("%s takes one configuration FILE (got %d arguments)", verb, len(args))
+		}
+		return nil
+	}
+}
+
+// defaultProxyCommand is this executable's absolute path: hosts such as
+// Claude Desktop start servers without the user's shell PATH.
+func defaultProxyCommand() string {
+	if exe, err := os.Executable(); err == nil {
+		return exe
+	}
+	return "mcpdrift"
+}
+
+// rewriteHostConfig reads FILE, rewrites it, reports per server, and writes
+// it (after a backup) unless dryRun.
+func rewriteHostConfig(cmd *cobra.Command, path string, dryRun bool, fn func([]byte) (*hostconfig.Result, error)) error {
+	src, err := readLimited(nil, path, maxHostConfigBytes)
+	if err != nil {
+		return err // an input error
+	}
+	res, err := fn(src)
+	var se *hostconfig.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return inputError(fmt.Errorf("%s:%d:%d: %s; the file is left as it is", path, se.Line, se.Col, se.Msg))
+	case err != nil:
+		return inputError(fmt.Errorf("%s: %v; the file is left as it is", path, err))
+	}
+	stderr := cmd.ErrOrStderr()
+	reportOutcomes(stderr, res.Servers)
+	refused := refusedError(res)
+	if !res.Changed() {
+		fmt.Fprintf(stderr, "mcpdrift: %s: nothing to change\n", path)
+		return refused
+	}
+	if dryRun {
+		_, err := io.WriteString(cmd.OutOrStdout(), res.Diff(path, path))
+		if err != nil {
+			return err
+		}
+		return refused
+	}
+	// A host may rewrite its file at any time (Claude Code does): write only
+	// over what was read.
+	if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, src) {
+		return outputError(fmt.Errorf("%s changed while it was being rewritten; nothing was written, run again", path))
+	}
+	backup, err := writeBackup(path, src)
+	if err != nil {
+		return outputError(fmt.Errorf("backing up %s: %w; nothing was written", path, err))
+	}
+	if err := writeFileAtomic(path, res.Out); err != nil {
+		return outputError(fmt.Errorf("writing %s: %w (the original is in %s)", path, err, backup))
+	}
+	fmt.Fprintf(stderr, "mcpdrift: wrote %s (backup: %s); restart the host to use it\n", path, backup)
+	return refused
+}
+
+func reportOutcomes(w io.Writer, outs []hostconfig.Outcome) {
+	for _, o := range outs {
+		line := fmt.Sprintf("mcpdrift: %-9s %s", o.Action, o.Server)
+		if o.Kind != "" {
+			line += " (" + o.Kind + ")"
+		}
+		if o.Reason != "" {
+			line += ": " + o.Reason
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func refusedError(res *hostconfig.Result) error {
+	if n := res.Count(hostconfig.Refused); n > 0 {
+		return &exitError{code: exitKept, err: fmt.Errorf("%d server(s) left as they were (see above)", n)}
+	}
+	return nil
+}

@@ -1,0 +1,259 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// gate decides which tools/call requests reach the server: with
+// --on-stale refuse, none planned against a definition the server no longer
+// serves; with --lock, none for a definition the lock does not hold.
+type gate struct {
+	refuse   bool
+	lock     map[string]string // tool name -> approved digest; nil without --lock
+	lockMode string
+
+	mu      sync.Mutex
+	current atomic.Pointer[map[string]string] // the server's definitions as last seen; nil: not yet
+	failed  atomic.Bool                       // refuse-session tripped
+	failure *refusal                          // set before failed
+}
+
+func newGate(cfg *Config) (*gate, error) {
+	g := &gate{refuse: cfg.OnStale == OnStaleRefuse, lockMode: cfg.LockMode}
+	if cfg.Lock == "" {
+		return g, nil
+	}
+	lock, err := readLock(cfg.Lock, cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	g.lock = lock
+	return g, nil
+}
+
+// readLock reads the approved tool definitions of a lock file (a snapshot,
+// as `mcpdrift check --lock` writes it).
+func readLock(path string, limits contract.Limits) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--lock: %w", err)
+	}
+	defer f.Close()
+	b := make([]byte, limits.MaxDocumentBytes+1)
+	n, _ := f.ReadAt(b, 0)
+	if n > limits.MaxDocumentBytes {
+		return nil, fmt.Errorf("--lock %s: larger than %d bytes", path, limits.MaxDocumentBytes)
+	}
+	s, err := contract.DecodeSnapshot(b[:n])
+	if err != nil {
+		return nil, fmt.Errorf("--lock %s: %w", path, err)
+	}
+	lock := make(map[string]string, len(s.Tools))
+	for _, d := range s.Tools {
+		lock[d.Key] = d.Digest
+	}
+	return lock, nil
+}
+
+// learn records the server's current definitions (tool name -> digest) and
+// reports whether they differ from the ones known before.
+func (g *gate) learn(current map[string]string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	prev := g.current.Swap(&current)
+	return prev != nil && !maps.Equal(*prev, current)
+}
+
+func (g *gate) sessionFailed() bool { return g.failed.Load() }
+
+// active reports whether the gate can refuse a call at all.
+func (g *gate) active() bool { return g.refuse || g.lock != nil }
+
+// approved reports whether the lock holds this definition of tool.
+func (g *gate) approved(tool, digest string) bool {
+	d, ok := g.lock[tool]
+	return ok && d != "" && d == digest
+}
+
+// check returns why a tools/call for tool must not reach the server, or nil.
+// It reads only the session's cached digest and the gate's map: no hashing
+// on the call path.
+func (g *gate) check(sess *interceptor.Session, tool string) *refusal {
+	if !g.active() {
+		return nil
+	}
+	planned, listed := sess.ToolDigest(tool)
+	var current map[string]string
+	if p := g.current.Load(); p != nil {
+		current = *p
+	}
+	cur, curKnown := current[tool]
+	if g.lock != nil {
+		d, known := cur, curKnown
+		if !known && current == nil && listed {
+			d, known = planned, true
+		}
+		_, named := g.lock[tool]
+		if (known && !g.approved(tool, d)) || (!known && !named) {
+			return &refusal{code: semconv.RefusalToolNotApproved, tool: tool, current: d}
+		}
+	}
+	if g.refuse && current != nil && listed && planned != "" && cur != planned {
+		return &refusal{code: semconv.RefusalStaleToolSchema, tool: tool, planned: planned, current: cur, stale: true}
+	}
+	return nil
+}
+
+// filterListing applies the lock to a tools/list result on its way to the
+// agent: in hide mode unapproved definitions are left out; in refuse-session
+// mode one unapproved definition fails the session, and the agent gets a
+// JSON-RPC error instead.
+func (g *gate) filterListing(frame []byte, m interceptor.Message, defs []contract.Definition) []byte {
+	if g.lock == nil {
+		return frame
+	}
+	hide := map[string]bool{}
+	var first *refusal
+	for _, d := range defs {
+		if !g.approved(d.Key, d.Digest) {
+			hide[d.Key] = true
+			if first == nil {
+				first = &refusal{code: semconv.RefusalToolNotApproved, tool: d.Key, current: d.Digest, rpcError: true}
+			}
+		}
+	}
+	if len(hide) == 0 {
+		return frame
+	}
+	if g.lockMode == LockRefuseSession {
+		g.failure = first
+		g.failed.Store(true)
+		return errorFrame(m.RawID, codeUpstream, first.text())
+	}
+	return withoutTools(frame, m.Result, hide)
+}
+
+// withoutTools returns frame with the named tools left out of result.tools
+// (result is a subslice of frame); everything else is kept byte for byte.
+func withoutTools(frame, result []byte, hide map[string]bool) []byte {
+	base := cap(frame) - cap(result) // result's offset in frame
+	o, ok := jsonwire.NewObject(result)
+	if !ok {
+		return frame
+	}
+	for {
+		mem, ok := o.Next()
+		if !ok {
+			return frame
+		}
+		if !jsonwire.KeyIs(mem.Key, "tools") {
+			continue
+		}
+		a, ok := jsonwire.NewArray(mem.Value)
+		if !ok {
+			return frame
+		}
+		start := base + mem.End - len(mem.Value)
+		out := make([]byte, 0, len(frame))
+		out = append(append(out, frame[:start]...), '[')
+		n := 0
+		for {
+			elem, ok := a.Next()
+			if !ok {
+				break
+			}
+			if name, _ := jsonwire.String(jsonwire.Lookup(elem, "name")); hide[name] {
+				continue
+			}
+			if n > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, elem...)
+			n++
+		}
+		if a.Err() {
+			return frame
+		}
+		out = append(out, ']')
+		return append(out, frame[base+mem.End:]...)
+	}
+}
+
+// refusal is a call the proxy answered itself. As an error it ends the
+// call's span: error.type "refused", the reason in mcpdrift.guard.refusal.
+type refusal struct {
+	code             string // semconv.Refusal*
+	tool             string
+	planned, current string
+	stale            bool
+	rpcError         bool // answered with a JSON-RPC error (a failed session), not a tool result
+}
+
+func (r *refusal) Error() string     { return r.text() }
+func (r *refusal) ErrorType() string { return semconv.ErrorTypeRefused }
+
+func (r *refusal) SpanAttributes() []attribute.KeyValue {
+	kv := []attribute.KeyValue{
+		attribute.String(semconv.GuardRefusal, r.code),
+		attribute.String(semconv.GuardCurrentDigest, r.current),
+	}
+	if r.stale {
+		kv = append(kv, attribute.Bool(semconv.GuardStaleDefinition, true),
+			attribute.String(semconv.GuardPlannedDigest, r.planned))
+	}
+	return kv
+}
+
+// text is what the agent (an LLM, often) reads: what happened, that nothing
+// ran, and what to do.
+func (r *refusal) text() string {
+	if r.code == semconv.RefusalStaleToolSchema {
+		return fmt.Sprintf("%s: the definition of tool %q changed after your tool list was fetched, so this call was not sent and nothing ran. "+
+			"Fetch the tool list again (tools/list), read the tool's new schema, and plan the call again.", r.code, r.tool)
+	}
+	return fmt.Sprintf("%s: the server's current definition of tool %q is not approved in this proxy's lock file, so this call was not sent and nothing ran. "+
+		"An operator must review and approve it (mcpdrift approve).", r.code, r.tool)
+}
+
+// result is the tools/call result frame the agent gets: a tool execution
+// error (isError) with the refusal in structuredContent.
+func (r *refusal) result(id json.RawMessage) []byte {
+	action := "refresh_tools"
+	if r.code == semconv.RefusalToolNotApproved {
+		action = "operator_approval"
+	}
+	sc := map[string]any{
+		"error_code": r.code, "tool": r.tool, "required_action": action,
+		"side_effect_started": false, "current_digest": r.current,
+	}
+	if r.stale {
+		sc["planned_digest"] = r.planned
+	}
+	res, _ := json.Marshal(map[string]any{
+		"content":           []map[string]string{{"type": "text", "text": r.text()}},
+		"structuredContent": sc,
+		"isError":           true,
+	})
+	return responseFrame(id, res)
+}
+
+func responseFrame(id, result []byte) []byte {
+	b := make([]byte, 0, 40+len(id)+len(result))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}

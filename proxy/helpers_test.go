@@ -1,0 +1,224 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/mcpdrift/mcpdrift/proxy"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
+)
+
+// telemetry records the proxy's spans and metrics in memory.
+type telemetry struct {
+	spans  *tracetest.InMemoryExporter
+	reader *sdkmetric.ManualReader
+	proxy.Telemetry
+}
+
+func newTelemetry(t testing.TB) *telemetry {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
+	return &telemetry{spans: exp, reader: reader, Telemetry: proxy.Telemetry{
+		Tracer: tp, Meter: mp, Propagator: propagation.TraceContext{},
+		Shutdown: func(context.Context) error { return nil },
+	}}
+}
+
+// named returns the ended spans with this name.
+func (tel *telemetry) named(name string) tracetest.SpanStubs {
+	var out tracetest.SpanStubs
+	for _, s := range tel.spans.GetSpans() {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// waitNamed waits (generously) until n spans with this name ended.
+func (tel *telemetry) waitNamed(t testing.TB, name string, n int) tracetest.SpanStubs {
+	t.Helper()
+	eventually(t, func() bool { return len(tel.named(name)) >= n }, "%d span(s) %q; have %v", n, name, tel.names())
+	return tel.named(name)
+}
+
+func (tel *telemetry) names() []string {
+	var n []string
+	for _, s := range tel.spans.GetSpans() {
+		n = append(n, s.Name)
+	}
+	return n
+}
+
+// counter sums an Int64 counter's points whose attributes include want.
+func (tel *telemetry) counter(t testing.TB, name string, want ...attribute.KeyValue) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := tel.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				ok := true
+				for _, kv := range want {
+					if v, has := p.Attributes.Value(kv.Key); !has || v != kv.Value {
+						ok = false
+					}
+				}
+				if ok {
+					sum += p.Value
+				}
+			}
+		}
+	}
+	return sum
+}
+
+func attr(s tracetest.SpanStub, key string) (attribute.Value, bool) {
+	for _, kv := range s.Attributes {
+		if string(kv.Key) == key {
+			return kv.Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+func str(s tracetest.SpanStub, key string) string {
+	v, _ := attr(s, key)
+	return v.String()
+}
+
+// eventually waits for cond with a generous deadline: tests never depend
+// on wall-clock speed.
+func eventually(t testing.TB, cond func() bool, format string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for "+format, args...)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stdioProxy is a stdio → stdio proxy running in the test, its agent side
+// on pipes.
+type stdioProxy struct {
+	in     io.WriteCloser // the agent writes here
+	out    *bufio.Reader  // and reads here
+	outR   io.ReadCloser
+	inR    io.ReadCloser
+	stderr *lockedBuffer
+	sigs   chan os.Signal
+	code   chan int
+	log    string // what reached the child server
+}
+
+// startStdio runs cfg with the test binary as the child server in mode
+// (testchild), or cfg.Command as given when mode is "".
+func startStdio(t *testing.T, cfg proxy.Config, tel *telemetry, mode string) *stdioProxy {
+	t.Helper()
+	p := &stdioProxy{stderr: &lockedBuffer{}, sigs: make(chan os.Signal, 1), code: make(chan int, 1)}
+	p.log = filepath.Join(t.TempDir(), "child.log")
+	if mode != "" {
+		t.Setenv(testchild.Env, mode)
+		t.Setenv(testchild.Log, p.log)
+		cfg.Command = []string{os.Args[0], "-test.run=^$"}
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p.in, p.inR, p.outR, p.out = inW, inR, outR, bufio.NewReader(outR)
+	go func() {
+		code, err := proxy.RunCommand(context.Background(), cfg, tel.Telemetry, proxy.Stdio{In: inR, Out: outW, Err: p.stderr, Signals: p.sigs})
+		if err != nil {
+			t.Errorf("RunCommand: %v", err)
+		}
+		outW.Close()
+		p.code <- code
+	}()
+	t.Cleanup(func() {
+		p.in.Close()
+		p.outR.Close()
+		select {
+		case <-p.code:
+		case <-time.After(60 * time.Second):
+			t.Error("the proxy did not end")
+		}
+	})
+	return p
+}
+
+func (p *stdioProxy) send(t testing.TB, line string) {
+	t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *stdioProxy) recv(t testing.TB) string {
+	t.Helper()
+	line, err := p.out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading from the proxy: %v (read %q)", err, line)
+	}
+	return strings.TrimSuffix(line, "\n")
+}
+
+// recvID reads until the response with this id (as JSON text) and returns it.
+func (p *stdioProxy) recvID(t testing.TB, id string) string {
+	t.Helper()
+	for {
+		line := p.recv(t)
+		if strings.Contains(line, `"id":`+id+`,`) || strings.Contains(line, `"id":`+id+`}`) {
+			return line
+		}
+	}
+}
+
+// serverLog is what reached the child server so far.
+func (p *stdioProxy) serverLog(t testing.TB) []string {
+	b, err := os.ReadFile(p.log)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,125 @@
+package proxy_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/proxy"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// httpProxy serves the HTTP → HTTP proxy to upstream in the test.
+func httpProxy(t *testing.T, upstream string, tel *telemetry) *httptest.Server {
+	t.Helper()
+	h, err := proxy.NewHandler(proxy.Config{Upstream: upstream, Listen: "test", InjectTraceContext: true}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	return hs
+}
+
+// TestEverythingOverHTTP: the real npm server-everything behind the HTTP →
+// HTTP proxy, driven by the Go SDK client (Streamable HTTP, a 2025 session
+// with Mcp-Session-Id and SSE responses): calls work and are spans stamped
+// with the served definition; a request on an unknown session gets the
+// server's own 404.
+func TestEverythingOverHTTP(t *testing.T) {
+	base := testservers.EverythingHTTP(t, "2025.11.25", "streamableHttp")
+	tel := newTelemetry(t)
+	hs := httpProxy(t, base+"/mcp", tel)
+	c := mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
+	if err != nil || res.IsError {
+		t.Fatalf("echo: %v %v", err, res)
+	}
+	call := tel.waitNamed(t, "tools/call echo", 1)[0]
+	list := tel.named("tools/list")[0]
+	for key, want := range map[string]string{
+		semconv.ServerURL:      base + "/mcp",
+		semconv.ServerName:     "example-servers/everything",
+		semconv.ClientSession:  str(list, semconv.ClientSession),
+		semconv.ToolsSetDigest: str(list, semconv.ToolsSetDigest),
+	} {
+		if got := str(call, key); got != want || got == "" {
+			t.Errorf("%s = %q, want %q", key, got, want)
+		}
+	}
+	if str(call, semconv.MCPSessionID) == "" || len(str(call, semconv.ToolDigest)) != 64 {
+		t.Errorf("session id %q, digest %q", str(call, semconv.MCPSessionID), str(call, semconv.ToolDigest))
+	}
+
+	// An unknown session's answer reaches the client as the server sent it
+	// (server-everything says 400; a server that lost a session says 404,
+	// TestHTTPPassesStatus).
+	status := func(url string) int {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", "gone")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if direct, proxied := status(base+"/mcp"), status(hs.URL+"/mcp"); direct != proxied || direct < 400 {
+		t.Errorf("unknown session: direct %d, through the proxy %d", direct, proxied)
+	}
+}
+
+// TestHTTPPassesStatus: a 404 for a lost session, and its body, pass
+// through; the proxy does not re-initialize in HTTP → HTTP mode.
+func TestHTTPPassesStatus(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "session not found", http.StatusNotFound)
+	}))
+	defer up.Close()
+	hs := httpProxy(t, up.URL+"/mcp", newTelemetry(t))
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Mcp-Session-Id", "gone")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || string(b) != "session not found\n" {
+		t.Errorf("got %d %q", resp.StatusCode, b)
+	}
+}
+
+// TestHTTPUpstreamDown: an unreachable upstream is a 502 naming it, never a hang.
+func TestHTTPUpstreamDown(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	hs := httpProxy(t, down.URL+"/mcp", newTelemetry(t))
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("status %d, want 502", resp.StatusCode)
+	}
+}

@@ -1,0 +1,34 @@
+package proxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcpdrift/mcpdrift/proxy"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
+)
+
+func TestMain(m *testing.M) {
+	testchild.SetProxy(proxyMain)
+	testchild.Main()
+	goleak.VerifyTestMain(m)
+}
+
+// proxyMain is `mcpdrift proxy -- $MCPDRIFT_PROXY_TEST_SERVER...` on this
+// process's stdio, for agents that launch the proxy as their server.
+func proxyMain() int {
+	var argv []string
+	if err := json.Unmarshal([]byte(os.Getenv("MCPDRIFT_PROXY_TEST_SERVER")), &argv); err != nil {
+		return 2
+	}
+	code, err := proxy.RunCommand(context.Background(), proxy.Config{Command: argv, InjectTraceContext: true}, proxy.NoTelemetry(),
+		proxy.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	if err != nil {
+		return 1
+	}
+	return code
+}

@@ -1,0 +1,502 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// ScopeName is the instrumentation scope of the proxy's own spans and metrics.
+const ScopeName = "github.com/mcpdrift/mcpdrift/proxy"
+
+// upstream is the server side of a relay whose agent speaks stdio.
+type upstream interface {
+	// send delivers one whole frame to the server; the relay hands the
+	// server's frames back through relay.fromServer.
+	send(ctx context.Context, frame []byte) error
+	// sendPiece delivers part of a frame too large to parse; last ends it.
+	sendPiece(b []byte, last bool) error
+	// describe names the server in errors the agent reads (no secrets).
+	describe() string
+}
+
+// relay carries one agent connection: it feeds the interceptor session every
+// frame, applies the gate, and answers for the server where the gate
+// refuses. Frames pass in the order they arrive in each direction.
+type relay struct {
+	cfg      *Config
+	ic       *interceptor.Interceptor
+	sess     *interceptor.Session
+	tracer   trace.Tracer
+	refusals metric.Int64Counter
+	up       upstream
+	agent    *lineWriter
+	gate     *gate
+
+	ctx       atomic.Pointer[context.Context] // the agent's context: its name once initialize told it
+	initFrame atomic.Pointer[[]byte]          // the agent's initialize request, replayed on re-initialization
+	ready     atomic.Bool                     // the handshake is complete: the proxy may send its own requests
+	lists     sync.Map                        // id of an agent's tools/list in flight -> its cursor was empty
+	own       ownCalls
+	relist    chan bool // a relist is wanted; true when the server announced the change
+
+	// A relist the server announced is pending until relistWait closes:
+	// the gate judges no call before it (a call right after list_changed
+	// must not pass on what the proxy knew before).
+	relistMu   sync.Mutex
+	relistWait chan struct{}
+	relistGen  uint64
+}
+
+func newRelay(cfg *Config, tel Telemetry, ep interceptor.Endpoint, g *gate) *relay {
+	ic := interceptor.New(interceptorOptions(cfg, tel)...)
+	meter := tel.Meter.Meter(ScopeName)
+	refusals, _ := meter.Int64Counter(semconv.MetricProxyRefusals,
+		metric.WithDescription("Calls the proxy answered itself instead of forwarding: stale or unapproved tool definitions."))
+	r := &relay{
+		cfg: cfg, ic: ic, sess: ic.NewSession(ep), tracer: tel.Tracer.Tracer(ScopeName),
+		refusals: refusals, gate: g, relist: make(chan bool, 1),
+	}
+	ctx := context.Background()
+	r.ctx.Store(&ctx)
+	return r
+}
+
+func (r *relay) agentContext() context.Context { return *r.ctx.Load() }
+
+// interceptorOptions configure the interceptor as the proxy's flags say.
+func interceptorOptions(cfg *Config, tel Telemetry) []interceptor.Option {
+	opts := []interceptor.Option{
+		interceptor.WithTracerProvider(tel.Tracer), interceptor.WithMeterProvider(tel.Meter),
+		interceptor.WithPropagators(tel.Propagator), interceptor.WithLimits(cfg.Limits),
+		interceptor.WithTraceContextInjection(cfg.InjectTraceContext),
+		interceptor.WithTraceContextContinuation(cfg.InjectTraceContext),
+		interceptor.WithErrorHandler(func(error) {}), // the proxy's stderr is the server's: nothing of ours goes there
+	}
+	if cfg.ServerName != "" {
+		opts = append(opts, interceptor.WithServerName(cfg.ServerName))
+	}
+	if cfg.AgentName != "" {
+		opts = append(opts, interceptor.WithAgent(cfg.AgentName, ""))
+	}
+	return opts
+}
+
+// fromAgent handles one whole frame the agent sent.
+func (r *relay) fromAgent(frame []byte) {
+	ctx := r.agentContext()
+	m, ok := interceptor.ParseMessage(frame)
+	if !ok {
+		if i := jsonwire.SkipSpace(frame, 0); i < len(frame) && frame[i] == '[' {
+			r.forward(ctx, frame, nil) // a batch: recorded, never gated
+			return
+		}
+		r.unparsed("agent", frame)
+		r.sendUp(ctx, frame, nil)
+		return
+	}
+	switch m.Method {
+	case "":
+		// A response to a server request (sampling, elicitation, roots).
+	case mcpwire.MethodInitialize:
+		r.learnAgent(m.Params)
+		f := bytes.Clone(frame)
+		r.initFrame.Store(&f)
+	case mcpwire.NotifyInitialized:
+		r.ready.Store(true)
+	case mcpwire.MethodToolsList:
+		if m.ID.Valid() {
+			cursor, _ := jsonwire.String(jsonwire.Lookup(m.Params, "cursor"))
+			r.lists.Store(m.ID, cursor == "")
+		}
+	case mcpwire.MethodToolsCall:
+		if m.ID.Valid() && r.gate.active() {
+			r.awaitRelist()
+			if ref := r.gate.check(r.sess, toolName(m.Params)); ref != nil {
+				r.refuse(ctx, m, frame, ref)
+				return
+			}
+		}
+	}
+	if m.ID.Valid() && m.Method != "" && r.gate.sessionFailed() {
+		r.refuse(ctx, m, frame, r.gate.failure)
+		return
+	}
+	r.forward(ctx, frame, &m)
+}
+
+// forward records frame on the session and sends what it returns.
+func (r *relay) forward(ctx context.Context, frame []byte, m *interceptor.Message) {
+	out := frame
+	r.ic.Protect(func() { out = r.sess.SendFrame(ctx, frame) })
+	r.sendUp(ctx, out, m)
+}
+
+// sendUp sends a frame upstream; a request that cannot be sent ends with a
+// JSON-RPC error naming the upstream, so the agent never waits for nothing.
+func (r *relay) sendUp(ctx context.Context, frame []byte, m *interceptor.Message) {
+	err := r.up.send(ctx, frame)
+	if err == nil || m == nil || !m.ID.Valid() || m.Method == "" {
+		return
+	}
+	r.sess.Fail(m.ID, err)
+	r.answerError(m.RawID, codeUpstream, fmt.Sprintf("mcpdrift proxy: upstream %s: %v", r.up.describe(), err))
+}
+
+// codeUpstream is the JSON-RPC error code of a request the upstream could
+// not take (JSON-RPC's implementation-defined server error range).
+const codeUpstream = -32000
+
+// answerError answers an agent's request with a JSON-RPC error.
+func (r *relay) answerError(id json.RawMessage, code int, message string) {
+	r.toAgent(errorFrame(id, code, message))
+}
+
+// errorFrame is a JSON-RPC error response.
+func errorFrame(id json.RawMessage, code int, message string) []byte {
+	b := make([]byte, 0, 96+len(message))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, `,"message":`...)
+	b = jsonwire.AppendString(b, message)
+	return append(b, "}}"...)
+}
+
+func (r *relay) toAgent(frame []byte) {
+	_ = r.agent.frame(frame) // a gone agent ends the relay on its own (stdin EOF)
+}
+
+// learnAgent takes the agent's name from initialize's clientInfo when
+// neither --agent-name nor OTEL_SERVICE_NAME gave one.
+func (r *relay) learnAgent(params json.RawMessage) {
+	if r.cfg.AgentName != "" {
+		return
+	}
+	name, _ := jsonwire.String(jsonwire.Lookup(jsonwire.Lookup(params, "clientInfo"), "name"))
+	if name == "" {
+		return
+	}
+	ctx := interceptor.ContextWithAgent(context.Background(), interceptor.Agent{Name: name})
+	r.ctx.Store(&ctx)
+}
+
+// fromServer handles one whole frame the server sent. The relay owns it.
+func (r *relay) fromServer(frame []byte) {
+	m, ok := interceptor.ParseMessage(frame)
+	if !ok {
+		if len(bytes.TrimSpace(frame)) > 0 && frame[jsonwire.SkipSpace(frame, 0)] != '[' {
+			r.unparsed("server", frame)
+		} else {
+			r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
+		}
+		r.toAgent(frame)
+		return
+	}
+	if m.Method == "" && r.own.deliver(m) {
+		return
+	}
+	if m.Method != "" {
+		// Notifications and server requests go on at once: the proxy adds
+		// no latency to them.
+		if m.Method == mcpwire.NotifyToolsListChanged {
+			r.announceRelist() // before the agent can act on it
+		}
+		r.toAgent(frame)
+		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
+		return
+	}
+	if first, isList := r.lists.LoadAndDelete(m.ID); isList && m.Result != nil {
+		frame = r.servedListing(frame, m, first.(bool))
+	}
+	// Responses are recorded before the agent can read them, so the next
+	// call sees the listing this one delivered.
+	r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
+	r.toAgent(frame)
+}
+
+// servedListing learns the server's definitions from a listing on its way
+// to the agent and returns the frame the agent gets (the lock may hide
+// definitions).
+func (r *relay) servedListing(frame []byte, m interceptor.Message, firstPage bool) []byte {
+	defs, readable, _ := interceptor.ToolDefinitions(r.cfg.Limits, m.Result)
+	if !readable {
+		return frame
+	}
+	next, _ := jsonwire.String(jsonwire.Lookup(m.Result, "nextCursor"))
+	if firstPage && next == "" {
+		current := make(map[string]string, len(defs))
+		for _, d := range defs {
+			current[d.Key] = d.Digest
+		}
+		r.gate.learn(current)
+	}
+	return r.gate.filterListing(frame, m, defs)
+}
+
+// refuse answers a call for the server: a span that ends with the refusal,
+// a count, and the tool execution error the agent reads.
+func (r *relay) refuse(ctx context.Context, m interceptor.Message, frame []byte, ref *refusal) {
+	r.ic.Protect(func() { r.sess.SendFrame(ctx, frame) })
+	r.sess.Fail(m.ID, ref)
+	r.refusals.Add(ctx, 1, metric.WithAttributes(
+		attribute.String(semconv.GuardRefusal, ref.code),
+		attribute.String(semconv.ServerName, r.sess.ServerName())))
+	if ref.rpcError {
+		r.answerError(m.RawID, codeUpstream, ref.text())
+		return
+	}
+	r.toAgent(ref.result(m.RawID))
+}
+
+// unparsed records a frame the proxy could not read; it is relayed as is.
+func (r *relay) unparsed(from string, frame []byte) {
+	_, span := r.tracer.Start(r.agentContext(), "mcpdrift.proxy unparsed frame", trace.WithAttributes(
+		attribute.String(semconv.ErrorType, "malformed_frame"),
+		attribute.String("mcpdrift.proxy.direction", from),
+		attribute.Int("mcpdrift.proxy.frame_bytes", len(frame)),
+		attribute.String(semconv.ClientSession, r.sess.ClientSessionID())))
+	span.SetStatus(codes.Error, "frame is not JSON-RPC; relayed unchanged")
+	span.End()
+}
+
+// oversized records a frame too large to parse; it is relayed unparsed.
+func (r *relay) oversized(from string) {
+	_, span := r.tracer.Start(r.agentContext(), "mcpdrift.proxy oversized frame", trace.WithAttributes(
+		attribute.String("mcpdrift.proxy.direction", from),
+		attribute.Int("mcpdrift.proxy.limit_bytes", r.cfg.Limits.MaxDocumentBytes),
+		attribute.String(semconv.ClientSession, r.sess.ClientSessionID())))
+	span.End()
+}
+
+func toolName(params json.RawMessage) string {
+	name, _ := jsonwire.String(jsonwire.Lookup(params, "name"))
+	return name
+}
+
+// wantRelist asks the relist loop for a relist (coalesced).
+func (r *relay) wantRelist(announced bool) {
+	select {
+	case r.relist <- announced:
+	default:
+	}
+}
+
+// announceRelist marks a relist pending (the server said its tools changed)
+// and asks for it.
+func (r *relay) announceRelist() {
+	r.relistMu.Lock()
+	if r.relistWait == nil {
+		r.relistWait = make(chan struct{})
+	}
+	r.relistGen++
+	r.relistMu.Unlock()
+	r.wantRelist(true)
+}
+
+// relisted ends the pending relist if no announcement came since gen.
+func (r *relay) relisted(gen uint64) {
+	r.relistMu.Lock()
+	defer r.relistMu.Unlock()
+	if r.relistWait == nil {
+		return
+	}
+	if r.relistGen != gen {
+		r.wantRelist(true) // changed again meanwhile: list once more
+		return
+	}
+	close(r.relistWait)
+	r.relistWait = nil
+}
+
+// awaitRelist waits (at most UpstreamTimeout) for a pending relist.
+func (r *relay) awaitRelist() {
+	r.relistMu.Lock()
+	ch := r.relistWait
+	r.relistMu.Unlock()
+	if ch == nil {
+		return
+	}
+	t := time.NewTimer(r.cfg.UpstreamTimeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	}
+}
+
+// relistLoop lists tools on the proxy's own request ids when the server
+// announces a change, and every RelistInterval.
+func (r *relay) relistLoop(ctx context.Context) {
+	var tick <-chan time.Time
+	if r.cfg.RelistInterval > 0 {
+		t := time.NewTicker(r.cfg.RelistInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		announced := false
+		select {
+		case <-ctx.Done():
+			return
+		case announced = <-r.relist:
+		case <-tick:
+		}
+		r.relistMu.Lock()
+		gen := r.relistGen
+		r.relistMu.Unlock()
+		if r.ready.Load() || (r.sess.Established() && r.sess.ProtocolVersion() >= mcpwire.ProtocolStateless) {
+			r.relistTools(ctx, !announced)
+		}
+		r.relisted(gen)
+	}
+}
+
+// relistTools lists the server's tools on the proxy's own ids and updates
+// the gate. When notify is set and a definition changed, the agent is told
+// (notifications/tools/list_changed), as the server would have.
+func (r *relay) relistTools(ctx context.Context, notify bool) bool {
+	current, err := r.listTools(ctx)
+	if err != nil {
+		return false
+	}
+	changed := r.gate.learn(current)
+	if changed && notify {
+		r.notifyListChanged()
+	}
+	return changed
+}
+
+// notifyListChanged tells the agent its listing is stale, and the session.
+func (r *relay) notifyListChanged() {
+	frame := []byte(`{"jsonrpc":"2.0","method":"` + mcpwire.NotifyToolsListChanged + `"}`)
+	r.toAgent(frame)
+	r.sess.ReceiveFrame(frame)
+}
+
+// maxPages bounds the pages of one listing the proxy reads.
+const maxPages = 100
+
+// listTools reads the server's whole tools listing on the proxy's own ids.
+func (r *relay) listTools(ctx context.Context) (map[string]string, error) {
+	current := map[string]string{}
+	cursor := ""
+	for range maxPages {
+		params := []byte(`{}`)
+		if cursor != "" {
+			params = jsonwire.AppendString([]byte(`{"cursor":`), cursor)
+			params = append(params, '}')
+		}
+		res, err := r.call(ctx, mcpwire.MethodToolsList, params)
+		if err != nil {
+			return nil, err
+		}
+		defs, readable, err := interceptor.ToolDefinitions(r.cfg.Limits, res)
+		if !readable {
+			return nil, err
+		}
+		for _, d := range defs {
+			current[d.Key] = d.Digest
+		}
+		if cursor, _ = jsonwire.String(jsonwire.Lookup(res, "nextCursor")); cursor == "" {
+			return current, nil
+		}
+	}
+	return nil, errors.New("tools/list has more pages than the proxy reads")
+}
+
+// call sends a request on the proxy's own id space and waits for its result.
+func (r *relay) call(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.UpstreamTimeout)
+	defer cancel()
+	id, ch := r.own.register()
+	defer r.own.forget(id)
+	frame := make([]byte, 0, 64+len(params))
+	frame = append(frame, `{"jsonrpc":"2.0","id":`...)
+	frame = jsonwire.AppendString(frame, id)
+	frame = append(frame, `,"method":`...)
+	frame = jsonwire.AppendString(frame, method)
+	frame = append(frame, `,"params":`...)
+	frame = append(append(frame, params...), '}')
+	if err := r.up.send(ctx, frame); err != nil {
+		return nil, err
+	}
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			msg, _ := jsonwire.String(jsonwire.Lookup(m.Error, "message"))
+			return nil, fmt.Errorf("%s: %s", method, msg)
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+}
+
+// ownCalls are the proxy's own requests waiting for their responses. Their
+// ids are strings no agent uses ("mcpdrift-proxy-N"), so they are never
+// confused with the agent's.
+type ownCalls struct {
+	mu      sync.Mutex
+	seq     uint64
+	waiting map[interceptor.ID]chan interceptor.Message
+}
+
+const ownPrefix = "mcpdrift-proxy-"
+
+func (o *ownCalls) register() (string, chan interceptor.Message) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seq++
+	id := ownPrefix + strconv.FormatUint(o.seq, 10)
+	if o.waiting == nil {
+		o.waiting = map[interceptor.ID]chan interceptor.Message{}
+	}
+	ch := make(chan interceptor.Message, 1)
+	o.waiting[interceptor.StringID(id)] = ch
+	return id, ch
+}
+
+func (o *ownCalls) forget(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.waiting, interceptor.StringID(id))
+}
+
+// deliver hands a response to the own call it answers. It reports whether
+// the response has one of the proxy's ids: such a response (even a late one)
+// is never the agent's.
+func (o *ownCalls) deliver(m interceptor.Message) bool {
+	if !bytes.HasPrefix(m.RawID, ownIDStart) {
+		return false
+	}
+	o.mu.Lock()
+	ch, ok := o.waiting[m.ID]
+	o.mu.Unlock()
+	if ok {
+		select {
+		case ch <- m:
+		default: // answered twice: the first answer stands
+		}
+	}
+	return true
+}
+
+var ownIDStart = []byte(`"` + ownPrefix)

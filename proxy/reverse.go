@@ -1,0 +1,92 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
+)
+
+// Handler is the HTTP → HTTP proxy: a reverse proxy for Streamable HTTP
+// (and legacy SSE) to cfg.Upstream, with the interceptor's httptap under it
+// recording every exchange. Requests pass as they are, apart from the
+// trace context in params._meta and cfg.Header; responses stream through
+// as they come (event streams flushed event by event); statuses, 404 on a
+// lost session included, reach the client untouched, as the spec wants
+// clients to see them.
+type Handler struct {
+	rp  *httputil.ReverseProxy
+	tap *httptap.Transport
+}
+
+// NewHandler builds the HTTP → HTTP proxy.
+func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.complete()
+	up, _ := url.Parse(cfg.Upstream)
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.ResponseHeaderTimeout = cfg.UpstreamTimeout
+	base.MaxIdleConnsPerHost = 256
+	tap := httptap.NewTransportWith(base, interceptor.New(interceptorOptions(&cfg, tel)...))
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.Host = up.Scheme, up.Host, up.Host
+			if pr.In.URL.Path == "" || pr.In.URL.Path == "/" {
+				pr.Out.URL.Path, pr.Out.URL.RawPath = up.Path, up.RawPath
+			}
+			for k, v := range cfg.Header {
+				pr.Out.Header[k] = v
+			}
+		},
+		Transport:     tap,
+		FlushInterval: -1, // every write reaches the client at once: SSE events, long polls
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			msg := "mcpdrift proxy: upstream " + serverid.Display(cfg.Upstream) + " unreachable"
+			if errors.Is(err, context.Canceled) {
+				return // the client went away
+			}
+			http.Error(w, msg, http.StatusBadGateway)
+		},
+	}
+	return &Handler{rp: rp, tap: tap}, nil
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.rp.ServeHTTP(w, r) }
+
+// Close ends the sessions the handler tracks.
+func (h *Handler) Close() {
+	h.tap.Close()
+	h.tap.CloseIdleConnections()
+}
+
+// Serve runs the HTTP → HTTP proxy on l until ctx ends.
+func Serve(ctx context.Context, l net.Listener, cfg Config, tel Telemetry) error {
+	h, err := NewHandler(cfg, tel)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shut) // long-lived streams are cut after the grace
+	_ = srv.Close()
+	<-done
+	return nil
+}

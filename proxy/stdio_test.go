@@ -1,0 +1,129 @@
+package proxy_test
+
+import (
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/proxy"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// TestStdioRelayByteForByte: with injection off every frame crosses
+// unchanged both ways, including ones that are not JSON (relayed and marked
+// on a span) and ones over the size limit (relayed unparsed); the end of
+// the agent's input reaches the server, and its exit status is the proxy's.
+func TestStdioRelayByteForByte(t *testing.T) {
+	tel := newTelemetry(t)
+	limits := contract.DefaultLimits()
+	limits.MaxDocumentBytes = 1000
+	p := startStdio(t, proxy.Config{Limits: limits}, tel, "echo")
+
+	if got := p.recv(t); got != `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}` {
+		t.Errorf("greeting %s", got)
+	}
+	if got := p.recv(t); got != "this is not json" {
+		t.Errorf("unparseable server line came out as %q", got)
+	}
+	req := `{"jsonrpc":"2.0", "id":1,"method":"tools/call","params":{"name":"a","arguments":{"n":1.50, "s":"<&>"}}}`
+	p.send(t, req)
+	if got := p.recv(t); got != `{"jsonrpc":"2.0","id":1,"result":{"echo":true}}` {
+		t.Errorf("response %s", got)
+	}
+	p.send(t, "not json from the agent")
+	big := `{"jsonrpc":"2.0","id":2,"method":"test/big","params":{"pad":"` + strings.Repeat("y", 2000) + `"}}`
+	p.send(t, big)
+	if got := p.recv(t); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":2,"result":{"big":"xxx`) || len(got) < 3000 {
+		t.Errorf("oversized response came out as %.80s (%d bytes)", got, len(got))
+	}
+	p.in.Close()
+	if code := <-p.code; code != 7 {
+		t.Errorf("exit code %d, want the server's 7", code)
+	}
+	p.code <- 7 // for the cleanup
+	log := p.serverLog(t)
+	want := []string{req, "not json from the agent", big}
+	if strings.Join(log, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the server got\n%q\nwant\n%q", log, want)
+	}
+	if n := len(tel.named("mcpdrift.proxy unparsed frame")); n != 2 {
+		t.Errorf("%d unparsed-frame spans, want 2 (one each way)", n)
+	}
+	if n := len(tel.named("mcpdrift.proxy oversized frame")); n != 2 {
+		t.Errorf("%d oversized-frame spans, want 2", n)
+	}
+	s := tel.named("tools/call a")
+	if len(s) != 1 || str(s[0], semconv.ServerURL) != "stdio:"+os.Args[0]+" -test.run=^$" || str(s[0], semconv.NetworkTransport) != "pipe" {
+		t.Errorf("tools/call span %v", s)
+	}
+}
+
+// TestStdioTraceContext: the agent's traceparent is continued (the proxy's
+// span is its child) and replaced by the proxy's own in the forwarded frame.
+func TestStdioTraceContext(t *testing.T) {
+	tel := newTelemetry(t)
+	p := startStdio(t, proxy.Config{InjectTraceContext: true}, tel, "echo")
+	p.recv(t)
+	p.recv(t)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},"name":"a"}}`)
+	p.recvID(t, "1")
+	s := tel.waitNamed(t, "tools/call a", 1)[0]
+	if s.Parent.SpanID().String() != "00f067aa0ba902b7" {
+		t.Errorf("span parent %s, want the agent's", s.Parent.SpanID())
+	}
+	want := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-` + s.SpanContext.SpanID().String() + `-01"},"name":"a"}}`
+	if got := p.serverLog(t)[0]; got != want {
+		t.Errorf("the server got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestStdioExitSignalsAndGroup: the server's exit status is the proxy's; a
+// signal is forwarded and the proxy exits 128+signal as the server did;
+// the server's own children die with it; stderr passes through.
+func TestStdioExitSignalsAndGroup(t *testing.T) {
+	t.Run("exit status", func(t *testing.T) {
+		p := startStdio(t, proxy.Config{}, newTelemetry(t), "echo")
+		p.send(t, `{"jsonrpc":"2.0","id":1,"method":"test/stderr"}`)
+		p.recvID(t, "1")
+		p.send(t, `{"jsonrpc":"2.0","id":2,"method":"test/exit","params":{"code":3}}`)
+		code := <-p.code
+		p.code <- code
+		if code != 3 {
+			t.Errorf("exit code %d, want 3", code)
+		}
+		if !strings.Contains(p.stderr.String(), "to stderr") {
+			t.Errorf("stderr %q", p.stderr.String())
+		}
+	})
+	t.Run("signal and group", func(t *testing.T) {
+		p := startStdio(t, proxy.Config{}, newTelemetry(t), "echo")
+		p.send(t, `{"jsonrpc":"2.0","id":1,"method":"test/spawn"}`)
+		var res struct {
+			Result struct{ PID int } `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(p.recvID(t, "1")), &res); err != nil || res.Result.PID == 0 {
+			t.Fatalf("spawn: %v", err)
+		}
+		p.sigs <- syscall.SIGTERM
+		code := <-p.code
+		p.code <- code
+		if code != 128+int(syscall.SIGTERM) {
+			t.Errorf("exit code %d, want %d", code, 128+int(syscall.SIGTERM))
+		}
+		eventually(t, func() bool { return !alive(res.Result.PID) }, "the server's child %d to be gone", res.Result.PID)
+	})
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}

@@ -1,0 +1,90 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconvres "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// Telemetry is where the proxy's spans and metrics go.
+type Telemetry struct {
+	Tracer     trace.TracerProvider
+	Meter      metric.MeterProvider
+	Propagator propagation.TextMapPropagator
+	// Shutdown flushes and stops the exporters (spans are flushed on exit).
+	Shutdown func(context.Context) error
+}
+
+// NoTelemetry records nothing.
+func NoTelemetry() Telemetry {
+	return Telemetry{
+		Tracer: tracenoop.NewTracerProvider(), Meter: metricnoop.NewMeterProvider(),
+		Propagator: propagation.TraceContext{},
+		Shutdown:   func(context.Context) error { return nil },
+	}
+}
+
+// TelemetryFromEnv exports as the standard OpenTelemetry environment
+// variables say (OTEL_EXPORTER_OTLP_*, OTEL_TRACES_EXPORTER,
+// OTEL_METRICS_EXPORTER, OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME): OTLP
+// over HTTP or gRPC through the contrib autoexport package. With no
+// endpoint and no exporter named, nothing is exported (the SDK's default
+// would try localhost:4318 from every agent host that launches the proxy)
+// but spans are still made, so the context handed on to the server is real.
+// serviceName is the resource's service.name unless the environment names
+// one.
+func TelemetryFromEnv(ctx context.Context, serviceName string) (Telemetry, error) {
+	res, err := resource.New(ctx,
+		resource.WithAttributes(semconvres.ServiceName(serviceName)),
+		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil && res == nil {
+		return Telemetry{}, err
+	}
+	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	mopts := []sdkmetric.Option{sdkmetric.WithResource(res)}
+	if configured("TRACES") {
+		exp, err := autoexport.NewSpanExporter(ctx)
+		if err != nil {
+			return Telemetry{}, err
+		}
+		topts = append(topts, sdktrace.WithBatcher(exp))
+	}
+	if configured("METRICS") {
+		r, err := autoexport.NewMetricReader(ctx)
+		if err != nil {
+			return Telemetry{}, err
+		}
+		mopts = append(mopts, sdkmetric.WithReader(r))
+	}
+	tp := sdktrace.NewTracerProvider(topts...)
+	mp := sdkmetric.NewMeterProvider(mopts...)
+	return Telemetry{
+		Tracer: tp, Meter: mp,
+		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		Shutdown: func(ctx context.Context) error {
+			return errors.Join(tp.Shutdown(ctx), mp.Shutdown(ctx))
+		},
+	}, nil
+}
+
+// configured reports whether the environment asks for a signal's export:
+// an OTLP endpoint (general or the signal's), or an exporter named.
+func configured(signal string) bool {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT", "OTEL_" + signal + "_EXPORTER"} {
+		if os.Getenv(k) != "" {
+			return os.Getenv("OTEL_"+signal+"_EXPORTER") != "none"
+		}
+	}
+	return false
+}
