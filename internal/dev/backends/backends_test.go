@@ -1,7 +1,6 @@
 package backends
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -12,9 +11,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
@@ -65,74 +61,6 @@ func TestPrometheus(t *testing.T) {
 	}
 	if names, err := p.MetricNames(ctx); err != nil || !slices.Contains(names, "demo_drifts_total") {
 		t.Errorf("metric names %v, %v", names, err)
-	}
-}
-
-// A real Jaeger receives a span over OTLP/HTTP and FindSpans finds it by
-// its string and bool attributes, and not by a value it does not have.
-func TestJaeger(t *testing.T) {
-	root, _ := filepath.Abs("../../..")
-	bin := filepath.Join(root, "_build", "jaeger")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skip("_build/jaeger not built (make jaeger)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	j, err := StartJaeger(ctx, JaegerOptions{Binary: bin, Config: filepath.Join(root, "examples/jaeger/config.yaml"), Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Stop()
-
-	now := time.Now()
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "agent-x")
-	for i, stale := range []bool{true, false} {
-		sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-		sp.SetTraceID(pcommon.TraceID([16]byte{1, byte(i + 1)}))
-		sp.SetSpanID(pcommon.SpanID([8]byte{2, byte(i + 1)}))
-		sp.SetName("tools/call search")
-		sp.SetKind(ptrace.SpanKindClient)
-		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(now))
-		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(now.Add(time.Millisecond)))
-		sp.Attributes().PutStr("gen_ai.tool.name", "search")
-		sp.Attributes().PutBool("mcpdrift.tool.stale", stale)
-		sp.Attributes().PutInt("server.port", 8080)
-	}
-	body, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/v1/traces", j.Ports.OTLPHTTP), "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("OTLP export: HTTP %d", resp.StatusCode)
-	}
-
-	q := SpanQuery{Service: "agent-x", Tags: map[string]string{"mcpdrift.tool.stale": "true", "gen_ai.tool.name": "search"}, Start: now.Add(-time.Minute), End: now.Add(time.Minute)}
-	var spans []Span
-	waitUntil(t, "the stale span in Jaeger", func() bool {
-		spans, err = j.FindSpans(ctx, q)
-		return err == nil && len(spans) == 1
-	})
-	s := spans[0]
-	if s.SpanID != "0201000000000000" || s.Service != "agent-x" || s.Operation != "tools/call search" || s.Tags["server.port"] != "8080" || !s.Start.Equal(now.Truncate(time.Microsecond)) {
-		t.Errorf("span %+v", s)
-	}
-	q.Tags = map[string]string{"gen_ai.tool.name": "other"}
-	if spans, err := j.FindSpans(ctx, q); err != nil || len(spans) != 0 {
-		t.Errorf("other tool: %v %v", spans, err)
-	}
-	q.Tags, q.Limit = nil, 2
-	if _, err := j.FindSpans(ctx, q); err == nil {
-		t.Error("a result at the limit is no error")
-	}
-	if _, err := j.FindSpans(ctx, SpanQuery{}); err == nil {
-		t.Error("a query without service is no error")
 	}
 }
 
