@@ -230,7 +230,8 @@ func TestUpstreamRestartUpgrade(t *testing.T) {
 
 // TestUpstreamSessionLostOnPost: when no stream tells it first, the
 // request that finds the session gone (404) is retried once on a new
-// session, the proxy having re-initialized with the agent's initialize.
+// session, the proxy having re-initialized with the agent's initialize —
+// unless the tool it calls changed meanwhile: then the gate refuses it.
 func TestUpstreamSessionLostOnPost(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "restarting", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
@@ -272,7 +273,7 @@ func TestUpstreamSessionLostOnPost(t *testing.T) {
 	}))
 	t.Cleanup(hs.Close) // after the proxy's cleanup: it ends its streams first
 	rec := newRecorder(t, hs.URL)
-	p := startUpstream(t, proxy.Config{Upstream: rec.URL + "/mcp"}, newTelemetry(t))
+	p := startUpstream(t, proxy.Config{Upstream: rec.URL + "/mcp", OnStale: proxy.OnStaleRefuse}, newTelemetry(t))
 	a := connectAgent(t, p)
 	a.list(t)
 	a.call(t, "echo", nil)
@@ -286,6 +287,19 @@ func TestUpstreamSessionLostOnPost(t *testing.T) {
 	}
 	if n := len(rec.rpc("notifications/initialized")); n != 2 {
 		t.Errorf("%d notifications/initialized, want the agent's and the proxy's", n)
+	}
+
+	// Restarted with a changed echo: the call that finds the session gone
+	// is judged again on the new listing, and refused, not retried.
+	restart()
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+	res := a.call(t, "echo", nil)
+	if sc, _ := res.StructuredContent.(map[string]any); !res.IsError || sc["error_code"] != "STALE_TOOL_SCHEMA" {
+		t.Errorf("the call for the changed tool after the restart: %v", res.Content)
+	}
+	if n := len(rec.rpc("tools/call echo")); n != 4 {
+		t.Errorf("%d echo calls reached a server, want 4 (the refused one only on the dead session)", n)
 	}
 }
 
@@ -306,7 +320,7 @@ func TestUpstreamStateless(t *testing.T) {
 	t.Cleanup(hs.Close)
 	rec := newRecorder(t, hs.URL)
 	tel := newTelemetry(t)
-	p := startUpstream(t, proxy.Config{Upstream: rec.URL + "/mcp", OnStale: proxy.OnStaleRefuse}, tel)
+	p := startUpstream(t, proxy.Config{Upstream: rec.URL + "/mcp", OnStale: proxy.OnStaleRefuse, RelistInterval: 20 * time.Millisecond}, tel)
 	a := connectAgentWith(t, p, &mcp.ClientOptions{}, "")
 	a.list(t)
 	a.call(t, "search", map[string]any{"q": "x"})
@@ -325,6 +339,23 @@ func TestUpstreamStateless(t *testing.T) {
 	s := tel.waitNamed(t, "tools/call search", 1)[0]
 	if str(s, semconv.MCPProtocolVersion) != "2026-07-28" || len(str(s, semconv.ToolDigest)) != 64 {
 		t.Errorf("span %v", s.Attributes)
+	}
+
+	// The server changes search; the proxy's relist (its own ids, the
+	// agent's protocol _meta) finds it and tells the agent.
+	drain(a.changed)
+	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"limit":{"type":"integer"}},"required":["q","limit"]}`)}, handler)
+	waitChan(t, a.changed, "notifications/tools/list_changed from the proxy's relist")
+	own := rec.find(func(r recorded) bool { return r.rpc == "tools/list" && strings.HasPrefix(r.id, `"mcpdrift-proxy-`) })
+	if len(own) == 0 || !strings.Contains(own[0].body, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`) {
+		t.Fatalf("the proxy's own tools/list: %v", own)
+	}
+	res := a.call(t, "search", map[string]any{"q": "x"})
+	if sc, _ := res.StructuredContent.(map[string]any); !res.IsError || sc["error_code"] != "STALE_TOOL_SCHEMA" {
+		t.Errorf("the stale call: %v", res.Content)
+	}
+	if len(rec.rpc("tools/call search")) != 1 {
+		t.Error("the stale call reached the server")
 	}
 }
 
