@@ -293,7 +293,9 @@ func TestUpstreamSessionLostOnPost(t *testing.T) {
 	// is judged again on the new listing, and refused, not retried.
 	restart()
 	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	res := a.call(t, "echo", nil)
 	if sc, _ := res.StructuredContent.(map[string]any); !res.IsError || sc["error_code"] != "STALE_TOOL_SCHEMA" {
 		t.Errorf("the call for the changed tool after the restart: %v", res.Content)
