@@ -259,6 +259,12 @@ func (u *streamable) exchange(x *exchange, wrote func(), retried bool) {
 			return
 		}
 	}
+	if x.method() == mcpwire.MethodInitialize {
+		// What follows initialize needs the session it opens: hold it
+		// until initialize is answered.
+		defer wrote()
+		wrote = func() {}
+	}
 	sid := u.session()
 	resp, err := u.post(x, sid, wrote)
 	wrote()

@@ -451,3 +451,23 @@ func drain(ch chan struct{}) {
 		}
 	}
 }
+
+// TestUpstreamPipelinedAfterInitialize: an agent that writes initialize,
+// notifications/initialized and a request at once gets its request served
+// on the session initialize opened (frames after initialize wait for it).
+func TestUpstreamPipelinedAfterInitialize(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pipelined", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	p := startUpstream(t, proxy.Config{Upstream: hs.URL}, newTelemetry(t))
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if got := p.recvID(t, "2"); !strings.Contains(got, `"name":"echo"`) {
+		t.Errorf("tools/list right after initialize: %s", got)
+	}
+}
