@@ -25,17 +25,23 @@ type agent struct {
 
 func connectAgent(t *testing.T, p *stdioProxy) *agent {
 	t.Helper()
+	return connectAgentWith(t, p, &mcp.ClientOptions{}, "2025-11-25")
+}
+
+// connectAgentWith connects with these options (a list_changed handler is
+// added) and protocol version ("" the SDK's default).
+func connectAgentWith(t *testing.T, p *stdioProxy, opts *mcp.ClientOptions, version string) *agent {
+	t.Helper()
 	a := &agent{changed: make(chan struct{}, 16)}
-	c := mcp.NewClient(&mcp.Implementation{Name: "gate-agent", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case a.changed <- struct{}{}:
-			default:
-			}
-		},
-	})
+	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case a.changed <- struct{}{}:
+		default:
+		}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "gate-agent", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: io.NopCloser(p.out), Writer: p.in},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,13 +147,20 @@ func startStdio(t *testing.T, cfg proxy.Config, tel *telemetry, mode string) *st
 		t.Setenv(testchild.Log, p.log)
 		cfg.Command = []string{os.Args[0], "-test.run=^$"}
 	}
+	return p.run(t, func(io proxy.Stdio) (int, error) {
+		return proxy.RunCommand(context.Background(), cfg, tel.Telemetry, io)
+	})
+}
+
+// run runs a proxy mode with its agent side on p's pipes.
+func (p *stdioProxy) run(t *testing.T, mode func(proxy.Stdio) (int, error)) *stdioProxy {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p.in, p.inR, p.outR, p.out = inW, inR, outR, bufio.NewReader(outR)
 	go func() {
-		code, err := proxy.RunCommand(context.Background(), cfg, tel.Telemetry, proxy.Stdio{In: inR, Out: outW, Err: p.stderr, Signals: p.sigs})
+		code, err := mode(proxy.Stdio{In: inR, Out: outW, Err: p.stderr, Signals: p.sigs})
 		if err != nil {
-			t.Errorf("RunCommand: %v", err)
+			t.Errorf("proxy: %v", err)
 		}
 		outW.Close()
 		p.code <- code

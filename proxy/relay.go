@@ -152,7 +152,16 @@ func (r *relay) forward(ctx context.Context, frame []byte, m *interceptor.Messag
 // JSON-RPC error naming the upstream, so the agent never waits for nothing.
 func (r *relay) sendUp(ctx context.Context, frame []byte, m *interceptor.Message) {
 	err := r.up.send(ctx, frame)
-	if err == nil || m == nil || !m.ID.Valid() || m.Method == "" {
+	if err == nil || m == nil {
+		return
+	}
+	r.upstreamFailed(*m, err)
+}
+
+// upstreamFailed ends an agent's request the upstream could not answer with
+// a JSON-RPC error naming the upstream (notifications have nothing to end).
+func (r *relay) upstreamFailed(m interceptor.Message, err error) {
+	if !m.ID.Valid() || m.Method == "" {
 		return
 	}
 	r.sess.Fail(m.ID, err)
@@ -255,6 +264,12 @@ func (r *relay) servedListing(frame []byte, m interceptor.Message, firstPage boo
 // a count, and the tool execution error the agent reads.
 func (r *relay) refuse(ctx context.Context, m interceptor.Message, frame []byte, ref *refusal) {
 	r.ic.Protect(func() { r.sess.SendFrame(ctx, frame) })
+	r.answerRefusal(ctx, m, ref)
+}
+
+// answerRefusal ends a recorded call with a refusal: the span, the count,
+// and what the agent reads.
+func (r *relay) answerRefusal(ctx context.Context, m interceptor.Message, ref *refusal) {
 	r.sess.Fail(m.ID, ref)
 	r.refusals.Add(ctx, 1, metric.WithAttributes(
 		attribute.String(semconv.GuardRefusal, ref.code),

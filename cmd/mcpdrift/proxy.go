@@ -138,7 +138,7 @@ func runProxy(cmd *cobra.Command, cfg proxy.Config) error {
 		}()
 		err = proxy.Serve(ctx, l, cfg, tel)
 	default:
-		return usageError("this mode is not built yet")
+		code, err = proxy.RunUpstream(ctx, cfg, tel, stdio)
 	}
 	if err != nil {
 		return probeError(err)

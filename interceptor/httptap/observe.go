@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
 )
 
 // exchange is what the tap knows about one HTTP exchange when its response
@@ -42,22 +43,22 @@ func (t *Transport) observe(resp *http.Response, x exchange) {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "text/event-stream":
-		p := &sseParser{max: limit}
-		p.dispatch = func(event string, data []byte) {
-			switch event {
+		p := &sse.Parser{Max: limit}
+		p.Dispatch = func(ev sse.Event) {
+			switch ev.Name {
 			case "endpoint":
 				if x.legacyBase != "" {
-					if ep, err := resp.Request.URL.Parse(string(data)); err == nil {
+					if ep, err := resp.Request.URL.Parse(string(ev.Data)); err == nil {
 						t.bindEndpoint(ep.String(), x.sess)
 					}
 				}
 			case "", "message":
-				if len(bytes.TrimSpace(data)) > 0 { // empty data: a priming event
-					x.sess.ReceiveFrame(data)
+				if len(bytes.TrimSpace(ev.Data)) > 0 { // empty data: a priming event
+					x.sess.ReceiveFrame(ev.Data)
 				}
 			}
 		}
-		resp.Body = &observedBody{rc: resp.Body, ic: t.ic, onData: p.feed, onEnd: func(bool) {
+		resp.Body = &observedBody{rc: resp.Body, ic: t.ic, onData: p.Feed, onEnd: func(bool) {
 			end()
 			if x.legacyBase != "" {
 				t.forget(x.sess) // the legacy connection is its stream

@@ -1,7 +1,7 @@
 // Package mcpwire holds what every part of mcpdrift that touches the MCP
 // wire shares, so each fact has one home: the protocol's names (methods,
-// notifications, _meta keys) here, raw frame reading in jsonwire, and
-// server identity in serverid.
+// notifications, _meta keys) here, raw frame reading in jsonwire,
+// event streams in sse, and server identity in serverid.
 //
 // It is a Go module of its own, with no dependency outside the standard
 // library: the agent-side modules (interceptor, its front-ends, the proxy)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -84,13 +85,22 @@ func npmServer(t testing.TB, name, entry string) string {
 // started) is killed when the test ends.
 func EverythingHTTP(t testing.TB, version, mode string) string {
 	t.Helper()
-	node, entry := Node(t), Everything(t, version)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
+	base, _ := EverythingHTTPAt(t, version, mode, port)
+	return base
+}
+
+// EverythingHTTPAt is EverythingHTTP on a given port, with a function that
+// stops the server (and waits until it is gone), so a test can start
+// another release on the same port: a server upgraded under its clients.
+func EverythingHTTPAt(t testing.TB, version, mode string, port int) (base string, stop func()) {
+	t.Helper()
+	node, entry := Node(t), Everything(t, version)
 	cmd := exec.Command(node, entry, mode)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -99,16 +109,20 @@ func EverythingHTTP(t testing.TB, version, mode string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(stop)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
-			return "http://" + addr
+			return "http://" + addr, stop
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("server-everything %s %s did not listen on %s:\n%s", version, mode, addr, logs.String())

@@ -1,0 +1,187 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
+)
+
+// When the server restarts — how most deploys, and so most drifts, arrive —
+// its sessions die: a request on the old Mcp-Session-Id gets 404, the GET
+// stream drops. The agent's session must not break for that. The proxy
+// re-initializes upstream on the agent's behalf, replaying the agent's own
+// initialize on the proxy's request ids, lists tools again, and if a
+// definition changed tells the agent (notifications/tools/list_changed) and
+// lets the gate judge its calls on what the server now serves.
+
+// restart re-initializes the session after lost died ("" : whatever the
+// current session is, if it is known dead). Concurrent callers wait for one
+// re-initialization; a caller whose session was already replaced returns at
+// once.
+func (u *streamable) restart(lost string) error {
+	u.restartMu.Lock()
+	defer u.restartMu.Unlock()
+	u.mu.Lock()
+	if u.closing || (u.sid != lost && !u.lost) {
+		closing := u.closing
+		u.mu.Unlock()
+		if closing {
+			return errors.New("the proxy is shutting down")
+		}
+		return nil
+	}
+	u.sid, u.lost = "", true
+	u.mu.Unlock()
+	init := u.r.initFrame.Load()
+	if init == nil {
+		return errors.New("the session ended before the agent initialized it")
+	}
+	m, _ := interceptor.ParseMessage(*init)
+	if _, err := u.r.call(u.ctx, mcpwire.MethodInitialize, m.Params); err != nil {
+		return fmt.Errorf("the session ended and re-initializing failed: %w", err)
+	}
+	if err := u.notifyInitialized(); err != nil {
+		return fmt.Errorf("the session ended and re-initializing failed: %w", err)
+	}
+	u.mu.Lock()
+	u.lost = false
+	u.mu.Unlock()
+	// What the agent holds may be gone: list on the proxy's ids; a change
+	// reaches the agent as list_changed and the gate as the new definitions.
+	u.r.relistTools(u.ctx, true)
+	u.listen()
+	return nil
+}
+
+// notifyInitialized ends the proxy's re-initialization handshake.
+func (u *streamable) notifyInitialized() error {
+	x := &exchange{frame: []byte(`{"jsonrpc":"2.0","method":"` + mcpwire.NotifyInitialized + `"}`), own: true}
+	resp, err := u.post(x, u.session(), func() {})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("%s: HTTP %d", mcpwire.NotifyInitialized, resp.StatusCode)
+	}
+	return nil
+}
+
+// regate judges an agent's tools/call again after a re-initialization (it
+// was judged on the definitions of the dead session) and answers it with
+// the refusal if the gate now refuses it. It reports whether it did.
+func (r *relay) regate(m *interceptor.Message) bool {
+	if m == nil || m.Method != mcpwire.MethodToolsCall || !m.ID.Valid() || !r.gate.active() {
+		return false
+	}
+	ref := r.gate.check(r.sess, toolName(m.Params))
+	if ref == nil {
+		return false
+	}
+	r.answerRefusal(r.agentContext(), *m, ref)
+	return true
+}
+
+// Back-off of the GET stream's reconnections.
+const (
+	listenMinWait = 100 * time.Millisecond
+	listenMaxWait = 2 * time.Second
+)
+
+// listen opens the GET stream of the current session, for the messages
+// the server sends outside any request (list_changed among them), and keeps
+// it open: a dropped stream is reopened (with Last-Event-ID, so nothing is
+// lost), and a reopening the server refuses as an unknown session
+// re-initializes. A server without the stream (405) is left alone. A
+// stateless server has no such stream (its agent subscribes itself).
+func (u *streamable) listen() {
+	u.mu.Lock()
+	sid := u.sid
+	if u.closing || u.stateless || sid == "" || u.listening == sid {
+		u.mu.Unlock()
+		return
+	}
+	u.listening = sid
+	u.bg.Add(1)
+	u.mu.Unlock()
+	go func() {
+		defer u.bg.Done()
+		u.listenLoop(sid)
+	}()
+}
+
+func (u *streamable) listenLoop(sid string) {
+	lastID, wait := "", listenMinWait
+	for u.ctx.Err() == nil && u.session() == sid {
+		resp, err := u.get(sid, lastID)
+		switch {
+		case err != nil: // down, or restarting: try again
+		case sessionLost(resp):
+			resp.Body.Close()
+			for u.restart(sid) != nil {
+				if !u.sleep(&wait) {
+					return
+				}
+				sid = "" // the session is known dead: restart("") retries while it is
+			}
+			return // restart opened the new session's stream
+		case resp.StatusCode == http.StatusMethodNotAllowed:
+			resp.Body.Close()
+			return // no stream on this server
+		case resp.StatusCode == http.StatusOK && isEventStream(resp):
+			wait = listenMinWait
+			p := u.readStream(resp.Body, func(frame []byte) { _, _ = u.deliver(&exchange{}, resp, frame) })
+			resp.Body.Close()
+			if id := p.LastID(); id != "" {
+				lastID = id
+			}
+		default:
+			resp.Body.Close() // 409 (another stream is open), 5xx: try again later
+		}
+		if !u.sleep(&wait) {
+			return
+		}
+	}
+}
+
+// get opens the GET stream.
+func (u *streamable) get(sid, lastID string) (*http.Response, error) {
+	req, err := u.newRequest(u.ctx, http.MethodGet, sid, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if v := u.versionFor(&exchange{}); v != "" {
+		req.Header.Set(headerProtocolVersion, v)
+	}
+	if lastID != "" {
+		req.Header.Set(headerLastEventID, lastID)
+	}
+	return u.do(req)
+}
+
+// sleep waits *wait (doubling it, up to listenMaxWait) unless the proxy
+// ends first; it reports whether to go on.
+func (u *streamable) sleep(wait *time.Duration) bool {
+	t := time.NewTimer(*wait)
+	defer t.Stop()
+	*wait = min(2**wait, listenMaxWait)
+	select {
+	case <-t.C:
+		return true
+	case <-u.ctx.Done():
+		return false
+	}
+}
+
+func isEventStream(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/event-stream"
+}
