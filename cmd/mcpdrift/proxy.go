@@ -19,11 +19,12 @@ import (
 
 func newProxyCommand() *cobra.Command {
 	var (
-		cfg        = proxy.Config{}
-		headers    []string
-		headerEnv  []string
-		noInject   bool
-		serverName string
+		cfg         = proxy.Config{}
+		headers     []string
+		headerEnv   []string
+		noInject    bool
+		serverName  string
+		upstreamEnv string
 	)
 	cmd := &cobra.Command{
 		Use:   "proxy [flags] (-- CMD [ARGS...] | --upstream URL [--listen ADDR])",
@@ -72,6 +73,16 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 				h.Add(strings.TrimSpace(name), v)
 			}
 			cfg.Header = h
+			if upstreamEnv != "" {
+				if cfg.Upstream != "" {
+					return usageError("--upstream and --upstream-env are exclusive")
+				}
+				v, set := os.LookupEnv(upstreamEnv)
+				if !set || v == "" {
+					return usageError("--upstream-env: %s is not set", upstreamEnv)
+				}
+				cfg.Upstream = v
+			}
 			cfg.ServerName = serverName
 			cfg.InjectTraceContext = !noInject
 			if cfg.AgentName == "" {
@@ -85,6 +96,7 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Upstream, "upstream", "", "Streamable HTTP endpoint of the server (stdio -> HTTP, or HTTP -> HTTP with --listen)")
+	fl.StringVar(&upstreamEnv, "upstream-env", "", "environment variable holding the upstream URL, for a URL with credentials in it (mcpdrift wrap writes this; the URL is never printed whole)")
 	fl.StringVar(&cfg.Listen, "listen", "", "address to serve Streamable HTTP on (HTTP -> HTTP), e.g. 127.0.0.1:7001")
 	fl.StringArrayVarP(&headers, "header", "H", nil, "HTTP header 'Name: value' sent upstream (repeatable; values are secrets: never printed)")
 	fl.StringArrayVar(&headerEnv, "header-env", nil, "HTTP header Name=ENV_VAR whose value is read from the environment (repeatable)")

@@ -28,7 +28,7 @@ var hosts = []struct {
 	want  map[string]Action
 }{
 	{"claude_desktop_config.json", false, map[string]Action{"filesystem": Wrapped, "github": Wrapped, "memory": Wrapped}},
-	{"mcp.json", false, map[string]Action{"everything": Wrapped, "notion": Wrapped, "api": Wrapped, "asana": Wrapped, "slack": Skipped}},
+	{"mcp.json", false, map[string]Action{"everything": Wrapped, "notion": Wrapped, "api": Wrapped, "asana": Skipped, "slack": Skipped}},
 	{"cursor-mcp.json", false, map[string]Action{"server-name": Wrapped, "userjot": Wrapped, "core": Wrapped, "no-transport": Skipped}},
 	{"vscode-mcp.json", true, map[string]Action{"perplexity": Wrapped, "context7": Wrapped, "memory": Wrapped, "local-socket": Skipped}},
 	{"docs-example.json", false, map[string]Action{"everything": Wrapped, "search": Wrapped}}, // shown in docs/wrapping.md
@@ -180,10 +180,10 @@ func TestWrapRemoteEntry(t *testing.T) {
 			t.Errorf("a header value reached argv: %q", a)
 		}
 	}
-	asana := entries["asana"]
-	if !slices.Equal(asana.Args, []string{"proxy", "--server-name", "asana", "--on-stale", "refuse",
-		"--upstream", "https://mcp.asana.com/sse", "--transport", "sse", "--header-env", "X-API-Key=MCPDRIFT_HEADER_X_API_KEY"}) {
-		t.Errorf("asana args %q", asana.Args)
+	// A legacy HTTP+SSE server is left alone: the proxy speaks Streamable
+	// HTTP upstream.
+	if asana := entries["asana"]; asana.Command != "" || len(asana.Args) != 0 {
+		t.Errorf("asana (type sse) was wrapped: %q %q", asana.Command, asana.Args)
 	}
 	if notion := entries["notion"]; !slices.Contains(notion.Args, "https://mcp.notion.com/mcp") {
 		t.Errorf("notion args %q", notion.Args)
