@@ -47,9 +47,9 @@ func BenchmarkStdioRoundTrip(b *testing.B) {
 	b.Setenv(testchild.Env, "sdk")
 	b.Setenv(testchild.Log, os.DevNull)
 	argv := []string{os.Args[0], "-test.run=^$"}
-	direct := &benchutil.Variant{Name: "direct", Call: stdioCaller(b, &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...)})}
-	relay := &benchutil.Variant{Name: "relay", Call: stdioCaller(b, bareRelay(b, argv))}
-	proxied := &benchutil.Variant{Name: "proxy", Timed: true, Call: stdioCaller(b, stdioThroughProxy(b, argv,
+	direct := &benchutil.Variant{Name: "direct", Call: sessionCaller(b, &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...)})}
+	relay := &benchutil.Variant{Name: "relay", Call: sessionCaller(b, bareRelay(b, argv))}
+	proxied := &benchutil.Variant{Name: "proxy", Timed: true, Call: sessionCaller(b, stdioThroughProxy(b, argv,
 		proxy.Config{Command: argv, InjectTraceContext: true, ShutdownGrace: time.Second}))}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -60,9 +60,9 @@ func BenchmarkStdioRoundTrip(b *testing.B) {
 	b.ReportMetric(proxied.AllocsPerCall()-direct.AllocsPerCall(), "proxy-allocs/op")
 }
 
-// stdioCaller connects a go-sdk client (a 2025-11-25 session) over t, lists
+// sessionCaller connects a go-sdk client (a 2025-11-25 session) over t, lists
 // the tools once and returns a function making one tools/call.
-func stdioCaller(b *testing.B, t mcp.Transport) func() error {
+func sessionCaller(b *testing.B, t mcp.Transport) func() error {
 	ctx := context.Background()
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
