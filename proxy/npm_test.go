@@ -58,6 +58,7 @@ func TestEverythingOverStdio(t *testing.T) {
 // launches the proxy as its server, which launches server-everything.
 func TestNodeAgentOverStdio(t *testing.T) {
 	node, entry := testservers.Node(t), testservers.Everything(t, "2025.11.25")
+	testservers.MarkProcesses(t) // the agent, the proxy, the server: none outlives the test
 	// The TypeScript SDK the pinned traceloop install brings (testdata/npm).
 	sdk := filepath.Join(filepath.Dir(testservers.NPMPackage(t, "traceloop-mcp-0.27", "@modelcontextprotocol/sdk/dist/esm/client/index.js")), "..", "..", "..")
 	server, _ := json.Marshal([]string{node, entry, "stdio"})
