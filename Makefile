@@ -108,7 +108,7 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 
 ## e2e: end-to-end tests against the built distributions, real npm servers and backends,
 ## and the scale-out throughput figures (spans/s, two tiers versus one instance)
-e2e: distro distro-extras demo-bins jaeger
+e2e: build distro distro-extras demo-bins jaeger
 	@$(call with_skips,$(GO) test -count=1 -tags e2e -timeout 15m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
 
 clean:

@@ -52,6 +52,9 @@ func TestEverythingOverStdio(t *testing.T) {
 	if d := str(call, semconv.ToolDigest); len(d) != 64 {
 		t.Errorf("%s = %q", semconv.ToolDigest, d)
 	}
+	if got := str(tel.waitNamed(t, "initialize", 1)[0], semconv.GenAIAgentName); got != "gate-agent" {
+		t.Errorf("initialize span: %s = %q, want the clientInfo name it carries", semconv.GenAIAgentName, got)
+	}
 }
 
 // TestNodeAgentOverStdio: a TypeScript SDK agent (no Go in the agent)

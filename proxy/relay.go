@@ -116,6 +116,7 @@ func (r *relay) fromAgent(frame []byte) {
 		// A response to a server request (sampling, elicitation, roots).
 	case mcpwire.MethodInitialize:
 		r.learnAgent(m.Params)
+		ctx = r.agentContext() // the initialize span names the agent too
 		f := bytes.Clone(frame)
 		r.initFrame.Store(&f)
 	case mcpwire.NotifyInitialized:
