@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -55,6 +57,9 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 		Transport:     tap,
 		FlushInterval: -1, // every write reaches the client at once: SSE events, long polls
 		BufferPool:    copyBuffers,
+		// A stream the client or the server cut is not the proxy's error
+		// to report: a server restart would print a line per open session.
+		ErrorLog: log.New(io.Discard, "", 0),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			msg := "mcpdrift proxy: upstream " + serverid.Display(cfg.Upstream) + " unreachable"
 			if errors.Is(err, context.Canceled) {
