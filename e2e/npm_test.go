@@ -22,22 +22,8 @@ import (
 // predict: startElicitation's description rewritten (warning) and zip added
 // (compatible), nothing else.
 func TestNPMServerEverythingUpgrade(t *testing.T) {
-	testservers.Node(t)
-	from := testservers.Everything(t, "2025.9.25")
+	o, _, current := startEverything(t, "collector-npm.yaml", "2025.9.25")
 	to := testservers.Everything(t, "2025.11.25")
-	o := binaries(t)
-	o.Server, o.Agent = "", ""
-	o.Config = filepath.Join(testservers.RepoRoot(), "e2e", "testdata", "collector-npm.yaml")
-	current := filepath.Join(o.Dir, "current")
-	if err := os.WriteFile(current, []byte(from), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o.ExtraEnv = []string{"E2E_CURRENT=" + current}
-	s, err := quickstart.Start(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
 
 	eventually(t, o.Dir, "the 2025.9.25 baseline", 60*time.Second, func(out *quickstart.Outputs) bool {
 		return len(out.Events(semconv.EventSnapshot)) == 1
@@ -80,6 +66,30 @@ func TestNPMServerEverythingUpgrade(t *testing.T) {
 	if up, ok := out.GaugeValue("mcpdrift.probe.up", "everything"); !ok || up != 1 {
 		t.Errorf("mcpdrift.probe.up = %d (seen %v)", up, ok)
 	}
+}
+
+// startEverything starts the distribution with config (in e2e/testdata),
+// whose target runs the server-everything release named by the file
+// $E2E_CURRENT (current): from, until the test writes another's entry
+// point there. The stack stops with the test.
+func startEverything(t *testing.T, config, from string) (o quickstart.Options, s *quickstart.Stack, current string) {
+	t.Helper()
+	testservers.Node(t)
+	entry := testservers.Everything(t, from)
+	o = binaries(t)
+	o.Server, o.Agent = "", ""
+	o.Config = filepath.Join(testservers.RepoRoot(), "e2e", "testdata", config)
+	current = filepath.Join(o.Dir, "current")
+	if err := os.WriteFile(current, []byte(entry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.ExtraEnv = []string{"E2E_CURRENT=" + current}
+	s, err := quickstart.Start(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return o, s, current
 }
 
 // fixture reads a captured server-everything contract (initialize result and tools/list).

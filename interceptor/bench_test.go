@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 )
 
 // A tools/call as the go-sdk sends it on 2026-07-28, and a typical result.
@@ -40,11 +41,11 @@ func benchSession(b *testing.B, ic *interceptor.Interceptor, extra int) func() e
 // (≈ 1: the call path looks the digest up, it never computes one).
 func BenchmarkSessionToolCall(b *testing.B) {
 	ic := interceptor.New(itest.BenchProviders(b)...)
-	small := &itest.Variant{Name: "1 tool", Call: benchSession(b, ic, 0), Timed: true}
-	large := &itest.Variant{Name: "501 tools", Call: benchSession(b, ic, 500)}
+	small := &benchutil.Variant{Name: "1 tool", Call: benchSession(b, ic, 0), Timed: true}
+	large := &benchutil.Variant{Name: "501 tools", Call: benchSession(b, ic, 500)}
 	b.ReportAllocs()
 	b.ResetTimer()
-	itest.Interleave(b, 100, small, large)
+	benchutil.Interleave(b, 100, small, large)
 	b.ReportMetric(large.NsPerCall()/small.NsPerCall(), "listing501-ratio")
 }
 

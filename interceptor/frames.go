@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
@@ -55,6 +56,9 @@ func eachMessage(frame []byte, f func(msg []byte) []byte) ([]byte, error) {
 			return frame, errNotJSONRPC
 		}
 		if repl := f(frame[i:end]); repl != nil {
+			if i == 0 && end == len(frame) {
+				return repl, nil // the message is the frame: its replacement is already a copy
+			}
 			return splice(frame, []span{{i, end, repl}}), nil
 		}
 		return frame, nil
@@ -115,7 +119,7 @@ func splice(b []byte, edits []span) []byte {
 type message struct {
 	jsonrpc                         bool
 	id, method, params, result, err []byte
-	paramsAt                        *jsonwire.Member
+	paramsEnd                       int // offset just past params' value; 0 when absent
 	end                             int // offset of the closing brace
 }
 
@@ -138,8 +142,7 @@ func readMessage(msg []byte) (message, bool) {
 		case jsonwire.KeyIs(mem.Key, "method"):
 			m.method = mem.Value
 		case jsonwire.KeyIs(mem.Key, "params"):
-			mm := mem
-			m.params, m.paramsAt = mem.Value, &mm
+			m.params, m.paramsEnd = mem.Value, mem.End
 		case jsonwire.KeyIs(mem.Key, "result"):
 			m.result = mem.Value
 		case jsonwire.KeyIs(mem.Key, "error"):
@@ -160,7 +163,7 @@ func (s *Session) sendMessage(ctx context.Context, msg []byte) []byte {
 	if !ok {
 		return nil
 	}
-	method, ok := jsonwire.String(m.method)
+	method, ok := methodName(m.method)
 	if !ok {
 		return nil // a response to a server request: nothing to record
 	}
@@ -172,9 +175,8 @@ func (s *Session) sendMessage(ctx context.Context, msg []byte) []byte {
 	if sameBytes(params, m.params) {
 		return nil
 	}
-	if m.paramsAt != nil {
-		start := m.paramsAt.End - len(m.params)
-		return splice(msg, []span{{start, m.paramsAt.End, params}})
+	if m.paramsEnd > 0 {
+		return splice(msg, []span{{m.paramsEnd - len(m.params), m.paramsEnd, params}})
 	}
 	// No params member: add one before the closing brace.
 	ins := make([]byte, 0, len(params)+11)
@@ -189,7 +191,7 @@ func (s *Session) receiveMessage(msg []byte) {
 		s.ic.report(fmt.Errorf("malformed message from %s", s.describe()))
 		return
 	}
-	if method, ok := jsonwire.String(m.method); ok {
+	if method, ok := methodName(m.method); ok {
 		s.Incoming(method, m.params)
 		return
 	}
@@ -204,6 +206,26 @@ func (s *Session) receiveMessage(msg []byte) {
 		return
 	}
 	s.Response(id, m.result, nil)
+}
+
+// methodName reads a raw method member; the methods the session interprets
+// come back as constants, so reading a frame does not allocate their names.
+func methodName(raw []byte) (string, bool) {
+	switch string(raw) {
+	case `"` + methodToolsCall + `"`:
+		return methodToolsCall, true
+	case `"` + methodToolsList + `"`:
+		return methodToolsList, true
+	case `"` + notifyToolsListChanged + `"`:
+		return notifyToolsListChanged, true
+	case `"` + methodInitialize + `"`:
+		return methodInitialize, true
+	case `"` + mcpwire.NotifyInitialized + `"`:
+		return mcpwire.NotifyInitialized, true
+	case `"` + methodPromptsGet + `"`:
+		return methodPromptsGet, true
+	}
+	return jsonwire.String(raw)
 }
 
 func sameBytes(a, b []byte) bool {
@@ -223,7 +245,7 @@ func (s *Session) BeforeSendFrame(ctx context.Context, frame []byte) (context.Co
 		if !ok || err != nil {
 			return nil
 		}
-		if method, _ := jsonwire.String(m.method); method == methodToolsCall {
+		if method, _ := methodName(m.method); method == methodToolsCall {
 			name, _ := contract.UnquoteKey(jsonwire.Lookup(m.params, "name"))
 			ctx, err = s.BeforeToolCall(ctx, name)
 		}
@@ -249,7 +271,7 @@ func Inspect(frame []byte) FrameInfo {
 			return nil
 		}
 		fi.JSONRPC = fi.JSONRPC || m.jsonrpc
-		if method, ok := jsonwire.String(m.method); ok {
+		if method, ok := methodName(m.method); ok {
 			fi.Handshake = fi.Handshake || method == methodInitialize || method == methodDiscover
 			if !jsonwire.IsNull(m.id) {
 				fi.Requests = append(fi.Requests, rawID(m.id))
@@ -280,7 +302,7 @@ func ParseMessage(msg []byte) (Message, bool) {
 		out.ID = rawID(m.id)
 	}
 	if m.method != nil {
-		if out.Method, ok = jsonwire.String(m.method); !ok {
+		if out.Method, ok = methodName(m.method); !ok {
 			return Message{}, false
 		}
 	}

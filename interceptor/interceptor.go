@@ -54,6 +54,7 @@ type Interceptor struct {
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
 	starts   startPool
+	listings sharedListings
 	errMu    sync.Mutex
 	errSeen  map[string]bool // error texts already reported (bounded)
 }

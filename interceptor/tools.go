@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -114,6 +115,9 @@ func (s *Session) applyToolsPage(c *call, result json.RawMessage) []attribute.Ke
 	}
 	if readable {
 		next.setDigest = setDigest(next.tools)
+		if next.setDigest != "" {
+			next.tools = s.ic.listings.share(next.setDigest, next.tools)
+		}
 	}
 	s.tools.Store(next)
 	s.markStaleCalls(next)
@@ -127,6 +131,41 @@ func (s *Session) applyToolsPage(c *call, result json.RawMessage) []attribute.Ke
 		kv = append(kv, attribute.Int(semconv.ToolsCount, len(next.tools)))
 	}
 	return kv
+}
+
+// sharedListings lets the sessions that were served the same tools listing
+// hold one copy of it: a proxy in front of one server sees the same listing
+// on every session, and a thousand copies of a large listing would be most
+// of its memory. Listings are never mutated once published, so sharing is
+// safe; the set digest names the definitions exactly. Bounded: past
+// maxSharedListings an arbitrary entry makes room (its sessions keep their
+// copy).
+type sharedListings struct {
+	mu sync.Mutex
+	m  map[string]map[string]toolDef
+}
+
+const maxSharedListings = 64
+
+// share returns the listing with this set digest that sessions already
+// hold, or records tools as it.
+func (sl *sharedListings) share(setDigest string, tools map[string]toolDef) map[string]toolDef {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if held, ok := sl.m[setDigest]; ok {
+		return held
+	}
+	if sl.m == nil {
+		sl.m = map[string]map[string]toolDef{}
+	}
+	if len(sl.m) >= maxSharedListings {
+		for k := range sl.m {
+			delete(sl.m, k)
+			break
+		}
+	}
+	sl.m[setDigest] = tools
+	return tools
 }
 
 // ToolDefinitions hashes the tool definitions on one tools/list result page,

@@ -18,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
 )
@@ -140,6 +141,7 @@ type stdioProxy struct {
 // (testchild), or cfg.Command as given when mode is "".
 func startStdio(t *testing.T, cfg proxy.Config, tel *telemetry, mode string) *stdioProxy {
 	t.Helper()
+	testservers.MarkProcesses(t) // no process the test started outlives it
 	p := &stdioProxy{stderr: &lockedBuffer{}, sigs: make(chan os.Signal, 1), code: make(chan int, 1)}
 	p.log = filepath.Join(t.TempDir(), "child.log")
 	if mode != "" {

@@ -2,10 +2,12 @@ package proxy_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -121,5 +123,50 @@ func TestHTTPUpstreamDown(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Errorf("status %d, want 502", resp.StatusCode)
+	}
+}
+
+// TestHTTPConcurrentSessions: sessions whose handshakes cross the proxy at
+// the same time are told apart: each Mcp-Session-Id is one
+// mcpdrift.client.session, and each of its calls carries its own.
+func TestHTTPConcurrentSessions(t *testing.T) {
+	const n = 20
+	s := mcp.NewServer(&mcp.Implementation{Name: "concurrent", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	defer up.Close()
+	tel := newTelemetry(t)
+	hs := httpProxy(t, up.URL, tel)
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer cs.Close()
+			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo"}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	bySession := map[string]string{} // mcp.session.id -> mcpdrift.client.session
+	clients := map[string]bool{}
+	for _, sp := range tel.waitNamed(t, "tools/call echo", n) {
+		sid, client := str(sp, semconv.MCPSessionID), str(sp, semconv.ClientSession)
+		if prev, ok := bySession[sid]; (ok && prev != client) || sid == "" {
+			t.Errorf("session %q: client sessions %q and %q", sid, prev, client)
+		}
+		bySession[sid] = client
+		clients[client] = true
+	}
+	if len(bySession) != n || len(clients) != n {
+		t.Errorf("%d sessions through the proxy: %d Mcp-Session-Ids, %d client sessions", n, len(bySession), len(clients))
 	}
 }

@@ -52,12 +52,16 @@ func TestEverythingOverStdio(t *testing.T) {
 	if d := str(call, semconv.ToolDigest); len(d) != 64 {
 		t.Errorf("%s = %q", semconv.ToolDigest, d)
 	}
+	if got := str(tel.waitNamed(t, "initialize", 1)[0], semconv.GenAIAgentName); got != "gate-agent" {
+		t.Errorf("initialize span: %s = %q, want the clientInfo name it carries", semconv.GenAIAgentName, got)
+	}
 }
 
 // TestNodeAgentOverStdio: a TypeScript SDK agent (no Go in the agent)
 // launches the proxy as its server, which launches server-everything.
 func TestNodeAgentOverStdio(t *testing.T) {
 	node, entry := testservers.Node(t), testservers.Everything(t, "2025.11.25")
+	testservers.MarkProcesses(t) // the agent, the proxy, the server: none outlives the test
 	// The TypeScript SDK the pinned traceloop install brings (testdata/npm).
 	sdk := filepath.Join(filepath.Dir(testservers.NPMPackage(t, "traceloop-mcp-0.27", "@modelcontextprotocol/sdk/dist/esm/client/index.js")), "..", "..", "..")
 	server, _ := json.Marshal([]string{node, entry, "stdio"})

@@ -116,6 +116,7 @@ func (r *relay) fromAgent(frame []byte) {
 		// A response to a server request (sampling, elicitation, roots).
 	case mcpwire.MethodInitialize:
 		r.learnAgent(m.Params)
+		ctx = r.agentContext() // the initialize span names the agent too
 		f := bytes.Clone(frame)
 		r.initFrame.Store(&f)
 	case mcpwire.NotifyInitialized:
@@ -207,19 +208,27 @@ func (r *relay) learnAgent(params json.RawMessage) {
 	r.ctx.Store(&ctx)
 }
 
-// fromServer handles one whole frame the server sent. The relay owns it.
+// fromServer handles one whole frame the server sent; the frame is valid
+// until it returns. Frames reach the agent before the proxy's span work
+// unless the session must see them first.
 func (r *relay) fromServer(frame []byte) {
 	m, ok := interceptor.ParseMessage(frame)
 	if !ok {
 		if len(bytes.TrimSpace(frame)) > 0 && frame[jsonwire.SkipSpace(frame, 0)] != '[' {
+			r.toAgent(frame)
 			r.unparsed("server", frame)
-		} else {
-			r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
+			return
 		}
+		frame = bytes.Clone(frame) // a batch: the session may keep a listing in it
+		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 		r.toAgent(frame)
 		return
 	}
-	if m.Method == "" && r.own.deliver(m) {
+	if m.Method == "" && bytes.HasPrefix(m.RawID, ownIDStart) {
+		// The waiting call reads the response after this returns, when
+		// the frame's bytes may hold the next frame: it gets a copy.
+		m, _ = interceptor.ParseMessage(bytes.Clone(frame))
+		r.own.deliver(m)
 		return
 	}
 	if m.Method != "" {
@@ -232,11 +241,21 @@ func (r *relay) fromServer(frame []byte) {
 		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 		return
 	}
-	if first, isList := r.lists.LoadAndDelete(m.ID); isList && m.Result != nil {
+	first, isList := r.lists.LoadAndDelete(m.ID)
+	if !isList && r.sess.Established() {
+		// A call's result: the agent has it first, the span ends after.
+		r.toAgent(frame)
+		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
+		return
+	}
+	// A listing or the handshake is recorded before the agent can read
+	// it, so the next call sees the listing (and server) this one
+	// delivered. The session keeps the listing's definitions.
+	frame = bytes.Clone(frame)
+	if isList && m.Result != nil {
+		m, _ = interceptor.ParseMessage(frame)
 		frame = r.servedListing(frame, m, first.(bool))
 	}
-	// Responses are recorded before the agent can read them, so the next
-	// call sees the listing this one delivered.
 	r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 	r.toAgent(frame)
 }
@@ -506,6 +525,8 @@ func (o *ownCalls) deliver(m interceptor.Message) bool {
 	ch, ok := o.waiting[m.ID]
 	o.mu.Unlock()
 	if ok {
+		// The waiting call reads the result after the frame is gone.
+		m.Result, m.Error = bytes.Clone(m.Result), bytes.Clone(m.Error)
 		select {
 		case ch <- m:
 		default: // answered twice: the first answer stands

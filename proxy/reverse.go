@@ -3,10 +3,13 @@ package proxy
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
@@ -36,6 +39,10 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = cfg.UpstreamTimeout
 	base.MaxIdleConnsPerHost = 256
+	// Every open session holds an upstream connection for its standing
+	// stream; its buffers are per connection, so they are small (reads into
+	// the copy buffer bypass the read buffer).
+	base.ReadBufferSize, base.WriteBufferSize = 2<<10, 2<<10
 	tap := httptap.NewTransportWith(base, interceptor.New(interceptorOptions(&cfg, tel)...))
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -49,6 +56,10 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 		},
 		Transport:     tap,
 		FlushInterval: -1, // every write reaches the client at once: SSE events, long polls
+		BufferPool:    copyBuffers,
+		// A stream the client or the server cut is not the proxy's error
+		// to report: a server restart would print a line per open session.
+		ErrorLog: log.New(io.Discard, "", 0),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			msg := "mcpdrift proxy: upstream " + serverid.Display(cfg.Upstream) + " unreachable"
 			if errors.Is(err, context.Canceled) {
@@ -58,6 +69,30 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 		},
 	}
 	return &Handler{rp: rp, tap: tap}, nil
+}
+
+// copyBuffers are the buffers responses are copied through. A standing
+// event stream holds one for as long as it is open, so they are small
+// (httputil's own are 32 KiB each: a thousand open sessions would hold
+// 32 MB); a large response takes more reads, not more memory.
+var copyBuffers httputil.BufferPool = &bufferPool{size: 4 << 10}
+
+type bufferPool struct {
+	size int
+	p    sync.Pool
+}
+
+func (b *bufferPool) Get() []byte {
+	if buf, ok := b.p.Get().(*[]byte); ok {
+		return *buf
+	}
+	return make([]byte, b.size)
+}
+
+func (b *bufferPool) Put(buf []byte) {
+	if cap(buf) == b.size {
+		b.p.Put(&buf)
+	}
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.rp.ServeHTTP(w, r) }

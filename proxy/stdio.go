@@ -88,7 +88,9 @@ wait:
 
 // readFrames reads newline-delimited frames from in until it ends: whole
 // frames to whole, the pieces of an oversized one to piece (after marking
-// it), unparsed.
+// it), unparsed. The reading goroutine writes each frame on itself: no
+// hand-off between goroutines. A frame's bytes are the reader's, valid
+// until whole returns: whole copies what it keeps.
 func (r *relay) readFrames(in io.Reader, from string, whole func([]byte), piece func([]byte, bool) error) {
 	lr := newLineReader(in, r.cfg.Limits.MaxDocumentBytes)
 	inOversized := false
@@ -108,7 +110,7 @@ func (r *relay) readFrames(in io.Reader, from string, whole func([]byte), piece 
 			}
 		case len(bytes.TrimSpace(b)) == 0:
 		default:
-			whole(bytes.Clone(b)) // the session may keep it
+			whole(b)
 		}
 	}
 }

@@ -83,12 +83,17 @@ func TestStdioTraceContext(t *testing.T) {
 
 // TestStdioExitSignalsAndGroup: the server's exit status is the proxy's; a
 // signal is forwarded and the proxy exits 128+signal as the server did;
-// the server's own children die with it; stderr passes through.
+// the server's own children die with it, also when it exits on its own;
+// stderr passes through.
 func TestStdioExitSignalsAndGroup(t *testing.T) {
 	t.Run("exit status", func(t *testing.T) {
 		p := startStdio(t, proxy.Config{}, newTelemetry(t), "echo")
 		p.send(t, `{"jsonrpc":"2.0","id":1,"method":"test/stderr"}`)
 		p.recvID(t, "1")
+		// The server leaves a child of its own behind when it exits: the
+		// proxy ends it with the group (startStdio's leftover check).
+		p.send(t, `{"jsonrpc":"2.0","id":9,"method":"test/spawn"}`)
+		p.recvID(t, "9")
 		p.send(t, `{"jsonrpc":"2.0","id":2,"method":"test/exit","params":{"code":3}}`)
 		code := <-p.code
 		p.code <- code

@@ -119,6 +119,9 @@ func (u *streamable) describe() string { return serverid.Display(u.url) }
 // error the upstream gives later reaches the agent as the answer to its
 // request (relay.upstreamFailed).
 func (u *streamable) send(_ context.Context, frame []byte) error {
+	// The exchange outlives the call and the relay reads frames in place,
+	// so it keeps its own copy.
+	frame = bytes.Clone(frame)
 	x := &exchange{frame: frame}
 	if m, ok := interceptor.ParseMessage(frame); ok {
 		x.msg = &m
@@ -266,7 +269,14 @@ func (u *streamable) exchange(x *exchange, wrote func(), retried bool) {
 		wrote = func() {}
 	}
 	sid := u.session()
-	resp, err := u.post(x, sid, wrote)
+	postWrote := wrote
+	if m := x.msg; m != nil && m.Method != "" && !m.ID.Valid() {
+		// A notification is answered at once (202). As a direct client
+		// does, the next POST waits for that answer, so the server has
+		// seen notifications/initialized before the requests after it.
+		postWrote = func() {}
+	}
+	resp, err := u.post(x, sid, postWrote)
 	wrote()
 	if err != nil {
 		u.fail(x, err)

@@ -348,7 +348,11 @@ func TestUpstreamStateless(t *testing.T) {
 	drain(a.changed)
 	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"limit":{"type":"integer"}},"required":["q","limit"]}`)}, handler)
 	waitChan(t, a.changed, "notifications/tools/list_changed from the proxy's relist")
-	own := rec.find(func(r recorded) bool { return r.rpc == "tools/list" && strings.HasPrefix(r.id, `"mcpdrift-proxy-`) })
+	// The notification reaches the agent at once; the proxy's relist may
+	// still be on its way.
+	isOwnList := func(r recorded) bool { return r.rpc == "tools/list" && strings.HasPrefix(r.id, `"mcpdrift-proxy-`) }
+	eventually(t, func() bool { return len(rec.find(isOwnList)) > 0 }, "the proxy's own tools/list")
+	own := rec.find(isOwnList)
 	if len(own) == 0 || !strings.Contains(own[0].body, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`) {
 		t.Fatalf("the proxy's own tools/list: %v", own)
 	}

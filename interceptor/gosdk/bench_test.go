@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/interceptor/gosdk"
 	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 )
 
 // benchClient connects a go-sdk client (instrumented or not) to s over the
@@ -43,13 +44,13 @@ func benchClient(b *testing.B, s *mcp.Server, inst *gosdk.Instrumentation) func(
 func BenchmarkToolCall(b *testing.B) {
 	opts := itest.BenchProviders(b)
 	small, large := itest.BenchServer(0), itest.BenchServer(500)
-	base := &itest.Variant{Name: "uninstrumented", Call: benchClient(b, small, nil)}
-	inst := &itest.Variant{Name: "instrumented", Call: benchClient(b, small, gosdk.New(opts...)), Timed: true}
-	baseLarge := &itest.Variant{Name: "uninstrumented-501", Call: benchClient(b, large, nil)}
-	instLarge := &itest.Variant{Name: "instrumented-501", Call: benchClient(b, large, gosdk.New(opts...))}
+	base := &benchutil.Variant{Name: "uninstrumented", Call: benchClient(b, small, nil)}
+	inst := &benchutil.Variant{Name: "instrumented", Call: benchClient(b, small, gosdk.New(opts...)), Timed: true}
+	baseLarge := &benchutil.Variant{Name: "uninstrumented-501", Call: benchClient(b, large, nil)}
+	instLarge := &benchutil.Variant{Name: "instrumented-501", Call: benchClient(b, large, gosdk.New(opts...))}
 	b.ReportAllocs()
 	b.ResetTimer()
-	itest.Interleave(b, 100, base, inst, baseLarge, instLarge)
+	benchutil.Interleave(b, 100, base, inst, baseLarge, instLarge)
 	b.ReportMetric(inst.NsPerCall()/base.NsPerCall(), "overhead-ratio")
 	b.ReportMetric(instLarge.NsPerCall()/baseLarge.NsPerCall(), "overhead-ratio-501")
 	b.ReportMetric(instLarge.NsPerCall()/inst.NsPerCall(), "listing501-ratio")

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
 	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 )
 
 // httpClient connects a go-sdk Streamable HTTP client to url, its HTTP
@@ -30,12 +31,12 @@ func BenchmarkRoundTripper(b *testing.B) {
 	b.Cleanup(hs.Close)
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	b.Cleanup(base.CloseIdleConnections)
-	plain := &itest.Variant{Name: "plain", Call: httpClient(b, hs.URL, base)}
+	plain := &benchutil.Variant{Name: "plain", Call: httpClient(b, hs.URL, base)}
 	tap := httptap.NewTransport(base, append(itest.BenchProviders(b), interceptor.WithServerName("bench"))...)
-	tapped := &itest.Variant{Name: "tapped", Call: httpClient(b, hs.URL, tap), Timed: true}
+	tapped := &benchutil.Variant{Name: "tapped", Call: httpClient(b, hs.URL, tap), Timed: true}
 	b.ReportAllocs()
 	b.ResetTimer()
-	itest.Interleave(b, 100, plain, tapped)
+	benchutil.Interleave(b, 100, plain, tapped)
 	b.ReportMetric(tapped.NsPerCall()/plain.NsPerCall(), "overhead-ratio")
 	b.ReportMetric(plain.NsPerCall(), "baseline-ns/op")
 	b.ReportMetric(tapped.AllocsPerCall()-plain.AllocsPerCall(), "extra-allocs/op")

@@ -10,8 +10,9 @@ import (
 // sessionFor picks the session a POST belongs to: the legacy SSE connection
 // whose message endpoint it targets, the session named by Mcp-Session-Id,
 // or the endpoint's current sessionless connection. A handshake
-// (initialize, server/discover) without a session id on an endpoint whose
-// current connection already completed one starts a new connection.
+// (initialize, server/discover) without a session id starts a new
+// connection: handshakes in flight at once are different clients (a
+// proxy's), never one.
 func (t *Transport) sessionFor(req *http.Request, handshake bool) *interceptor.Session {
 	t.mu.Lock()
 	s := t.byEndpoint[req.URL.String()]
@@ -26,7 +27,7 @@ func (t *Transport) sessionFor(req *http.Request, handshake bool) *interceptor.S
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s = t.current[key]
-	if s == nil || (s.Established() && handshake) {
+	if s == nil || handshake {
 		if s != nil {
 			// Replaced, not closed: its calls in flight still get their
 			// responses, which are observed on their own HTTP exchanges.

@@ -31,6 +31,8 @@ func Main() {
 		os.Exit(echo())
 	case "sdk":
 		os.Exit(sdk())
+	case "sessions":
+		os.Exit(sessions())
 	}
 	if runProxy != nil && os.Getenv(Env) == "proxy" {
 		os.Exit(runProxy())

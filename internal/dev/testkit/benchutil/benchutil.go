@@ -102,3 +102,55 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	i := int(float64(len(sorted))*p/100+0.5) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
+
+// Variant is one side of an interleaved benchmark: a function making one
+// call, and what it cost.
+type Variant struct {
+	Name string
+	Call func() error
+	// Timed runs the variant under b's own timer, so b's ns/op and
+	// allocs/op are this variant's (set it on one variant).
+	Timed  bool
+	ns     time.Duration
+	allocs uint64
+	n      int
+}
+
+// Interleave runs the variants in alternating rounds of b.N/rounds calls
+// each, so machine noise hits them alike, and returns the mean ns and
+// allocations per call of each. b's own timer is stopped throughout.
+func Interleave(b *testing.B, rounds int, vs ...*Variant) {
+	b.StopTimer()
+	rounds = max(min(rounds, b.N), 1)
+	var ms runtime.MemStats
+	for r := 0; r < rounds; r++ {
+		per := b.N / rounds
+		if r < b.N%rounds {
+			per++ // b.N calls in all, so b's ns/op is right
+		}
+		for _, v := range vs {
+			runtime.ReadMemStats(&ms)
+			before := ms.Mallocs
+			if v.Timed {
+				b.StartTimer()
+			}
+			start := time.Now()
+			for range per {
+				if err := v.Call(); err != nil {
+					b.Fatalf("%s: %v", v.Name, err)
+				}
+			}
+			v.ns += time.Since(start)
+			if v.Timed {
+				b.StopTimer()
+			}
+			runtime.ReadMemStats(&ms)
+			v.allocs += ms.Mallocs - before
+			v.n += per
+		}
+	}
+}
+
+// NsPerCall and AllocsPerCall report a variant's mean cost.
+func (v *Variant) NsPerCall() float64     { return float64(v.ns.Nanoseconds()) / float64(max(v.n, 1)) }
+func (v *Variant) AllocsPerCall() float64 { return float64(v.allocs) / float64(max(v.n, 1)) }
