@@ -162,11 +162,23 @@ func (g *Generator) Report(r *contract.Report, old, new *contract.Snapshot) {
 		return c.Name, c.Name
 	}
 	// The paths of all the changes to one schema are seeded first, so that
-	// its versions are compiled once for all of them.
-	for _, c := range r.Changes {
-		if c.Witness == nil && Applies(c) {
+	// its versions are compiled once for all of them. Changes of one shape
+	// (the same path in several tools) split their path once.
+	segs := make([][]string, len(r.Changes))
+	split := map[string][]string{}
+	for i, c := range r.Changes {
+		if c.Witness != nil || !Applies(c) {
+			continue
+		}
+		s, ok := split[c.Path]
+		if !ok {
+			s = splitPointer(c.Path)
+			split[c.Path] = s
+		}
+		segs[i] = s
+		if searched(c.Rule) {
 			oldName, newName := names(c)
-			g.seed(c, oldTools.get(oldName), newTools.get(newName))
+			g.seed(c, s, oldTools.get(oldName), newTools.get(newName))
 		}
 	}
 	searched := 0
@@ -180,16 +192,23 @@ func (g *Generator) Report(r *contract.Report, old, new *contract.Snapshot) {
 			continue
 		}
 		oldName, newName := names(*c)
-		c.Witness = g.change(*c, oldTools.get(oldName), newTools.get(newName))
+		c.Witness = g.change(*c, segs[i], oldTools.get(oldName), newTools.get(newName))
 	}
 }
 
-// seed adds a change's path to the names both searches of its schema
-// pair (narrowing and widening) compile for.
-func (g *Generator) seed(c contract.Change, oldTool, newTool *tool) {
+// searched reports whether a rule's changes are searched for a witness
+// (the rest say why there is none without a search).
+func searched(rule contract.RuleID) bool {
+	dir, suffix, _ := strings.Cut(string(rule), ".")
+	_, ok := effects[suffix]
+	return ok && (dir == "input" || dir == "output")
+}
+
+// seed adds a change's path (segs) to the names both searches of its
+// schema pair (narrowing and widening) compile for.
+func (g *Generator) seed(c contract.Change, segs []string, oldTool, newTool *tool) {
 	dir, _, _ := strings.Cut(string(c.Rule), ".")
 	member := dir + "Schema"
-	segs := splitPointer(c.Path)
 	if len(segs) == 0 || segs[0] != member {
 		return
 	}
@@ -318,10 +337,11 @@ func (g *Generator) Change(c contract.Change, oldDef, newDef json.RawMessage) *c
 	if newDef != nil {
 		n = splitTool(newDef)
 	}
-	return g.change(c, o, n)
+	return g.change(c, splitPointer(c.Path), o, n)
 }
 
-func (g *Generator) change(c contract.Change, oldTool, newTool *tool) *contract.Witness {
+// change is Change with the change's path split into segs.
+func (g *Generator) change(c contract.Change, segs []string, oldTool, newTool *tool) *contract.Witness {
 	switch {
 	case c.Subject != contract.KindTool:
 		return nil
@@ -340,7 +360,6 @@ func (g *Generator) change(c contract.Change, oldTool, newTool *tool) *contract.
 		return &contract.Witness{None: "no witness is searched for rule " + string(c.Rule)}
 	}
 	member := dir + "Schema"
-	segs := splitPointer(c.Path)
 	if len(segs) == 0 || segs[0] != member {
 		return &contract.Witness{None: "the change's path is not inside " + member}
 	}
