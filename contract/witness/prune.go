@@ -144,55 +144,72 @@ func hasIdentifiers(raw []byte) bool {
 		bytes.Contains(raw, []byte(`"$dynamicAnchor"`))
 }
 
-// identifiers reports, once per document, whether it defines an $id or
-// an anchor anywhere.
+// identifiers reports whether the document defines an $id or an anchor
+// anywhere.
 func (d *doc) identifiers() bool {
-	if d.ids == 0 {
-		d.ids = 1
-		if hasIdentifiers(d.raw) {
-			d.ids = 2
-		}
-	}
-	return d.ids == 2
+	d.scanKeywords()
+	return d.ids
 }
 
-// refPointers finds the JSON pointers of every local reference, scanning
-// the text once (a "$ref" inside a string only makes the pruning keep more).
+// refPointers returns the JSON pointers of every local reference.
 func (d *doc) refPointers() []string {
-	if d.refsSet {
-		return d.refs
+	d.scanKeywords()
+	return d.refs
+}
+
+// scanKeywords finds, once per document and in one pass over its text,
+// the references and whether it defines identifiers: every keyword
+// involved starts with '$', a rare byte ("$ref" inside a string only makes
+// the pruning keep more).
+func (d *doc) scanKeywords() {
+	if d.scanned {
+		return
 	}
-	d.refsSet = true
-	var out []string
-	for _, kw := range refKeywords {
-		key := []byte(`"` + kw + `"`)
-		for i := 0; ; {
-			j := bytes.Index(d.raw[i:], key)
-			if j < 0 {
-				break
-			}
-			i += j + len(key)
-			k := jsonwire.SkipSpace(d.raw, i)
-			if k >= len(d.raw) || d.raw[k] != ':' {
-				continue
-			}
-			k = jsonwire.SkipSpace(d.raw, k+1)
-			end, ok := jsonwire.SkipValue(d.raw, k)
-			if !ok {
-				continue
-			}
-			ref, ok := jsonwire.String(d.raw[k:end])
-			if !ok {
-				continue
-			}
-			_, frag, _ := strings.Cut(ref, "#")
-			if frag, err := url.PathUnescape(frag); err == nil && strings.HasPrefix(frag, "/") {
-				out = append(out, frag)
+	d.scanned = true
+	raw := d.raw
+	for i := 0; ; i++ {
+		j := bytes.IndexByte(raw[i:], '$')
+		if j < 0 {
+			return
+		}
+		i += j
+		if i == 0 || raw[i-1] != '"' {
+			continue
+		}
+		q := bytes.IndexByte(raw[i:], '"')
+		if q < 0 {
+			return
+		}
+		switch kw := string(raw[i : i+q]); kw {
+		case "$id", "$anchor", "$dynamicAnchor":
+			d.ids = true
+		case "$ref", "$recursiveRef", "$dynamicRef":
+			if frag, ok := refFragment(raw, i+q+1); ok {
+				d.refs = append(d.refs, frag)
 			}
 		}
 	}
-	d.refs = out
-	return out
+}
+
+// refFragment reads the reference whose value follows the key ending at
+// i and returns its fragment when it is a JSON pointer.
+func refFragment(raw []byte, i int) (string, bool) {
+	k := jsonwire.SkipSpace(raw, i)
+	if k >= len(raw) || raw[k] != ':' {
+		return "", false
+	}
+	k = jsonwire.SkipSpace(raw, k+1)
+	end, ok := jsonwire.SkipValue(raw, k)
+	if !ok {
+		return "", false
+	}
+	ref, ok := jsonwire.String(raw[k:end])
+	if !ok {
+		return "", false
+	}
+	_, frag, _ := strings.Cut(ref, "#")
+	frag, err := url.PathUnescape(frag)
+	return frag, err == nil && strings.HasPrefix(frag, "/")
 }
 
 func escape(s string) string {

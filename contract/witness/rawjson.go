@@ -24,9 +24,9 @@ type doc struct {
 	opens, closes []int32
 	members       map[int][]member // by offset of the object in raw
 	anchors       map[string]node  // $anchor, $dynamicAnchor, "$id": "#name"; built on first use
-	refs          []string         // JSON pointers references point to; built on first use
-	refsSet       bool
-	ids           int8          // 0 unknown, 1 no $id or anchor, 2 some
+	refs          []string         // JSON pointers references point to (scanKeywords)
+	ids           bool             // an $id or an anchor is defined somewhere (scanKeywords)
+	scanned       bool
 	enums         map[int][]any // decoded const/enum lists by node offset (nil: none)
 }
 

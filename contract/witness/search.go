@@ -216,20 +216,33 @@ func (ge *gen) candidates(p *pair, segs []string) iter.Seq2[any, []string] {
 				continue
 			}
 			at := slices.Clone(c.loc)
-			// Leaving an optional member out.
-			if n := len(at); n > 0 && !at[n-1].isIdx {
-				o := clone(c.root)
+			// Leaving an optional member out: first when b requires it and
+			// a does not (the likely witness), else after the variants.
+			// Candidates copy only the containers on the way to what they
+			// change.
+			leaveOut := func() bool {
+				n := len(at)
+				if n == 0 || at[n-1].isIdx {
+					return true
+				}
+				o := copyPath(c.root, at[:n-1])
 				if p, ok := valueAt(o, at[:n-1]).(map[string]any); ok {
 					delete(p, at[n-1].name)
-					if !emit(o, at[:n-1]) {
-						return
-					}
+					return emit(o, at[:n-1])
 				}
+				return true
+			}
+			first := len(at) > 0 && !at[len(at)-1].isIdx && requires(c.pb, at[len(at)-1].name) && !requires(c.pa, at[len(at)-1].name)
+			if first && !leaveOut() {
+				return
 			}
 			for v := range ge.variants(c.a, c.b, len(at)) {
-				if !emit(withValue(clone(c.root), at, v), at) {
+				if !emit(withValue(copyPath(c.root, at), at, v), at) {
 					return
 				}
+			}
+			if !first && !leaveOut() {
+				return
 			}
 			if !emit(c.root, at) {
 				return
@@ -238,10 +251,16 @@ func (ge *gen) candidates(p *pair, segs []string) iter.Seq2[any, []string] {
 	}
 }
 
-// doc returns the parsed view of a schema document, cached.
+// requires reports whether a view lists name under required.
+func requires(v view, name string) bool { return slices.Contains(v.strs("required"), name) }
+
+// doc returns the parsed view of a schema document, cached by its text
+// (raw is a whole JSON value as jsonwire.SkipValue delimits it).
 func (g *Generator) doc(raw []byte) *doc {
-	if d, ok := g.docs[string(raw)]; ok {
-		return d
+	for _, d := range g.docs[string(raw[:min(len(raw), docKeyLen)])] {
+		if bytes.Equal(d.raw, raw) {
+			return d
+		}
 	}
 	d := newDoc(raw)
 	if d == nil {
@@ -250,11 +269,33 @@ func (g *Generator) doc(raw []byte) *doc {
 	if r := d.root(); !d.isObject(r) && string(d.bytes(r)) != "true" && string(d.bytes(r)) != "false" {
 		return nil
 	}
-	if len(g.docs) >= maxCachedDocs {
+	if g.ndocs >= maxCachedDocs {
 		clear(g.docs)
+		g.ndocs = 0
 	}
-	g.docs[string(raw)] = d
+	k := string(raw[:min(len(raw), docKeyLen)])
+	g.docs[k] = append(g.docs[k], d)
+	g.ndocs++
 	return d
+}
+
+// docKeyLen is how many leading bytes of a document's text file it in
+// the cache.
+const docKeyLen = 64
+
+// known returns the cached object document whose text b starts with. An
+// object's text ends at its closing brace, so b's value is that document:
+// a schema read before is recognized without scanning it.
+func (g *Generator) known(b []byte) *doc {
+	if len(b) < docKeyLen {
+		return nil
+	}
+	for _, d := range g.docs[string(b[:docKeyLen])] {
+		if d.raw[0] == '{' && bytes.HasPrefix(b, d.raw) {
+			return d
+		}
+	}
+	return nil
 }
 
 // compile compiles the document pruned for the given member names, cached
