@@ -1,7 +1,8 @@
 package witness
 
 import (
-	"sort"
+	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
@@ -18,7 +19,9 @@ import (
 // doc is one schema document (a tool's inputSchema or outputSchema).
 type doc struct {
 	raw []byte
-	top node
+	// text is raw as a string, made once: member names are cut from it.
+	text string
+	top  node
 	// opens are the offsets of every '{' and '[', ascending; closes[i] is
 	// the offset of the bracket that closes opens[i].
 	opens, closes []int32
@@ -44,7 +47,7 @@ type node struct {
 // newDoc indexes a document; nil when its brackets do not balance (it is
 // not JSON).
 func newDoc(raw []byte) *doc {
-	d := &doc{raw: raw, members: map[int][]member{}}
+	d := &doc{raw: raw, text: string(raw), members: map[int][]member{}}
 	var stack []int
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
@@ -92,8 +95,7 @@ func (d *doc) skip(i int) int {
 	case '"':
 		return stringEnd(b, i)
 	case '{', '[':
-		k := sort.Search(len(d.opens), func(k int) bool { return int(d.opens[k]) >= i })
-		if k < len(d.opens) && int(d.opens[k]) == i && d.closes[k] >= 0 {
+		if k, ok := slices.BinarySearch(d.opens, int32(i)); ok && d.closes[k] >= 0 {
 			return int(d.closes[k]) + 1
 		}
 		return i
@@ -132,9 +134,9 @@ func (d *doc) isString(n node) bool { return d.first(n) == '"' }
 // isFalse reports the boolean schema false.
 func (d *doc) isFalse(n node) bool { return n.present && string(d.bytes(n)) == "false" }
 
-// elements walks the values of an object (with their quoted keys) or an
-// array, calling fn for each; malformed text ends the walk.
-func (d *doc) elements(n node, fn func(key []byte, value node)) {
+// elements walks the values of an object (with the node of their quoted
+// keys) or an array, calling fn for each; malformed text ends the walk.
+func (d *doc) elements(n node, fn func(key, value node)) {
 	b := d.raw
 	object := d.isObject(n)
 	i := n.off + 1
@@ -143,13 +145,13 @@ func (d *doc) elements(n node, fn func(key []byte, value node)) {
 		if i >= n.end || b[i] == '}' || b[i] == ']' {
 			return
 		}
-		var key []byte
+		var key node
 		if object {
 			if b[i] != '"' {
 				return
 			}
 			k := d.skip(i)
-			key = b[i:k]
+			key = node{off: i, end: k, present: true}
 			i = jsonwire.SkipSpace(b, k)
 			if i >= n.end || b[i] != ':' {
 				return
@@ -176,14 +178,23 @@ func (d *doc) objectMembers(n node) []member {
 	if ms, ok := d.members[n.off]; ok {
 		return ms
 	}
-	var ms []member
-	d.elements(n, func(key []byte, value node) {
-		if name, ok := jsonwire.String(key); ok {
+	ms := make([]member, 0, 8)
+	d.elements(n, func(key, value node) {
+		if name, ok := d.name(key); ok {
 			ms = append(ms, member{name: name, value: value})
 		}
 	})
 	d.members[n.off] = ms
 	return ms
+}
+
+// name decodes a member name; one without escapes is cut from the text.
+func (d *doc) name(key node) (string, bool) {
+	raw := d.bytes(key)
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return d.text[key.off+1 : key.end-1], true
+	}
+	return jsonwire.String(raw)
 }
 
 // get returns the first member called name.
@@ -201,7 +212,7 @@ func (d *doc) items(n node) []node {
 		return nil
 	}
 	var out []node
-	d.elements(n, func(_ []byte, value node) { out = append(out, value) })
+	d.elements(n, func(_, value node) { out = append(out, value) })
 	return out
 }
 
