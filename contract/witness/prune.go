@@ -21,6 +21,16 @@ import (
 // An entry that a $ref points into, or that defines an $id or $anchor, is
 // kept whole. Every other keyword, $defs included, is kept, so references
 // resolve as in the original.
+//
+// additionalProperties applies only to members its object's properties
+// and patternProperties do not declare. On a schema the root reaches
+// through properties alone (so it applies at one instance location, which
+// the path names, and nowhere else: no reference points at it or above
+// it, and the document defines no $id or anchor), it is left out too, and
+// recorded: a candidate with an undeclared member there makes the search
+// compile that additionalProperties back in before validating it. The
+// verdict and the reasons on every candidate validated are the whole
+// schema's.
 
 // dropped are annotation keywords that never change a verdict.
 var dropped = []string{"description", "title", "examples", "$comment", "default", "deprecated", "readOnly", "writeOnly",
@@ -41,13 +51,96 @@ type pruner struct {
 	refs  []string // JSON pointers that references in the document point to
 	ids   bool     // the document defines an $id or an anchor somewhere
 	out   []byte
+	// open, when not nil, collects the additionalProperties left out;
+	// keep are the pointers of the schemas whose additionalProperties
+	// stays.
+	open *[]openAP
+	keep map[string]bool
 }
 
-// prune writes the document with what no candidate needs left out.
-func (d *doc) prune(names map[string]bool) []byte {
-	p := &pruner{d: d, names: names, refs: d.refPointers(), ids: d.identifiers(), out: make([]byte, 0, 512)}
-	p.schema(d.root(), "", 0)
+// openAP is an additionalProperties the pruning left out: the schema's
+// pointer, the instance location it applies at, and its properties.
+type openAP struct {
+	ptr   string
+	at    []step
+	d     *doc
+	props node
+}
+
+// meets reports whether x has, at the location, a member the properties
+// do not declare (which the additionalProperties left out would judge).
+func (o openAP) meets(x any) bool {
+	obj, ok := valueAt(x, o.at).(map[string]any)
+	if !ok {
+		return false
+	}
+	for name := range obj {
+		if !o.d.get(o.props, name).present {
+			return true
+		}
+	}
+	return false
+}
+
+// prune writes the document with what no candidate needs left out. With
+// open not nil, additionalProperties on schemas that apply at one known
+// location are left out too (except under the pointers in keep) and
+// collected in *open.
+func (d *doc) prune(names map[string]bool, keep map[string]bool, open *[]openAP) []byte {
+	p := &pruner{d: d, names: names, refs: d.refPointers(), ids: d.identifiers(), out: make([]byte, 0, 512), open: open, keep: keep}
+	var at *place
+	if open != nil && !p.ids && !d.rootRef {
+		at = &place{}
+	}
+	p.schema(d.root(), "", 0, at)
 	return p.out
+}
+
+// place is where a schema the root reaches through properties alone sits
+// (its pointer) and applies (its instance location).
+type place struct {
+	ptr string
+	at  []step
+}
+
+// member is the place of the properties entry name of a schema at pl;
+// nil when a reference points at that entry (it then applies elsewhere
+// too).
+func (p *pruner) member(pl *place, name string) *place {
+	if pl == nil {
+		return nil
+	}
+	ptr := pl.ptr + "/properties/" + escape(name)
+	for _, r := range p.refs {
+		if r == ptr || r == pl.ptr+"/properties" {
+			return nil
+		}
+	}
+	return &place{ptr: ptr, at: append(slices.Clip(pl.at), step{name: name})}
+}
+
+// leavesOut reports whether the additionalProperties of the schema n at
+// pl is left out (and records it).
+func (p *pruner) leavesOut(n node, pl *place, at string) bool {
+	d := p.d
+	if pl == nil || at != untracked || p.keep[pl.ptr] || d.get(n, "patternProperties").present {
+		return false
+	}
+	// A keyword given twice: the validator takes the last, get the first.
+	props, aps := 0, 0
+	for _, m := range d.objectMembers(n) {
+		switch m.name {
+		case "properties":
+			props++
+		case "additionalProperties":
+			aps++
+		}
+	}
+	if props > 1 || aps > 1 {
+		return false
+	}
+	*p.open = append(*p.open, openAP{ptr: pl.ptr, at: pl.at, d: d, props: d.get(n, "properties")})
+	return true
 }
 
 // untracked stands for the pointer of a part no reference points into.
@@ -68,7 +161,9 @@ func (p *pruner) child(ptr, name string) string {
 	return untracked
 }
 
-func (p *pruner) schema(n node, ptr string, depth int) {
+// schema writes the schema n at ptr (untracked when no reference points
+// below) and, when the root reaches it through properties alone, pl.
+func (p *pruner) schema(n node, ptr string, depth int, pl *place) {
 	d := p.d
 	if !d.isObject(n) || depth > maxPruneDepth {
 		p.out = append(p.out, d.bytes(n)...)
@@ -81,6 +176,9 @@ func (p *pruner) schema(n node, ptr string, depth int) {
 		if slices.Contains(dropped, m.name) && at == untracked {
 			continue
 		}
+		if m.name == "additionalProperties" && p.leavesOut(n, pl, at) {
+			continue
+		}
 		if !first {
 			p.out = append(p.out, ',')
 		}
@@ -88,20 +186,22 @@ func (p *pruner) schema(n node, ptr string, depth int) {
 		p.out = append(jsonwire.AppendString(p.out, m.name), ':')
 		switch {
 		case slices.Contains(singleSchema, m.name) && !d.isArray(m.value):
-			p.schema(m.value, at, depth+1)
+			p.schema(m.value, at, depth+1, nil)
 		case slices.Contains(schemaLists, m.name) && d.isArray(m.value):
 			p.out = append(p.out, '[')
 			for i, it := range d.items(m.value) {
 				if i > 0 {
 					p.out = append(p.out, ',')
 				}
-				p.schema(it, p.child(at, strconv.Itoa(i)), depth+1)
+				p.schema(it, p.child(at, strconv.Itoa(i)), depth+1, nil)
 			}
 			p.out = append(p.out, ']')
 		case slices.Contains(schemaMaps, m.name) && d.isObject(m.value):
-			p.schemaMap(m.value, at, depth, false)
+			p.schemaMap(m.value, at, depth, false, nil)
+		case m.name == "properties" && d.isObject(m.value):
+			p.schemaMap(m.value, at, depth, true, pl)
 		case slices.Contains(byName, m.name) && d.isObject(m.value):
-			p.schemaMap(m.value, at, depth, true)
+			p.schemaMap(m.value, at, depth, true, nil)
 		default:
 			p.out = append(p.out, d.bytes(m.value)...)
 		}
@@ -113,8 +213,9 @@ func (p *pruner) schema(n node, ptr string, depth int) {
 const maxPruneDepth = 128
 
 // schemaMap writes a map of subschemas; with filter, entries for names no
-// candidate has are left out.
-func (p *pruner) schemaMap(n node, ptr string, depth int, filter bool) {
+// candidate has are left out. pl, when not nil, is the place of the schema
+// whose properties the map is.
+func (p *pruner) schemaMap(n node, ptr string, depth int, filter bool, pl *place) {
 	d := p.d
 	p.out = append(p.out, '{')
 	first := true
@@ -132,7 +233,7 @@ func (p *pruner) schemaMap(n node, ptr string, depth int, filter bool) {
 			p.out = append(p.out, d.bytes(m.value)...)
 			continue
 		}
-		p.schema(m.value, at, depth+1)
+		p.schema(m.value, at, depth+1, p.member(pl, m.name))
 	}
 	p.out = append(p.out, '}')
 }
@@ -184,32 +285,40 @@ func (d *doc) scanKeywords() {
 		case "$id", "$anchor", "$dynamicAnchor":
 			d.ids = true
 		case "$ref", "$recursiveRef", "$dynamicRef":
-			if frag, ok := refFragment(raw, i+q+1); ok {
+			switch frag, isRef := refFragment(raw, i+q+1); {
+			case strings.HasPrefix(frag, "/"):
 				d.refs = append(d.refs, frag)
+			case isRef:
+				// The root, an anchor, or what cannot be read: the
+				// pruning assumes the reference may reach anything.
+				d.rootRef = true
 			}
 		}
 	}
 }
 
 // refFragment reads the reference whose value follows the key ending at
-// i and returns its fragment when it is a JSON pointer.
-func refFragment(raw []byte, i int) (string, bool) {
+// i: isRef when the key is a member name, frag the fragment of its value
+// ("" when it cannot be read).
+func refFragment(raw []byte, i int) (frag string, isRef bool) {
 	k := jsonwire.SkipSpace(raw, i)
 	if k >= len(raw) || raw[k] != ':' {
-		return "", false
+		return "", false // "$ref" as a value, not a member name
 	}
 	k = jsonwire.SkipSpace(raw, k+1)
 	end, ok := jsonwire.SkipValue(raw, k)
 	if !ok {
-		return "", false
+		return "", true
 	}
 	ref, ok := jsonwire.String(raw[k:end])
 	if !ok {
-		return "", false
+		return "", true
 	}
-	_, frag, _ := strings.Cut(ref, "#")
-	frag, err := url.PathUnescape(frag)
-	return frag, err == nil && strings.HasPrefix(frag, "/")
+	_, frag, _ = strings.Cut(ref, "#")
+	if frag, err := url.PathUnescape(frag); err == nil {
+		return frag, true
+	}
+	return "", true
 }
 
 func escape(s string) string {

@@ -29,6 +29,7 @@ type doc struct {
 	anchors       map[string]node  // $anchor, $dynamicAnchor, "$id": "#name"; built on first use
 	refs          []string         // JSON pointers references point to (scanKeywords)
 	ids           bool             // an $id or an anchor is defined somewhere (scanKeywords)
+	rootRef       bool             // a reference to the root, an anchor or elsewhere (scanKeywords)
 	scanned       bool
 	enums         map[int][]any // decoded const/enum lists by node offset (nil: none)
 }

@@ -23,7 +23,12 @@ type pair struct {
 	a, b   *doc
 	names  map[string]bool
 	as, bs *jsonschema.Schema
-	// compiledFor is how many names as and bs were compiled for.
+	// open are the additionalProperties that as and bs left out, keep
+	// the schemas (by side and pointer) that must keep theirs.
+	open [2][]openAP
+	keep [2]map[string]bool
+	// compiledFor is how many names and kept schemas as and bs were
+	// compiled for.
 	compiledFor int
 	bases       []any
 	baseOK      []bool
@@ -51,7 +56,7 @@ func (g *Generator) pair(a, b *doc) *pair {
 	if len(g.pairs) >= maxPairs {
 		clear(g.pairs)
 	}
-	p := &pair{a: a, b: b, names: map[string]bool{}, results: map[string]result{}}
+	p := &pair{a: a, b: b, names: map[string]bool{}, keep: [2]map[string]bool{{}, {}}, results: map[string]result{}}
 	g.pairs[k] = p
 	return p
 }
@@ -93,18 +98,8 @@ func (g *Generator) find(p *pair, segs []string) (json.RawMessage, string, strin
 		if tried++; tried > maxCandidates {
 			break
 		}
-		// Names only grow: the pruned schemas are compiled again whenever
-		// a candidate (or a seed) brought a name they left out.
-		if newNames(cand, p.names); p.as == nil || p.compiledFor != len(p.names) {
-			p.compiledFor = len(p.names)
-			var err error
-			if p.as, err = g.compile(p.a, p.names); err != nil {
-				return nil, "", "the schema does not compile: " + compileError(err)
-			}
-			if p.bs, err = g.compile(p.b, p.names); err != nil {
-				p.as = nil
-				return nil, "", "the schema does not compile: " + compileError(err)
-			}
+		if err := g.ready(p, cand); err != nil {
+			return nil, "", "the schema does not compile: " + compileError(err)
 		}
 		if !validate(p.as, cand).valid {
 			continue
@@ -128,6 +123,43 @@ func (g *Generator) find(p *pair, segs []string) (json.RawMessage, string, strin
 		return nil, "", "no value could be built that the accepting version allows (its bounds, patterns or required members conflict, or exceed the generator's limits)"
 	}
 	return nil, "", "no value found that one version accepts and the other rejects; for this change the two versions may accept the same values"
+}
+
+// ready compiles the pair's pruned schemas for a candidate. Names and kept
+// schemas only grow: the schemas are compiled again whenever the
+// candidate (or a seed) brings a member name they left out, or a member
+// that an additionalProperties they left out would judge.
+func (g *Generator) ready(p *pair, cand any) error {
+	newNames(cand, p.names)
+	for p.as == nil || p.compiledFor != p.size() || p.meets(cand) {
+		p.compiledFor = p.size()
+		var err error
+		p.open = [2][]openAP{}
+		if p.as, err = g.compile(p.a, p.names, p.keep[0], &p.open[0]); err != nil {
+			return err
+		}
+		if p.bs, err = g.compile(p.b, p.names, p.keep[1], &p.open[1]); err != nil {
+			p.as = nil
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *pair) size() int { return len(p.names) + len(p.keep[0]) + len(p.keep[1]) }
+
+// meets keeps the additionalProperties left out that x would meet, and
+// reports whether there was one.
+func (p *pair) meets(x any) bool {
+	found := false
+	for side, open := range p.open {
+		for _, o := range open {
+			if o.meets(x) {
+				p.keep[side][o.ptr], found = true, true
+			}
+		}
+	}
+	return found
 }
 
 // seed adds the member names a change's path steps through.
@@ -299,9 +331,11 @@ func (g *Generator) known(b []byte) *doc {
 }
 
 // compile compiles the document pruned for the given member names, cached
-// by the pruned text (tools often share shapes once pruned).
-func (g *Generator) compile(d *doc, names map[string]bool) (*jsonschema.Schema, error) {
-	pruned := d.prune(names)
+// by the pruned text (tools often share shapes once pruned); with open not
+// nil, additionalProperties are left out where they can be (but under the
+// pointers in keep) and listed in *open.
+func (g *Generator) compile(d *doc, names, keep map[string]bool, open *[]openAP) (*jsonschema.Schema, error) {
+	pruned := d.prune(names, keep, open)
 	if c, ok := g.compiled[string(pruned)]; ok {
 		return c.sch, c.err
 	}
@@ -336,7 +370,7 @@ func (g *Generator) Call(tool json.RawMessage) (json.RawMessage, error) {
 	}
 	names := map[string]bool{}
 	newNames(x, names)
-	sch, err := g.compile(d, names)
+	sch, err := g.compile(d, names, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the inputSchema does not compile: %w", err)
 	}
@@ -365,7 +399,7 @@ func (g *Generator) Accepts(tool, arguments json.RawMessage) (bool, string, erro
 	}
 	names := map[string]bool{}
 	newNames(x, names)
-	sch, err := g.compile(d, names)
+	sch, err := g.compile(d, names, nil, nil)
 	if err != nil {
 		return false, "", fmt.Errorf("the inputSchema does not compile: %s", compileError(err))
 	}
