@@ -31,7 +31,8 @@ type doc struct {
 	ids           bool             // an $id or an anchor is defined somewhere (scanKeywords)
 	rootRef       bool             // a reference to the root, an anchor or elsewhere (scanKeywords)
 	scanned       bool
-	enums         map[int][]any // decoded const/enum lists by node offset (nil: none)
+	enums         map[int][]any   // decoded const/enum lists by node offset (nil: none)
+	resolved      map[string]node // references resolved, by their text
 }
 
 type member struct {
@@ -189,7 +190,8 @@ func (d *doc) objectMembers(n node) []member {
 	return ms
 }
 
-// name decodes a member name; one without escapes is cut from the text.
+// name decodes a string (a member name, a string value); one without
+// escapes is cut from the text.
 func (d *doc) name(key node) (string, bool) {
 	raw := d.bytes(key)
 	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
@@ -221,7 +223,7 @@ func (d *doc) str(n node) (string, bool) {
 	if !d.isString(n) {
 		return "", false
 	}
-	return jsonwire.String(d.bytes(n))
+	return d.name(n)
 }
 
 // num reads a number; ok is false for anything else.

@@ -106,6 +106,19 @@ func (d *doc) refTarget(n node, kw string) (node, bool) {
 }
 
 func (d *doc) resolve(ref string) node {
+	if n, ok := d.resolved[ref]; ok {
+		return n
+	}
+	n := d.lookup(ref)
+	if d.resolved == nil {
+		d.resolved = map[string]node{}
+	}
+	d.resolved[ref] = n
+	return n
+}
+
+// lookup finds what a reference names in the document (resolve, uncached).
+func (d *doc) lookup(ref string) node {
 	docPart, frag, _ := strings.Cut(ref, "#")
 	root := d.root()
 	if docPart != "" {

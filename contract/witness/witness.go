@@ -176,6 +176,7 @@ func (g *Generator) Report(r *contract.Report, old, new *contract.Snapshot) {
 	// (the same path in several tools) split their path once.
 	segs := make([][]string, len(r.Changes))
 	split := map[string][]string{}
+	seeded := map[seedKey]bool{}
 	for i, c := range r.Changes {
 		if c.Witness != nil || !Applies(c) {
 			continue
@@ -188,7 +189,7 @@ func (g *Generator) Report(r *contract.Report, old, new *contract.Snapshot) {
 		segs[i] = s
 		if searchable(c.Rule) {
 			oldName, newName := names(c)
-			g.seed(c, s, oldTools.get(oldName), newTools.get(newName))
+			g.seed(c, s, oldTools.get(oldName), newTools.get(newName), seeded)
 		}
 	}
 	searched := 0
@@ -215,8 +216,9 @@ func searchable(rule contract.RuleID) bool {
 }
 
 // seed adds a change's path (segs) to the names both searches of its
-// schema pair (narrowing and widening) compile for.
-func (g *Generator) seed(c contract.Change, segs []string, oldTool, newTool *tool) {
+// schema pair (narrowing and widening) compile for, once per pair and path
+// (done).
+func (g *Generator) seed(c contract.Change, segs []string, oldTool, newTool *tool, done map[seedKey]bool) {
 	dir, _, _ := strings.Cut(string(c.Rule), ".")
 	member := dir + "Schema"
 	if len(segs) == 0 || segs[0] != member {
@@ -226,8 +228,16 @@ func (g *Generator) seed(c contract.Change, segs []string, oldTool, newTool *too
 	if od == nil || nd == nil {
 		return
 	}
-	g.pair(od, nd).seed(segs[1:])
-	g.pair(nd, od).seed(segs[1:])
+	if k := (seedKey{od, nd, c.Path}); !done[k] {
+		done[k] = true // the same change in another tool with these schemas: seeded
+		g.pair(od, nd).seed(segs[1:])
+		g.pair(nd, od).seed(segs[1:])
+	}
+}
+
+type seedKey struct {
+	old, new *doc
+	path     string
 }
 
 // tool is a definition with its schemas looked up once.
