@@ -56,6 +56,18 @@ type pruner struct {
 	// stays.
 	open *[]openAP
 	keep map[string]bool
+	// inline are the references written as their target (by the offset
+	// of the object holding them), inlined the $defs entries that were.
+	inline  map[int]refSite
+	inlined map[string]bool
+}
+
+// refSite is a "$ref" with a JSON pointer: the pointer and the offset of
+// the key; for one to inline, its target.
+type refSite struct {
+	ptr    string
+	key    int
+	target node
 }
 
 // openAP is an additionalProperties the pruning left out: the schema's
@@ -91,9 +103,51 @@ func (d *doc) prune(names map[string]bool, keep map[string]bool, open *[]openAP)
 	var at *place
 	if open != nil && !p.ids && !d.rootRef {
 		at = &place{}
+		p.planInline()
 	}
 	p.schema(d.root(), "", 0, at)
 	return p.out
+}
+
+// planInline finds the references to write as their target: a schema
+// that is only {"$ref": "#/$defs/X"} (annotations aside), where nothing
+// else refers to X, to within it or above it, and X does not contain the
+// reference, validates as X itself. X is then written in its place and
+// left out of $defs: one schema less for the validator to compile.
+func (p *pruner) planInline() {
+	d := p.d
+	for _, s := range d.refSites {
+		top, name, ok := strings.Cut(strings.TrimPrefix(s.ptr, "/"), "/")
+		if !ok || top != "$defs" && top != "definitions" || name == "" || strings.Contains(name, "/") {
+			continue
+		}
+		related := 0
+		for _, r := range d.refs {
+			if r == s.ptr || strings.HasPrefix(r, s.ptr+"/") || strings.HasPrefix(s.ptr, r+"/") {
+				related++
+			}
+		}
+		n, t := d.enclosing(s.key), d.resolve("#"+s.ptr)
+		if related != 1 || !d.isObject(n) || !d.isObject(t) || n.off >= t.off && n.off < t.end {
+			continue
+		}
+		refs := 0
+		for _, m := range d.objectMembers(n) {
+			switch {
+			case m.name == "$ref":
+				refs++
+			case !slices.Contains(dropped, m.name):
+				refs = 2 // a keyword beside the reference
+			}
+		}
+		if refs == 1 {
+			if p.inline == nil {
+				p.inline, p.inlined = map[int]refSite{}, map[string]bool{}
+			}
+			s.target = t
+			p.inline[n.off] = s
+		}
+	}
 }
 
 // place is where a schema the root reaches through properties alone sits
@@ -103,10 +157,10 @@ type place struct {
 	at  []step
 }
 
-// member is the place of the properties entry name of a schema at pl;
+// entry is the place of the properties entry name of a schema at pl;
 // nil when a reference points at that entry (it then applies elsewhere
 // too).
-func (p *pruner) member(pl *place, name string) *place {
+func (p *pruner) entry(pl *place, name string) *place {
 	if pl == nil {
 		return nil
 	}
@@ -169,8 +223,14 @@ func (p *pruner) schema(n node, ptr string, depth int, pl *place) {
 		p.out = append(p.out, d.bytes(n)...)
 		return
 	}
+	if s, ok := p.inline[n.off]; ok && ptr == untracked {
+		p.inlined[s.ptr] = true
+		p.schema(s.target, untracked, depth+1, pl)
+		return
+	}
 	p.out = append(p.out, '{')
 	first := true
+	var defs []member // the root's $defs, written last (once the inlined entries are known)
 	for _, m := range d.objectMembers(n) {
 		at := p.child(ptr, m.name)
 		if slices.Contains(dropped, m.name) && at == untracked {
@@ -179,34 +239,62 @@ func (p *pruner) schema(n node, ptr string, depth int, pl *place) {
 		if m.name == "additionalProperties" && p.leavesOut(n, pl, at) {
 			continue
 		}
-		if !first {
-			p.out = append(p.out, ',')
+		if depth == 0 && p.inline != nil && (m.name == "$defs" || m.name == "definitions") {
+			defs = append(defs, m)
+			continue
 		}
-		first = false
-		p.out = append(jsonwire.AppendString(p.out, m.name), ':')
-		switch {
-		case slices.Contains(singleSchema, m.name) && !d.isArray(m.value):
-			p.schema(m.value, at, depth+1, nil)
-		case slices.Contains(schemaLists, m.name) && d.isArray(m.value):
-			p.out = append(p.out, '[')
-			for i, it := range d.items(m.value) {
-				if i > 0 {
-					p.out = append(p.out, ',')
-				}
-				p.schema(it, p.child(at, strconv.Itoa(i)), depth+1, nil)
-			}
-			p.out = append(p.out, ']')
-		case slices.Contains(schemaMaps, m.name) && d.isObject(m.value):
-			p.schemaMap(m.value, at, depth, false, nil)
-		case m.name == "properties" && d.isObject(m.value):
-			p.schemaMap(m.value, at, depth, true, pl)
-		case slices.Contains(byName, m.name) && d.isObject(m.value):
-			p.schemaMap(m.value, at, depth, true, nil)
-		default:
-			p.out = append(p.out, d.bytes(m.value)...)
+		p.member(m, at, depth, pl, &first)
+	}
+	for _, m := range defs {
+		at := p.child(ptr, m.name)
+		if p.allInlined(m.value, at) {
+			continue
 		}
+		p.member(m, at, depth, pl, &first)
 	}
 	p.out = append(p.out, '}')
+}
+
+// allInlined reports whether every entry of the $defs n at ptr was
+// written in place of its reference.
+func (p *pruner) allInlined(n node, ptr string) bool {
+	for _, m := range p.d.objectMembers(n) {
+		if !p.inlined[p.child(ptr, m.name)] {
+			return false
+		}
+	}
+	return true
+}
+
+// member writes one member m (at pointer at) of a schema at pl.
+func (p *pruner) member(m member, at string, depth int, pl *place, first *bool) {
+	d := p.d
+	if !*first {
+		p.out = append(p.out, ',')
+	}
+	*first = false
+	p.out = append(jsonwire.AppendString(p.out, m.name), ':')
+	switch {
+	case slices.Contains(singleSchema, m.name) && !d.isArray(m.value):
+		p.schema(m.value, at, depth+1, nil)
+	case slices.Contains(schemaLists, m.name) && d.isArray(m.value):
+		p.out = append(p.out, '[')
+		for i, it := range d.items(m.value) {
+			if i > 0 {
+				p.out = append(p.out, ',')
+			}
+			p.schema(it, p.child(at, strconv.Itoa(i)), depth+1, nil)
+		}
+		p.out = append(p.out, ']')
+	case slices.Contains(schemaMaps, m.name) && d.isObject(m.value):
+		p.schemaMap(m.value, at, depth, false, nil)
+	case m.name == "properties" && d.isObject(m.value):
+		p.schemaMap(m.value, at, depth, true, pl)
+	case slices.Contains(byName, m.name) && d.isObject(m.value):
+		p.schemaMap(m.value, at, depth, true, nil)
+	default:
+		p.out = append(p.out, d.bytes(m.value)...)
+	}
 }
 
 // maxPruneDepth bounds the walk; deeper parts are copied as they are.
@@ -221,7 +309,7 @@ func (p *pruner) schemaMap(n node, ptr string, depth int, filter bool, pl *place
 	first := true
 	for _, m := range d.objectMembers(n) {
 		at := p.child(ptr, m.name)
-		if filter && !p.names[m.name] && at == untracked && !(p.ids && hasIdentifiers(d.bytes(m.value))) {
+		if filter && !p.names[m.name] && at == untracked && !(p.ids && hasIdentifiers(d.bytes(m.value))) || p.inlined[at] {
 			continue
 		}
 		if !first {
@@ -233,7 +321,7 @@ func (p *pruner) schemaMap(n node, ptr string, depth int, filter bool, pl *place
 			p.out = append(p.out, d.bytes(m.value)...)
 			continue
 		}
-		p.schema(m.value, at, depth+1, p.member(pl, m.name))
+		p.schema(m.value, at, depth+1, p.entry(pl, m.name))
 	}
 	p.out = append(p.out, '}')
 }
@@ -288,6 +376,9 @@ func (d *doc) scanKeywords() {
 			switch frag, isRef := refFragment(raw, i+q+1); {
 			case strings.HasPrefix(frag, "/"):
 				d.refs = append(d.refs, frag)
+				if kw == "$ref" {
+					d.refSites = append(d.refSites, refSite{ptr: frag, key: i - 1})
+				}
 			case isRef:
 				// The root, an anchor, or what cannot be read: the
 				// pruning assumes the reference may reach anything.

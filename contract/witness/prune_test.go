@@ -69,3 +69,30 @@ func TestOpenAPMeets(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneInlinesSingleReferences: a schema that is only a reference to
+// a $defs entry nothing else refers to is written as that entry, and the
+// entry left out of $defs; shared, recursive or qualified references stay.
+func TestPruneInlinesSingleReferences(t *testing.T) {
+	leaf := `{"type":"object","properties":{"x":{"type":"string"}}}`
+	for _, c := range []struct {
+		name, schema, want string
+	}{
+		{"once", `{"properties":{"a":{"$ref":"#/$defs/A","description":"d"}},"$defs":{"A":` + leaf + `}}`,
+			`{"properties":{"a":{"type":"object","properties":{"x":{"type":"string"}}}}}`},
+		{"one of two entries", `{"$defs":{"A":` + leaf + `,"B":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/A"},"b":{"$ref":"#/$defs/B"},"c":{"$ref":"#/$defs/B"}}}`,
+			`{"properties":{"a":{"type":"object","properties":{"x":{"type":"string"}}},"b":{"$ref":"#/$defs/B"},"c":{"$ref":"#/$defs/B"}},"$defs":{"B":{"type":"integer"}}}`},
+		{"a keyword beside the reference", `{"properties":{"a":{"$ref":"#/$defs/A","minProperties":1}},"$defs":{"A":` + leaf + `}}`,
+			`{"properties":{"a":{"$ref":"#/$defs/A","minProperties":1}},"$defs":{"A":{"type":"object","properties":{"x":{"type":"string"}}}}}`},
+		{"recursive", `{"properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"properties":{"x":{"$ref":"#/$defs/A"}}}}}`,
+			`{"properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"properties":{"x":{"$ref":"#/$defs/A"}}}}}`},
+		{"into the entry", `{"properties":{"a":{"$ref":"#/$defs/A"},"b":{"$ref":"#/$defs/A/properties/x"}},"$defs":{"A":` + leaf + `}}`,
+			`{"properties":{"a":{"$ref":"#/$defs/A"},"b":{"$ref":"#/$defs/A/properties/x"}},"$defs":{"A":{"type":"object","properties":{"x":{"type":"string"}}}}}`},
+	} {
+		var open []openAP
+		got := string(newDoc([]byte(c.schema)).prune(map[string]bool{"a": true, "b": true, "c": true, "x": true}, nil, &open))
+		if got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}

@@ -28,6 +28,7 @@ type doc struct {
 	members       map[int][]member // by offset of the object in raw
 	anchors       map[string]node  // $anchor, $dynamicAnchor, "$id": "#name"; built on first use
 	refs          []string         // JSON pointers references point to (scanKeywords)
+	refSites      []refSite        // the "$ref"s among them (scanKeywords)
 	ids           bool             // an $id or an anchor is defined somewhere (scanKeywords)
 	rootRef       bool             // a reference to the root, an anchor or elsewhere (scanKeywords)
 	scanned       bool
@@ -114,6 +115,17 @@ func (d *doc) skip(i int) int {
 }
 
 func (d *doc) root() node { return d.top }
+
+// enclosing returns the innermost object or array around offset i.
+func (d *doc) enclosing(i int) node {
+	k, _ := slices.BinarySearch(d.opens, int32(i))
+	for k--; k >= 0; k-- {
+		if int(d.closes[k]) > i {
+			return node{off: int(d.opens[k]), end: int(d.closes[k]) + 1, present: true}
+		}
+	}
+	return node{}
+}
 
 func (d *doc) bytes(n node) []byte {
 	if !n.present {

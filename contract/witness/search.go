@@ -335,7 +335,19 @@ func (g *Generator) known(b []byte) *doc {
 // nil, additionalProperties are left out where they can be (but under the
 // pointers in keep) and listed in *open.
 func (g *Generator) compile(d *doc, names, keep map[string]bool, open *[]openAP) (*jsonschema.Schema, error) {
-	pruned := d.prune(names, keep, open)
+	sch, err := g.compileText(d.prune(names, keep, open))
+	if err != nil && open != nil {
+		// Say where the schema is wrong as it is written: pruned without
+		// moving or leaving out keywords.
+		if _, plain := g.compileText(d.prune(names, nil, nil)); plain != nil {
+			err = plain
+		}
+	}
+	return sch, err
+}
+
+// compileText compiles a pruned schema, cached by its text.
+func (g *Generator) compileText(pruned []byte) (*jsonschema.Schema, error) {
 	if c, ok := g.compiled[string(pruned)]; ok {
 		return c.sch, c.err
 	}

@@ -149,6 +149,19 @@ func TestSharedSchemas(t *testing.T) {
 	}
 }
 
+// TestInvalidSchemaNamedAsWritten: a schema the validator refuses is
+// reported at the location it has as written, though the generator
+// compiles it pruned (a referenced definition written in place).
+func TestInvalidSchemaNamedAsWritten(t *testing.T) {
+	schema := func(typ string) string {
+		return `{"type":"object","properties":{"o":{"$ref":"#/$defs/O"}},"$defs":{"O":{"type":"object","properties":{"p":{"type":"array","items":[{"type":"` + typ + `"}]}}}}}`
+	}
+	w := witnessOf(t, schema("number"), schema("integer"), "input.type.narrowed")
+	if w.Found() || !strings.Contains(w.None, "/$defs/O/properties/p/items: got array") {
+		t.Errorf("%+v", w)
+	}
+}
+
 // tool builds a one-tool listing with the given inputSchema.
 func tool(schema string) string { return `{"name":"t","inputSchema":` + schema + `}` }
 
