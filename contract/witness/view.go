@@ -78,6 +78,11 @@ func (v *view) add(d *doc, n node, hops int) {
 		return
 	}
 	v.nodes = append(v.nodes, snode{d, n})
+	// Most schemas have neither references nor allOf: one look at the
+	// member names tells.
+	if !slices.ContainsFunc(d.objectMembers(n), func(m member) bool { return m.name == "allOf" || strings.HasPrefix(m.name, "$") }) {
+		return
+	}
 	for _, kw := range refKeywords {
 		if t, ok := d.refTarget(n, kw); ok {
 			v.add(d, t, hops+1)
