@@ -22,15 +22,8 @@ import (
 // kept whole. Every other keyword, $defs included, is kept, so references
 // resolve as in the original.
 //
-// additionalProperties applies only to members its object's properties
-// and patternProperties do not declare. On a schema the root reaches
-// through properties alone (so it applies at one instance location, which
-// the path names, and nowhere else: no reference points at it or above
-// it, and the document defines no $id or anchor), it is left out too, and
-// recorded: a candidate with an undeclared member there makes the search
-// compile that additionalProperties back in before validating it. The
-// verdict and the reasons on every candidate validated are the whole
-// schema's.
+// On a schema the root reaches through properties alone, some keywords
+// are left out too while no candidate needs them (leftout.go).
 
 // dropped are annotation keywords that never change a verdict.
 var dropped = []string{"description", "title", "examples", "$comment", "default", "deprecated", "readOnly", "writeOnly",
@@ -51,11 +44,10 @@ type pruner struct {
 	refs  []string // JSON pointers that references in the document point to
 	ids   bool     // the document defines an $id or an anchor somewhere
 	out   []byte
-	// open, when not nil, collects the additionalProperties left out;
-	// keep are the pointers of the schemas whose additionalProperties
-	// stays.
-	open *[]openAP
-	keep map[string]bool
+	// open, when not nil, collects the keywords left out where they apply
+	// at one location; keep are those that stay (by leftOut.key).
+	open *[]leftOut
+	keep map[kept]bool
 	// inline are the references written as their target (by the offset
 	// of the object holding them), inlined the $defs entries that were.
 	inline  map[int]refSite
@@ -70,35 +62,11 @@ type refSite struct {
 	target node
 }
 
-// openAP is an additionalProperties the pruning left out: the schema's
-// pointer, the instance location it applies at, and its properties.
-type openAP struct {
-	ptr   string
-	at    []step
-	d     *doc
-	props node
-}
-
-// meets reports whether x has, at the location, a member the properties
-// do not declare (which the additionalProperties left out would judge).
-func (o openAP) meets(x any) bool {
-	obj, ok := valueAt(x, o.at).(map[string]any)
-	if !ok {
-		return false
-	}
-	for name := range obj {
-		if !o.d.get(o.props, name).present {
-			return true
-		}
-	}
-	return false
-}
-
 // prune writes the document with what no candidate needs left out. With
-// open not nil, additionalProperties on schemas that apply at one known
-// location are left out too (except under the pointers in keep) and
-// collected in *open.
-func (d *doc) prune(names map[string]bool, keep map[string]bool, open *[]openAP) []byte {
+// open not nil, keywords of schemas that apply at one known location are
+// left out too (but those in keep) and collected in *open (leftout.go),
+// and single references to $defs entries are written in place.
+func (d *doc) prune(names map[string]bool, keep map[kept]bool, open *[]leftOut) []byte {
 	p := &pruner{d: d, names: names, refs: d.refPointers(), ids: d.identifiers(), out: make([]byte, 0, 512), open: open, keep: keep}
 	var at *place
 	if open != nil && !p.ids && !d.rootRef {
@@ -150,53 +118,6 @@ func (p *pruner) planInline() {
 	}
 }
 
-// place is where a schema the root reaches through properties alone sits
-// (its pointer) and applies (its instance location).
-type place struct {
-	ptr string
-	at  []step
-}
-
-// entry is the place of the properties entry name of a schema at pl;
-// nil when a reference points at that entry (it then applies elsewhere
-// too).
-func (p *pruner) entry(pl *place, name string) *place {
-	if pl == nil {
-		return nil
-	}
-	ptr := pl.ptr + "/properties/" + escape(name)
-	for _, r := range p.refs {
-		if r == ptr || r == pl.ptr+"/properties" {
-			return nil
-		}
-	}
-	return &place{ptr: ptr, at: append(slices.Clip(pl.at), step{name: name})}
-}
-
-// leavesOut reports whether the additionalProperties of the schema n at
-// pl is left out (and records it).
-func (p *pruner) leavesOut(n node, pl *place, at string) bool {
-	d := p.d
-	if pl == nil || at != untracked || p.keep[pl.ptr] || d.get(n, "patternProperties").present {
-		return false
-	}
-	// A keyword given twice: the validator takes the last, get the first.
-	props, aps := 0, 0
-	for _, m := range d.objectMembers(n) {
-		switch m.name {
-		case "properties":
-			props++
-		case "additionalProperties":
-			aps++
-		}
-	}
-	if props > 1 || aps > 1 {
-		return false
-	}
-	*p.open = append(*p.open, openAP{ptr: pl.ptr, at: pl.at, d: d, props: d.get(n, "properties")})
-	return true
-}
-
 // untracked stands for the pointer of a part no reference points into.
 // Pointers are tracked only while a reference may point below them: most
 // documents refer only into $defs.
@@ -236,7 +157,7 @@ func (p *pruner) schema(n node, ptr string, depth int, pl *place) {
 		if slices.Contains(dropped, m.name) && at == untracked {
 			continue
 		}
-		if m.name == "additionalProperties" && p.leavesOut(n, pl, at) {
+		if p.leavesOut(n, m, pl, at) {
 			continue
 		}
 		if depth == 0 && p.inline != nil && (m.name == "$defs" || m.name == "definitions") {

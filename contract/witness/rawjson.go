@@ -81,15 +81,11 @@ func newDoc(raw []byte) *doc {
 // stringEnd returns the offset just past the string that starts at i
 // (len(b) when it does not end).
 func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			return j + 1
-		case '\\':
-			j++
-		}
+	end, ok := jsonwire.SkipValue(b, i)
+	if !ok {
+		return len(b)
 	}
-	return len(b)
+	return end
 }
 
 // skip returns the offset just past the value at i (i when there is none).
@@ -196,9 +192,7 @@ func (d *doc) objectMembers(n node) []member {
 	if ms, ok := d.members[n.off]; ok {
 		return ms
 	}
-	count := 0
-	d.elements(n, func(_, _ node) { count++ })
-	ms := make([]member, 0, count)
+	ms := make([]member, 0, 4)
 	d.elements(n, func(key, value node) {
 		if name, ok := d.name(key); ok {
 			ms = append(ms, member{name: name, value: value})

@@ -23,10 +23,10 @@ type pair struct {
 	a, b   *doc
 	names  map[string]bool
 	as, bs *jsonschema.Schema
-	// open are the additionalProperties that as and bs left out, keep
-	// the schemas (by side and pointer) that must keep theirs.
-	open [2][]openAP
-	keep [2]map[string]bool
+	// open are the keywords that as and bs left out, keep (by side) those
+	// that must stay (leftout.go).
+	open [2][]leftOut
+	keep [2]map[kept]bool
 	// compiledFor is how many names and kept schemas as and bs were
 	// compiled for.
 	compiledFor int
@@ -56,7 +56,7 @@ func (g *Generator) pair(a, b *doc) *pair {
 	if len(g.pairs) >= maxPairs {
 		clear(g.pairs)
 	}
-	p := &pair{a: a, b: b, names: map[string]bool{}, keep: [2]map[string]bool{{}, {}}, results: map[string]result{}}
+	p := &pair{a: a, b: b, names: map[string]bool{}, keep: [2]map[kept]bool{{}, {}}, results: map[string]result{}}
 	g.pairs[k] = p
 	return p
 }
@@ -126,15 +126,15 @@ func (g *Generator) find(p *pair, segs []string) (json.RawMessage, string, strin
 }
 
 // ready compiles the pair's pruned schemas for a candidate. Names and kept
-// schemas only grow: the schemas are compiled again whenever the
-// candidate (or a seed) brings a member name they left out, or a member
-// that an additionalProperties they left out would judge.
+// keywords only grow: the schemas are compiled again whenever the
+// candidate (or a seed) brings a member name they left out, or a value
+// that a keyword they left out would judge.
 func (g *Generator) ready(p *pair, cand any) error {
 	newNames(cand, p.names)
 	for p.as == nil || p.compiledFor != p.size() || p.meets(cand) {
 		p.compiledFor = p.size()
 		var err error
-		p.open = [2][]openAP{}
+		p.open = [2][]leftOut{}
 		if p.as, err = g.compile(p.a, p.names, p.keep[0], &p.open[0]); err != nil {
 			return err
 		}
@@ -148,14 +148,14 @@ func (g *Generator) ready(p *pair, cand any) error {
 
 func (p *pair) size() int { return len(p.names) + len(p.keep[0]) + len(p.keep[1]) }
 
-// meets keeps the additionalProperties left out that x would meet, and
-// reports whether there was one.
+// meets keeps the keywords left out that would judge x, and reports
+// whether there was one.
 func (p *pair) meets(x any) bool {
 	found := false
 	for side, open := range p.open {
 		for _, o := range open {
 			if o.meets(x) {
-				p.keep[side][o.ptr], found = true, true
+				p.keep[side][o.key()], found = true, true
 			}
 		}
 	}
@@ -167,6 +167,11 @@ func (p *pair) seed(segs []string) {
 	for i := 0; i+1 < len(segs); i++ {
 		if segs[i] == "properties" || segs[i] == "dependentSchemas" {
 			p.names[segs[i+1]] = true
+		}
+	}
+	for _, ptr := range onPath(segs) {
+		for _, kw := range leftOutKeywords {
+			p.keep[0][kept{ptr, kw}], p.keep[1][kept{ptr, kw}] = true, true
 		}
 	}
 }
@@ -334,7 +339,7 @@ func (g *Generator) known(b []byte) *doc {
 // by the pruned text (tools often share shapes once pruned); with open not
 // nil, additionalProperties are left out where they can be (but under the
 // pointers in keep) and listed in *open.
-func (g *Generator) compile(d *doc, names, keep map[string]bool, open *[]openAP) (*jsonschema.Schema, error) {
+func (g *Generator) compile(d *doc, names map[string]bool, keep map[kept]bool, open *[]leftOut) (*jsonschema.Schema, error) {
 	sch, err := g.compileText(d.prune(names, keep, open))
 	if err != nil && open != nil {
 		// Say where the schema is wrong as it is written: pruned without
