@@ -312,10 +312,12 @@ func (ts *toolSet) get(name string) *tool {
 func (g *Generator) splitTool(raw json.RawMessage) *tool {
 	t := &tool{raw: raw}
 	o, _ := jsonwire.NewObject(raw)
+	var recognized *doc
 	skip := func(key, b []byte, i int) (int, bool) {
+		recognized = nil
 		if jsonwire.KeyIs(key, "inputSchema") || jsonwire.KeyIs(key, "outputSchema") {
-			if d := g.known(b[i:]); d != nil {
-				return i + len(d.raw), true
+			if recognized = g.known(b[i:]); recognized != nil {
+				return i + len(recognized.raw), true
 			}
 		}
 		return jsonwire.SkipValue(b, i)
@@ -328,8 +330,10 @@ func (g *Generator) splitTool(raw json.RawMessage) *tool {
 		switch {
 		case t.input == nil && jsonwire.KeyIs(m.Key, "inputSchema"):
 			t.input = m.Value
+			t.docs[0], t.read[0] = recognized, recognized != nil
 		case t.output == nil && jsonwire.KeyIs(m.Key, "outputSchema"):
 			t.output = m.Value
+			t.docs[1], t.read[1] = recognized, recognized != nil
 		}
 	}
 }
