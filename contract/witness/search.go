@@ -22,6 +22,7 @@ import (
 type pair struct {
 	a, b   *doc
 	names  map[string]bool
+	seeded map[string]bool // the paths seeded, joined
 	as, bs *jsonschema.Schema
 	// open are the keywords that as and bs left out, keep (by side) those
 	// that must stay (leftout.go).
@@ -56,7 +57,7 @@ func (g *Generator) pair(a, b *doc) *pair {
 	if len(g.pairs) >= maxPairs {
 		clear(g.pairs)
 	}
-	p := &pair{a: a, b: b, names: map[string]bool{}, keep: [2]map[kept]bool{{}, {}}, results: map[string]result{}}
+	p := &pair{a: a, b: b, names: map[string]bool{}, seeded: map[string]bool{}, keep: [2]map[kept]bool{{}, {}}, results: map[string]result{}}
 	g.pairs[k] = p
 	return p
 }
@@ -75,19 +76,19 @@ func (g *Generator) search(ad, bd *doc, segs []string) (json.RawMessage, string,
 	if r, ok := p.results[key]; ok {
 		return r.value, r.reason, r.none
 	}
-	v, reason, none := g.find(p, segs)
+	v, reason, none := g.find(p, key, segs)
 	if len(p.results) < maxResults {
 		p.results[key] = result{v, reason, none}
 	}
 	return v, reason, none
 }
 
-func (g *Generator) find(p *pair, segs []string) (json.RawMessage, string, string) {
+func (g *Generator) find(p *pair, key string, segs []string) (json.RawMessage, string, string) {
 	ge := &gen{}
 	// Names the candidates are likely to have (the bases', the path's) are
 	// compiled for at once, so that the changes of one tool share one
 	// compilation of each version (Report seeds the paths of all of them).
-	p.seed(segs)
+	p.seed(key, segs)
 	if base, ok := p.base(ge, 0); ok {
 		newNames(base, p.names)
 	}
@@ -162,8 +163,14 @@ func (p *pair) meets(x any) bool {
 	return found
 }
 
-// seed adds the member names a change's path steps through.
-func (p *pair) seed(segs []string) {
+// seed adds the member names a change's path (segs, joined in key) steps
+// through, and keeps the keywords of the schemas it ends at, once per
+// path.
+func (p *pair) seed(key string, segs []string) {
+	if p.seeded[key] {
+		return
+	}
+	p.seeded[key] = true
 	for i := 0; i+1 < len(segs); i++ {
 		if segs[i] == "properties" || segs[i] == "dependentSchemas" {
 			p.names[segs[i+1]] = true

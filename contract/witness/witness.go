@@ -230,8 +230,9 @@ func (g *Generator) seed(c contract.Change, segs []string, oldTool, newTool *too
 	}
 	if k := (seedKey{od, nd, c.Path}); !done[k] {
 		done[k] = true // the same change in another tool with these schemas: seeded
-		g.pair(od, nd).seed(segs[1:])
-		g.pair(nd, od).seed(segs[1:])
+		key := strings.Join(segs[1:], "/")
+		g.pair(od, nd).seed(key, segs[1:])
+		g.pair(nd, od).seed(key, segs[1:])
 	}
 }
 
