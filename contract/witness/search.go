@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -63,16 +62,15 @@ func (g *Generator) pair(a, b *doc) *pair {
 }
 
 // search finds a value schema a accepts and schema b rejects, aimed at the
-// part of the schema that segs (the change's path below the schema root)
-// names. It returns the value and b's reason, or nil and why not.
+// part of the schema that segs (the change's path below the schema root,
+// whole in key) names. It returns the value and b's reason, or nil and why not.
 // Candidates come lazily, most telling first; the first one b rejects at
 // the target is the witness (else the first one b rejects anywhere).
-func (g *Generator) search(ad, bd *doc, segs []string) (json.RawMessage, string, string) {
+func (g *Generator) search(ad, bd *doc, key string, segs []string) (json.RawMessage, string, string) {
 	if ad == nil || bd == nil {
 		return nil, "", "the schema is not a JSON object or boolean"
 	}
 	p := g.pair(ad, bd)
-	key := strings.Join(segs, "/")
 	if r, ok := p.results[key]; ok {
 		return r.value, r.reason, r.none
 	}
@@ -163,9 +161,9 @@ func (p *pair) meets(x any) bool {
 	return found
 }
 
-// seed adds the member names a change's path (segs, joined in key) steps
-// through, and keeps the keywords of the schemas it ends at, once per
-// path.
+// seed adds the member names a change's path (segs; key is the whole
+// pointer) steps through, and keeps the keywords of the schemas it ends
+// at, once per path.
 func (p *pair) seed(key string, segs []string) {
 	if p.seeded[key] {
 		return

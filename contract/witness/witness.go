@@ -230,9 +230,8 @@ func (g *Generator) seed(c contract.Change, segs []string, oldTool, newTool *too
 	}
 	if k := (seedKey{od, nd, c.Path}); !done[k] {
 		done[k] = true // the same change in another tool with these schemas: seeded
-		key := strings.Join(segs[1:], "/")
-		g.pair(od, nd).seed(key, segs[1:])
-		g.pair(nd, od).seed(key, segs[1:])
+		g.pair(od, nd).seed(c.Path, segs[1:])
+		g.pair(nd, od).seed(c.Path, segs[1:])
 	}
 }
 
@@ -424,7 +423,7 @@ func (g *Generator) change(c contract.Change, segs []string, oldTool, newTool *t
 		if !narrowing {
 			a, b = newDoc, oldDoc
 		}
-		value, reason, why := g.search(a, b, segs[1:])
+		value, reason, why := g.search(a, b, c.Path, segs[1:])
 		if value == nil {
 			if failure == "" {
 				failure = why
