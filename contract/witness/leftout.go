@@ -23,11 +23,12 @@ import "slices"
 // leftOut is a keyword left out: which, on which schema (its pointer and
 // node) and at which instance location the schema applies.
 type leftOut struct {
-	kw  string
-	ptr string
-	at  []step
-	d   *doc
-	n   node
+	kw       string
+	ptr      string
+	at       []step
+	d        *doc
+	n        node
+	required []string // for required, its names
 }
 
 // kept names a keyword of a schema (by its pointer) that must stay.
@@ -47,7 +48,7 @@ func (o leftOut) meets(x any) bool {
 	case !isObject:
 		return false
 	case o.kw == "required":
-		for _, name := range o.d.strings(o.d.get(o.n, "required")) {
+		for _, name := range o.required {
 			if _, has := obj[name]; !has {
 				return true
 			}
@@ -106,7 +107,11 @@ func (p *pruner) leavesOut(n node, m member, pl *place, at string) bool {
 	if twice(d, n, m.name) {
 		return false
 	}
-	*p.open = append(*p.open, leftOut{kw: m.name, ptr: pl.ptr, at: pl.at, d: d, n: n})
+	o := leftOut{kw: m.name, ptr: pl.ptr, at: pl.at, d: d, n: n}
+	if m.name == "required" {
+		o.required = d.strings(m.value)
+	}
+	*p.open = append(*p.open, o)
 	return true
 }
 
