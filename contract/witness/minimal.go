@@ -327,12 +327,14 @@ func (g *gen) object(v view, depth int) (any, bool) {
 	if minProps > maxProps {
 		return nil, false
 	}
-	for _, name := range v.propertyNames() {
-		if len(order) >= minProps {
-			break
-		}
-		if !slices.Contains(order, name) {
-			order = append(order, name)
+	if len(order) < minProps {
+		for _, name := range v.propertyNames() {
+			if len(order) >= minProps {
+				break
+			}
+			if !slices.Contains(order, name) {
+				order = append(order, name)
+			}
 		}
 	}
 	for i := 0; len(order) < minProps; i++ {

@@ -1,6 +1,7 @@
 package witness
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,8 @@ type cursor struct {
 	root any
 	loc  []step
 	a, b view
+	// pa and pb are the views of the object the last member step left.
+	pa, pb view
 }
 
 func (c *cursor) get() any { return valueAt(c.root, c.loc) }
@@ -77,6 +80,28 @@ func withValue(root any, loc []step, x any) any {
 		return v
 	}
 	return root
+}
+
+// copyPath returns x with the containers on the way to loc copied and the
+// rest shared, so that withValue or a delete at loc leaves x as it was.
+func copyPath(x any, loc []step) any {
+	switch v := x.(type) {
+	case map[string]any:
+		out := maps.Clone(v)
+		if len(loc) > 0 {
+			if m, ok := v[loc[0].name]; ok {
+				out[loc[0].name] = copyPath(m, loc[1:])
+			}
+		}
+		return out
+	case []any:
+		out := slices.Clone(v)
+		if len(loc) > 0 && loc[0].index < len(v) {
+			out[loc[0].index] = copyPath(v[loc[0].index], loc[1:])
+		}
+		return out
+	}
+	return x
 }
 
 // splitPointer splits a JSON pointer into unescaped segments.
@@ -271,6 +296,7 @@ func (g *gen) stepMember(c *cursor, name string) bool {
 		obj[name] = x
 	}
 	c.loc = append(c.loc, step{name: name})
+	c.pa, c.pb = c.a, c.b
 	c.a, c.b = a, b
 	return true
 }

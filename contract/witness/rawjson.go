@@ -1,7 +1,8 @@
 package witness
 
 import (
-	"sort"
+	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
@@ -18,16 +19,21 @@ import (
 // doc is one schema document (a tool's inputSchema or outputSchema).
 type doc struct {
 	raw []byte
-	top node
+	// text is raw as a string, made once: member names are cut from it.
+	text string
+	top  node
 	// opens are the offsets of every '{' and '[', ascending; closes[i] is
 	// the offset of the bracket that closes opens[i].
 	opens, closes []int32
 	members       map[int][]member // by offset of the object in raw
 	anchors       map[string]node  // $anchor, $dynamicAnchor, "$id": "#name"; built on first use
-	refs          []string         // JSON pointers references point to; built on first use
-	refsSet       bool
-	ids           int8          // 0 unknown, 1 no $id or anchor, 2 some
-	enums         map[int][]any // decoded const/enum lists by node offset (nil: none)
+	refs          []string         // JSON pointers references point to (scanKeywords)
+	refSites      []refSite        // the "$ref"s among them (scanKeywords)
+	ids           bool             // an $id or an anchor is defined somewhere (scanKeywords)
+	rootRef       bool             // a reference to the root, an anchor or elsewhere (scanKeywords)
+	scanned       bool
+	enums         map[int][]any   // decoded const/enum lists by node offset (nil: none)
+	resolved      map[string]node // references resolved, by their text
 }
 
 type member struct {
@@ -44,7 +50,7 @@ type node struct {
 // newDoc indexes a document; nil when its brackets do not balance (it is
 // not JSON).
 func newDoc(raw []byte) *doc {
-	d := &doc{raw: raw, members: map[int][]member{}}
+	d := &doc{raw: raw, text: string(raw), members: map[int][]member{}}
 	var stack []int
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
@@ -92,8 +98,7 @@ func (d *doc) skip(i int) int {
 	case '"':
 		return stringEnd(b, i)
 	case '{', '[':
-		k := sort.Search(len(d.opens), func(k int) bool { return int(d.opens[k]) >= i })
-		if k < len(d.opens) && int(d.opens[k]) == i && d.closes[k] >= 0 {
+		if k, ok := slices.BinarySearch(d.opens, int32(i)); ok && d.closes[k] >= 0 {
 			return int(d.closes[k]) + 1
 		}
 		return i
@@ -110,6 +115,17 @@ func (d *doc) skip(i int) int {
 }
 
 func (d *doc) root() node { return d.top }
+
+// enclosing returns the innermost object or array around offset i.
+func (d *doc) enclosing(i int) node {
+	k, _ := slices.BinarySearch(d.opens, int32(i))
+	for k--; k >= 0; k-- {
+		if int(d.closes[k]) > i {
+			return node{off: int(d.opens[k]), end: int(d.closes[k]) + 1, present: true}
+		}
+	}
+	return node{}
+}
 
 func (d *doc) bytes(n node) []byte {
 	if !n.present {
@@ -132,9 +148,9 @@ func (d *doc) isString(n node) bool { return d.first(n) == '"' }
 // isFalse reports the boolean schema false.
 func (d *doc) isFalse(n node) bool { return n.present && string(d.bytes(n)) == "false" }
 
-// elements walks the values of an object (with their quoted keys) or an
-// array, calling fn for each; malformed text ends the walk.
-func (d *doc) elements(n node, fn func(key []byte, value node)) {
+// elements walks the values of an object (with the node of their quoted
+// keys) or an array, calling fn for each; malformed text ends the walk.
+func (d *doc) elements(n node, fn func(key, value node)) {
 	b := d.raw
 	object := d.isObject(n)
 	i := n.off + 1
@@ -143,13 +159,13 @@ func (d *doc) elements(n node, fn func(key []byte, value node)) {
 		if i >= n.end || b[i] == '}' || b[i] == ']' {
 			return
 		}
-		var key []byte
+		var key node
 		if object {
 			if b[i] != '"' {
 				return
 			}
 			k := d.skip(i)
-			key = b[i:k]
+			key = node{off: i, end: k, present: true}
 			i = jsonwire.SkipSpace(b, k)
 			if i >= n.end || b[i] != ':' {
 				return
@@ -176,14 +192,24 @@ func (d *doc) objectMembers(n node) []member {
 	if ms, ok := d.members[n.off]; ok {
 		return ms
 	}
-	var ms []member
-	d.elements(n, func(key []byte, value node) {
-		if name, ok := jsonwire.String(key); ok {
+	ms := make([]member, 0, 4)
+	d.elements(n, func(key, value node) {
+		if name, ok := d.name(key); ok {
 			ms = append(ms, member{name: name, value: value})
 		}
 	})
 	d.members[n.off] = ms
 	return ms
+}
+
+// name decodes a string (a member name, a string value); one without
+// escapes is cut from the text.
+func (d *doc) name(key node) (string, bool) {
+	raw := d.bytes(key)
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return d.text[key.off+1 : key.end-1], true
+	}
+	return jsonwire.String(raw)
 }
 
 // get returns the first member called name.
@@ -201,7 +227,7 @@ func (d *doc) items(n node) []node {
 		return nil
 	}
 	var out []node
-	d.elements(n, func(_ []byte, value node) { out = append(out, value) })
+	d.elements(n, func(_, value node) { out = append(out, value) })
 	return out
 }
 
@@ -209,7 +235,7 @@ func (d *doc) str(n node) (string, bool) {
 	if !d.isString(n) {
 		return "", false
 	}
-	return jsonwire.String(d.bytes(n))
+	return d.name(n)
 }
 
 // num reads a number; ok is false for anything else.

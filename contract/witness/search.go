@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -23,8 +22,14 @@ import (
 type pair struct {
 	a, b   *doc
 	names  map[string]bool
+	seeded map[string]bool // the paths seeded, joined
 	as, bs *jsonschema.Schema
-	// compiledFor is how many names as and bs were compiled for.
+	// open are the keywords that as and bs left out, keep (by side) those
+	// that must stay (leftout.go).
+	open [2][]leftOut
+	keep [2]map[kept]bool
+	// compiledFor is how many names and kept schemas as and bs were
+	// compiled for.
 	compiledFor int
 	bases       []any
 	baseOK      []bool
@@ -52,38 +57,37 @@ func (g *Generator) pair(a, b *doc) *pair {
 	if len(g.pairs) >= maxPairs {
 		clear(g.pairs)
 	}
-	p := &pair{a: a, b: b, names: map[string]bool{}, results: map[string]result{}}
+	p := &pair{a: a, b: b, names: map[string]bool{}, seeded: map[string]bool{}, keep: [2]map[kept]bool{{}, {}}, results: map[string]result{}}
 	g.pairs[k] = p
 	return p
 }
 
 // search finds a value schema a accepts and schema b rejects, aimed at the
-// part of the schema that segs (the change's path below the schema root)
-// names. It returns the value and b's reason, or nil and why not.
+// part of the schema that segs (the change's path below the schema root,
+// whole in key) names. It returns the value and b's reason, or nil and why not.
 // Candidates come lazily, most telling first; the first one b rejects at
 // the target is the witness (else the first one b rejects anywhere).
-func (g *Generator) search(ad, bd *doc, segs []string) (json.RawMessage, string, string) {
+func (g *Generator) search(ad, bd *doc, key string, segs []string) (json.RawMessage, string, string) {
 	if ad == nil || bd == nil {
 		return nil, "", "the schema is not a JSON object or boolean"
 	}
 	p := g.pair(ad, bd)
-	key := strings.Join(segs, "/")
 	if r, ok := p.results[key]; ok {
 		return r.value, r.reason, r.none
 	}
-	v, reason, none := g.find(p, segs)
+	v, reason, none := g.find(p, key, segs)
 	if len(p.results) < maxResults {
 		p.results[key] = result{v, reason, none}
 	}
 	return v, reason, none
 }
 
-func (g *Generator) find(p *pair, segs []string) (json.RawMessage, string, string) {
+func (g *Generator) find(p *pair, key string, segs []string) (json.RawMessage, string, string) {
 	ge := &gen{}
 	// Names the candidates are likely to have (the bases', the path's) are
 	// compiled for at once, so that the changes of one tool share one
 	// compilation of each version (Report seeds the paths of all of them).
-	p.seed(segs)
+	p.seed(key, segs)
 	if base, ok := p.base(ge, 0); ok {
 		newNames(base, p.names)
 	}
@@ -94,18 +98,8 @@ func (g *Generator) find(p *pair, segs []string) (json.RawMessage, string, strin
 		if tried++; tried > maxCandidates {
 			break
 		}
-		// Names only grow: the pruned schemas are compiled again whenever
-		// a candidate (or a seed) brought a name they left out.
-		if newNames(cand, p.names); p.as == nil || p.compiledFor != len(p.names) {
-			p.compiledFor = len(p.names)
-			var err error
-			if p.as, err = g.compile(p.a, p.names); err != nil {
-				return nil, "", "the schema does not compile: " + compileError(err)
-			}
-			if p.bs, err = g.compile(p.b, p.names); err != nil {
-				p.as = nil
-				return nil, "", "the schema does not compile: " + compileError(err)
-			}
+		if err := g.ready(p, cand); err != nil {
+			return nil, "", "the schema does not compile: " + compileError(err)
 		}
 		if !validate(p.as, cand).valid {
 			continue
@@ -131,11 +125,59 @@ func (g *Generator) find(p *pair, segs []string) (json.RawMessage, string, strin
 	return nil, "", "no value found that one version accepts and the other rejects; for this change the two versions may accept the same values"
 }
 
-// seed adds the member names a change's path steps through.
-func (p *pair) seed(segs []string) {
+// ready compiles the pair's pruned schemas for a candidate. Names and kept
+// keywords only grow: the schemas are compiled again whenever the
+// candidate (or a seed) brings a member name they left out, or a value
+// that a keyword they left out would judge.
+func (g *Generator) ready(p *pair, cand any) error {
+	newNames(cand, p.names)
+	for p.as == nil || p.compiledFor != p.size() || p.meets(cand) {
+		p.compiledFor = p.size()
+		var err error
+		p.open = [2][]leftOut{}
+		if p.as, err = g.compile(p.a, p.names, p.keep[0], &p.open[0]); err != nil {
+			return err
+		}
+		if p.bs, err = g.compile(p.b, p.names, p.keep[1], &p.open[1]); err != nil {
+			p.as = nil
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *pair) size() int { return len(p.names) + len(p.keep[0]) + len(p.keep[1]) }
+
+// meets keeps the keywords left out that would judge x, and reports
+// whether there was one.
+func (p *pair) meets(x any) bool {
+	found := false
+	for side, open := range p.open {
+		for _, o := range open {
+			if o.meets(x) {
+				p.keep[side][o.key()], found = true, true
+			}
+		}
+	}
+	return found
+}
+
+// seed adds the member names a change's path (segs; key is the whole
+// pointer) steps through, and keeps the keywords of the schemas it ends
+// at, once per path.
+func (p *pair) seed(key string, segs []string) {
+	if p.seeded[key] {
+		return
+	}
+	p.seeded[key] = true
 	for i := 0; i+1 < len(segs); i++ {
 		if segs[i] == "properties" || segs[i] == "dependentSchemas" {
 			p.names[segs[i+1]] = true
+		}
+	}
+	for _, ptr := range onPath(segs) {
+		for _, kw := range leftOutKeywords {
+			p.keep[0][kept{ptr, kw}], p.keep[1][kept{ptr, kw}] = true, true
 		}
 	}
 }
@@ -217,20 +259,33 @@ func (ge *gen) candidates(p *pair, segs []string) iter.Seq2[any, []string] {
 				continue
 			}
 			at := slices.Clone(c.loc)
-			// Leaving an optional member out.
-			if n := len(at); n > 0 && !at[n-1].isIdx {
-				o := clone(c.root)
+			// Leaving an optional member out: first when b requires it and
+			// a does not (the likely witness), else after the variants.
+			// Candidates copy only the containers on the way to what they
+			// change.
+			leaveOut := func() bool {
+				n := len(at)
+				if n == 0 || at[n-1].isIdx {
+					return true
+				}
+				o := copyPath(c.root, at[:n-1])
 				if p, ok := valueAt(o, at[:n-1]).(map[string]any); ok {
 					delete(p, at[n-1].name)
-					if !emit(o, at[:n-1]) {
-						return
-					}
+					return emit(o, at[:n-1])
 				}
+				return true
+			}
+			first := len(at) > 0 && !at[len(at)-1].isIdx && requires(c.pb, at[len(at)-1].name) && !requires(c.pa, at[len(at)-1].name)
+			if first && !leaveOut() {
+				return
 			}
 			for v := range ge.variants(c.a, c.b, len(at)) {
-				if !emit(withValue(clone(c.root), at, v), at) {
+				if !emit(withValue(copyPath(c.root, at), at, v), at) {
 					return
 				}
+			}
+			if !first && !leaveOut() {
+				return
 			}
 			if !emit(c.root, at) {
 				return
@@ -239,10 +294,16 @@ func (ge *gen) candidates(p *pair, segs []string) iter.Seq2[any, []string] {
 	}
 }
 
-// doc returns the parsed view of a schema document, cached.
+// requires reports whether a view lists name under required.
+func requires(v view, name string) bool { return slices.Contains(v.strs("required"), name) }
+
+// doc returns the parsed view of a schema document, cached by its text
+// (raw is a whole JSON value as jsonwire.SkipValue delimits it).
 func (g *Generator) doc(raw []byte) *doc {
-	if d, ok := g.docs[string(raw)]; ok {
-		return d
+	for _, d := range g.docs[string(raw[:min(len(raw), docKeyLen)])] {
+		if bytes.Equal(d.raw, raw) {
+			return d
+		}
 	}
 	d := newDoc(raw)
 	if d == nil {
@@ -251,17 +312,53 @@ func (g *Generator) doc(raw []byte) *doc {
 	if r := d.root(); !d.isObject(r) && string(d.bytes(r)) != "true" && string(d.bytes(r)) != "false" {
 		return nil
 	}
-	if len(g.docs) >= maxCachedDocs {
+	if g.ndocs >= maxCachedDocs {
 		clear(g.docs)
+		g.ndocs = 0
 	}
-	g.docs[string(raw)] = d
+	k := string(raw[:min(len(raw), docKeyLen)])
+	g.docs[k] = append(g.docs[k], d)
+	g.ndocs++
 	return d
 }
 
+// docKeyLen is how many leading bytes of a document's text file it in
+// the cache.
+const docKeyLen = 64
+
+// known returns the cached object document whose text b starts with. An
+// object's text ends at its closing brace, so b's value is that document:
+// a schema read before is recognized without scanning it.
+func (g *Generator) known(b []byte) *doc {
+	if len(b) < docKeyLen {
+		return nil
+	}
+	for _, d := range g.docs[string(b[:docKeyLen])] {
+		if d.raw[0] == '{' && bytes.HasPrefix(b, d.raw) {
+			return d
+		}
+	}
+	return nil
+}
+
 // compile compiles the document pruned for the given member names, cached
-// by the pruned text (tools often share shapes once pruned).
-func (g *Generator) compile(d *doc, names map[string]bool) (*jsonschema.Schema, error) {
-	pruned := d.prune(names)
+// by the pruned text (tools often share shapes once pruned); with open not
+// nil, additionalProperties are left out where they can be (but under the
+// pointers in keep) and listed in *open.
+func (g *Generator) compile(d *doc, names map[string]bool, keep map[kept]bool, open *[]leftOut) (*jsonschema.Schema, error) {
+	sch, err := g.compileText(d.prune(names, keep, open))
+	if err != nil && open != nil {
+		// Say where the schema is wrong as it is written: pruned without
+		// moving or leaving out keywords.
+		if _, plain := g.compileText(d.prune(names, nil, nil)); plain != nil {
+			err = plain
+		}
+	}
+	return sch, err
+}
+
+// compileText compiles a pruned schema, cached by its text.
+func (g *Generator) compileText(pruned []byte) (*jsonschema.Schema, error) {
 	if c, ok := g.compiled[string(pruned)]; ok {
 		return c.sch, c.err
 	}
@@ -296,7 +393,7 @@ func (g *Generator) Call(tool json.RawMessage) (json.RawMessage, error) {
 	}
 	names := map[string]bool{}
 	newNames(x, names)
-	sch, err := g.compile(d, names)
+	sch, err := g.compile(d, names, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the inputSchema does not compile: %w", err)
 	}
@@ -325,7 +422,7 @@ func (g *Generator) Accepts(tool, arguments json.RawMessage) (bool, string, erro
 	}
 	names := map[string]bool{}
 	newNames(x, names)
-	sch, err := g.compile(d, names)
+	sch, err := g.compile(d, names, nil, nil)
 	if err != nil {
 		return false, "", fmt.Errorf("the inputSchema does not compile: %s", compileError(err))
 	}

@@ -1,7 +1,6 @@
 package witness
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -27,7 +26,7 @@ type CompileOptions struct {
 // schema must not make mcpdrift read files or fetch URLs). loc names the
 // document in errors.
 func Compile(schema []byte, loc string, o CompileOptions) (sch *jsonschema.Schema, err error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	doc, err := decodeJSON(schema)
 	if err != nil {
 		return nil, err
 	}

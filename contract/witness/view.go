@@ -80,6 +80,11 @@ func (v *view) add(d *doc, n node, hops int) {
 		return
 	}
 	v.nodes = append(v.nodes, snode{d, n})
+	// Most schemas have neither references nor allOf: one look at the
+	// member names tells.
+	if !slices.ContainsFunc(d.objectMembers(n), func(m member) bool { return m.name == "allOf" || strings.HasPrefix(m.name, "$") }) {
+		return
+	}
 	for _, kw := range refKeywords {
 		if t, ok := d.refTarget(n, kw); ok {
 			v.add(d, t, hops+1)
@@ -108,6 +113,19 @@ func (d *doc) refTarget(n node, kw string) (node, bool) {
 }
 
 func (d *doc) resolve(ref string) node {
+	if n, ok := d.resolved[ref]; ok {
+		return n
+	}
+	n := d.lookup(ref)
+	if d.resolved == nil {
+		d.resolved = map[string]node{}
+	}
+	d.resolved[ref] = n
+	return n
+}
+
+// lookup finds what a reference names in the document (resolve, uncached).
+func (d *doc) lookup(ref string) node {
 	docPart, frag, _ := strings.Cut(ref, "#")
 	root := d.root()
 	if docPart != "" {

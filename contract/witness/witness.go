@@ -101,7 +101,9 @@ var noneReasons = map[string]string{
 // of one report (tools often share shapes); it is not safe for concurrent
 // use. The zero value is not usable: call New.
 type Generator struct {
-	docs     map[string]*doc
+	// docs are the documents read, by their first bytes (docKey).
+	docs     map[string][]*doc
+	ndocs    int
 	compiled map[string]compiled
 	pairs    map[pairKey]*pair
 }
@@ -127,7 +129,7 @@ const (
 
 // New returns a Generator.
 func New() *Generator {
-	return &Generator{docs: map[string]*doc{}, compiled: map[string]compiled{}, pairs: map[pairKey]*pair{}}
+	return &Generator{docs: map[string][]*doc{}, compiled: map[string]compiled{}, pairs: map[pairKey]*pair{}}
 }
 
 // Report attaches a witness to every change of r that can carry one (see
@@ -150,7 +152,6 @@ func (g *Generator) Report(r *contract.Report, old, new *contract.Snapshot) {
 			}
 		}
 	}
-	oldTools, newTools := tools(old.Tools), tools(new.Tools)
 	names := func(c contract.Change) (string, string) {
 		switch {
 		case c.Rule == "tool.renamed":
@@ -161,12 +162,34 @@ func (g *Generator) Report(r *contract.Report, old, new *contract.Snapshot) {
 		}
 		return c.Name, c.Name
 	}
-	// The paths of all the changes to one schema are seeded first, so that
-	// its versions are compiled once for all of them.
+	// Only the definitions the changes name are looked up.
+	wantOld, wantNew := map[string]bool{}, map[string]bool{}
 	for _, c := range r.Changes {
 		if c.Witness == nil && Applies(c) {
+			o, n := names(c)
+			wantOld[o], wantNew[n] = true, true
+		}
+	}
+	oldTools, newTools := g.tools(old.Tools, wantOld), g.tools(new.Tools, wantNew)
+	// The paths of all the changes to one schema are seeded first, so that
+	// its versions are compiled once for all of them. Changes of one shape
+	// (the same path in several tools) split their path once.
+	segs := make([][]string, len(r.Changes))
+	split := map[string][]string{}
+	seeded := map[seedKey]bool{}
+	for i, c := range r.Changes {
+		if c.Witness != nil || !Applies(c) {
+			continue
+		}
+		s, ok := split[c.Path]
+		if !ok {
+			s = splitPointer(c.Path)
+			split[c.Path] = s
+		}
+		segs[i] = s
+		if searchable(c.Rule) {
 			oldName, newName := names(c)
-			g.seed(c, oldTools.get(oldName), newTools.get(newName))
+			g.seed(c, s, oldTools.get(oldName), newTools.get(newName), seeded)
 		}
 	}
 	searched := 0
@@ -180,16 +203,24 @@ func (g *Generator) Report(r *contract.Report, old, new *contract.Snapshot) {
 			continue
 		}
 		oldName, newName := names(*c)
-		c.Witness = g.change(*c, oldTools.get(oldName), newTools.get(newName))
+		c.Witness = g.change(*c, segs[i], oldTools.get(oldName), newTools.get(newName))
 	}
 }
 
-// seed adds a change's path to the names both searches of its schema
-// pair (narrowing and widening) compile for.
-func (g *Generator) seed(c contract.Change, oldTool, newTool *tool) {
+// searchable reports whether a rule's changes are searched for a witness
+// (the rest say why there is none without a search).
+func searchable(rule contract.RuleID) bool {
+	dir, suffix, _ := strings.Cut(string(rule), ".")
+	_, ok := effects[suffix]
+	return ok && (dir == "input" || dir == "output")
+}
+
+// seed adds a change's path (segs) to the names both searches of its
+// schema pair (narrowing and widening) compile for, once per pair and path
+// (done).
+func (g *Generator) seed(c contract.Change, segs []string, oldTool, newTool *tool, done map[seedKey]bool) {
 	dir, _, _ := strings.Cut(string(c.Rule), ".")
 	member := dir + "Schema"
-	segs := splitPointer(c.Path)
 	if len(segs) == 0 || segs[0] != member {
 		return
 	}
@@ -197,15 +228,25 @@ func (g *Generator) seed(c contract.Change, oldTool, newTool *tool) {
 	if od == nil || nd == nil {
 		return
 	}
-	g.pair(od, nd).seed(segs[1:])
-	g.pair(nd, od).seed(segs[1:])
+	if k := (seedKey{od, nd, c.Path}); !done[k] {
+		done[k] = true // the same change in another tool with these schemas: seeded
+		g.pair(od, nd).seed(c.Path, segs[1:])
+		g.pair(nd, od).seed(c.Path, segs[1:])
+	}
+}
+
+type seedKey struct {
+	old, new *doc
+	path     string
 }
 
 // tool is a definition with its schemas looked up once.
 type tool struct {
 	raw           json.RawMessage
 	input, output []byte
-	docs          map[string]*doc // by member, once read
+	// docs are the documents of input and output, once read.
+	docs [2]*doc
+	read [2]bool
 }
 
 // doc returns the document of a schema member (inputSchema, outputSchema)
@@ -215,8 +256,12 @@ func (t *tool) doc(g *Generator, member string) *doc {
 	if t == nil {
 		return g.doc([]byte("{}"))
 	}
-	if d, ok := t.docs[member]; ok {
-		return d
+	i := 0
+	if member != "inputSchema" {
+		i = 1
+	}
+	if t.read[i] {
+		return t.docs[i]
 	}
 	raw := t.schema(member)
 	var d *doc
@@ -226,22 +271,22 @@ func (t *tool) doc(g *Generator, member string) *doc {
 	case len(raw) <= maxSchemaBytes:
 		d = g.doc(raw)
 	}
-	if t.docs == nil {
-		t.docs = map[string]*doc{}
-	}
-	t.docs[member] = d
+	t.docs[i], t.read[i] = d, true
 	return d
 }
 
+// toolSet is the definitions of a listing that some changes name, each
+// split when first asked for.
 type toolSet struct {
+	g     *Generator
 	raw   map[string]json.RawMessage
 	split map[string]*tool
 }
 
-func tools(l contract.Listing) *toolSet {
-	ts := &toolSet{raw: make(map[string]json.RawMessage, len(l)), split: map[string]*tool{}}
+func (g *Generator) tools(l contract.Listing, want map[string]bool) *toolSet {
+	ts := &toolSet{g: g, raw: make(map[string]json.RawMessage, len(want)), split: map[string]*tool{}}
 	for _, d := range l {
-		if _, dup := ts.raw[d.Key]; !dup {
+		if _, dup := ts.raw[d.Key]; !dup && want[d.Key] {
 			ts.raw[d.Key] = d.Raw
 		}
 	}
@@ -256,24 +301,39 @@ func (ts *toolSet) get(name string) *tool {
 	if !ok {
 		return nil
 	}
-	t := splitTool(raw)
+	t := ts.g.splitTool(raw)
 	ts.split[name] = t
 	return t
 }
 
-func splitTool(raw json.RawMessage) *tool {
+// splitTool finds a definition's schemas. A schema whose text the
+// generator has read before (tools often share one) is recognized by
+// comparing bytes rather than scanned again.
+func (g *Generator) splitTool(raw json.RawMessage) *tool {
 	t := &tool{raw: raw}
 	o, _ := jsonwire.NewObject(raw)
+	var recognized *doc
+	skip := func(key, b []byte, i int) (int, bool) {
+		recognized = nil
+		if jsonwire.KeyIs(key, "inputSchema") || jsonwire.KeyIs(key, "outputSchema") {
+			if recognized = g.known(b[i:]); recognized != nil {
+				return i + len(recognized.raw), true
+			}
+		}
+		return jsonwire.SkipValue(b, i)
+	}
 	for {
-		m, ok := o.Next()
+		m, ok := o.NextSkipping(skip)
 		if !ok {
 			return t
 		}
 		switch {
 		case t.input == nil && jsonwire.KeyIs(m.Key, "inputSchema"):
 			t.input = m.Value
+			t.docs[0], t.read[0] = recognized, recognized != nil
 		case t.output == nil && jsonwire.KeyIs(m.Key, "outputSchema"):
 			t.output = m.Value
+			t.docs[1], t.read[1] = recognized, recognized != nil
 		}
 	}
 }
@@ -313,15 +373,16 @@ func Applies(c contract.Change) bool {
 func (g *Generator) Change(c contract.Change, oldDef, newDef json.RawMessage) *contract.Witness {
 	var o, n *tool
 	if oldDef != nil {
-		o = splitTool(oldDef)
+		o = g.splitTool(oldDef)
 	}
 	if newDef != nil {
-		n = splitTool(newDef)
+		n = g.splitTool(newDef)
 	}
-	return g.change(c, o, n)
+	return g.change(c, splitPointer(c.Path), o, n)
 }
 
-func (g *Generator) change(c contract.Change, oldTool, newTool *tool) *contract.Witness {
+// change is Change with the change's path split into segs.
+func (g *Generator) change(c contract.Change, segs []string, oldTool, newTool *tool) *contract.Witness {
 	switch {
 	case c.Subject != contract.KindTool:
 		return nil
@@ -340,7 +401,6 @@ func (g *Generator) change(c contract.Change, oldTool, newTool *tool) *contract.
 		return &contract.Witness{None: "no witness is searched for rule " + string(c.Rule)}
 	}
 	member := dir + "Schema"
-	segs := splitPointer(c.Path)
 	if len(segs) == 0 || segs[0] != member {
 		return &contract.Witness{None: "the change's path is not inside " + member}
 	}
@@ -363,7 +423,7 @@ func (g *Generator) change(c contract.Change, oldTool, newTool *tool) *contract.
 		if !narrowing {
 			a, b = newDoc, oldDoc
 		}
-		value, reason, why := g.search(a, b, segs[1:])
+		value, reason, why := g.search(a, b, c.Path, segs[1:])
 		if value == nil {
 			if failure == "" {
 				failure = why

@@ -104,6 +104,64 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
+// TestSharedSchemas: in one report, tools whose schemas are the same text
+// (read once, then recognized), or share only their first bytes, get the
+// witnesses they get each in a report of their own.
+func TestSharedSchemas(t *testing.T) {
+	long := strings.Repeat("x", 80) // longer than the bytes a document is filed under
+	oldSchema := `{"description":"` + long + `","type":"object","properties":{"n":{"type":"integer","maximum":10}},"required":["n"]}`
+	newSchema := `{"description":"` + long + `","type":"object","properties":{"n":{"type":"integer","maximum":5}},"required":["n"]}`
+	twin := `{"description":"` + long + `","type":"object","properties":{"n":{"type":"integer","maximum":10,"minimum":3}},"required":["n"]}`
+	named := func(name, schema string) string {
+		return `{"description":"d","inputSchema":` + schema + `,"name":"` + name + `"}`
+	}
+	pairs := [][3]string{{"a", oldSchema, newSchema}, {"b", oldSchema, newSchema}, {"c", twin, newSchema}, {"d", newSchema, oldSchema}, {"e", oldSchema, twin}}
+	// Every rule breaking: the loosenings (d) are searched too.
+	policy, err := contract.NewPolicy(contract.PolicyConfig{Severities: map[string]contract.Severity{"*": contract.Breaking}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var olds, news []string
+	alone := map[string]string{}
+	for _, p := range pairs {
+		olds, news = append(olds, named(p[0], p[1])), append(news, named(p[0], p[2]))
+		o, n := snap(t, named(p[0], p[1])), snap(t, named(p[0], p[2]))
+		r := contract.Diff(o, n, policy)
+		witness.Report(r, o, n)
+		b, _ := json.Marshal(r.Changes)
+		alone[p[0]] = string(b)
+	}
+	o, n := snap(t, olds...), snap(t, news...)
+	r := contract.Diff(o, n, policy)
+	witness.Report(r, o, n)
+	byTool := map[string][]contract.Change{}
+	for _, c := range r.Changes {
+		byTool[c.Name] = append(byTool[c.Name], c)
+	}
+	for _, p := range pairs {
+		b, _ := json.Marshal(byTool[p[0]])
+		if string(b) != alone[p[0]] {
+			t.Errorf("%s in one report:\n%s\nalone:\n%s", p[0], b, alone[p[0]])
+		}
+		if len(byTool[p[0]]) == 0 || !byTool[p[0]][0].Witness.Found() {
+			t.Errorf("%s: no witness: %+v", p[0], byTool[p[0]])
+		}
+	}
+}
+
+// TestInvalidSchemaNamedAsWritten: a schema the validator refuses is
+// reported at the location it has as written, though the generator
+// compiles it pruned (a referenced definition written in place).
+func TestInvalidSchemaNamedAsWritten(t *testing.T) {
+	schema := func(typ string) string {
+		return `{"type":"object","properties":{"o":{"$ref":"#/$defs/O"}},"$defs":{"O":{"type":"object","properties":{"p":{"type":"array","items":[{"type":"` + typ + `"}]}}}}}`
+	}
+	w := witnessOf(t, schema("number"), schema("integer"), "input.type.narrowed")
+	if w.Found() || !strings.Contains(w.None, "/$defs/O/properties/p/items: got array") {
+		t.Errorf("%+v", w)
+	}
+}
+
 // tool builds a one-tool listing with the given inputSchema.
 func tool(schema string) string { return `{"name":"t","inputSchema":` + schema + `}` }
 

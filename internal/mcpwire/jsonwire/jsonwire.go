@@ -166,7 +166,13 @@ func NewObject(b []byte) (Object, bool) {
 
 // Next returns the next member; ok is false at the end of the object or on
 // malformed text (then Err reports true).
-func (o *Object) Next() (m Member, ok bool) {
+func (o *Object) Next() (m Member, ok bool) { return o.NextSkipping(nil) }
+
+// NextSkipping is Next with skip, when not nil, finding the end of the
+// member's value (as SkipValue does, given the raw key and the value's
+// offset): a caller that recognizes a value it has read before skips it
+// without scanning it again.
+func (o *Object) NextSkipping(skip func(key, b []byte, i int) (end int, ok bool)) (m Member, ok bool) {
 	if o.bad || o.b == nil {
 		return m, false
 	}
@@ -194,7 +200,13 @@ func (o *Object) Next() (m Member, ok bool) {
 		return m, false
 	}
 	vs := SkipSpace(o.b, j+1)
-	ve, vok := SkipValue(o.b, vs)
+	var ve int
+	var vok bool
+	if skip != nil {
+		ve, vok = skip(o.b[i+1:ke], o.b, vs)
+	} else {
+		ve, vok = SkipValue(o.b, vs)
+	}
 	if !vok {
 		o.bad = true
 		return m, false

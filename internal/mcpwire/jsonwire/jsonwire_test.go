@@ -32,6 +32,33 @@ func TestObjectMembers(t *testing.T) {
 	}
 }
 
+// TestNextSkipping: the caller's skip decides where each value ends; it
+// sees the raw key and the value's offset.
+func TestNextSkipping(t *testing.T) {
+	in := []byte(`{"a":{"x":1},"b":[2], "c":3}`)
+	o, _ := NewObject(in)
+	var got []string
+	skip := func(key, b []byte, i int) (int, bool) {
+		if string(key) == "a" {
+			return i + len(`{"x":1}`), true // known without scanning
+		}
+		if string(key) == "c" {
+			return i, false // refused
+		}
+		return SkipValue(b, i)
+	}
+	for {
+		m, ok := o.NextSkipping(skip)
+		if !ok {
+			break
+		}
+		got = append(got, string(m.Key)+"="+string(m.Value))
+	}
+	if want := []string{`a={"x":1}`, `b=[2]`}; !reflect.DeepEqual(got, want) || !o.Err() {
+		t.Fatalf("got %q (error %v), want %q and an error at c", got, o.Err(), want)
+	}
+}
+
 func TestMalformed(t *testing.T) {
 	for _, in := range []string{`{"a"`, `{"a":}`, `{"a":1`, `{"a" 1}`, `{1:2}`, `{"a":"x`, `[1]`, ``, `{"a":[}`,
 		`{"a":1 "b":2}`, `{"a":1,}`, `{,"a":1}`} {
