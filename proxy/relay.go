@@ -129,7 +129,7 @@ func (r *relay) fromAgent(frame []byte) {
 	case mcpwire.MethodToolsCall:
 		if m.ID.Valid() && r.gate.active() {
 			r.awaitRelist()
-			if ref := r.gate.check(r.sess, toolName(m.Params)); ref != nil {
+			if ref := r.checkCall(&m); ref != nil {
 				r.refuse(ctx, m, frame, ref)
 				return
 			}
@@ -318,6 +318,13 @@ func (r *relay) oversized(from string) {
 		attribute.Int("mcpdrift.proxy.limit_bytes", r.cfg.Limits.MaxDocumentBytes),
 		attribute.String(semconv.ClientSession, r.sess.ClientSessionID())))
 	span.End()
+}
+
+// checkCall asks the gate about a tools/call against the session's listing.
+func (r *relay) checkCall(m *interceptor.Message) *refusal {
+	tool := toolName(m.Params)
+	planned, listed := r.sess.ToolDigest(tool)
+	return r.gate.check(tool, planned, listed)
 }
 
 func toolName(params json.RawMessage) string {

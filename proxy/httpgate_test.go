@@ -1,0 +1,84 @@
+package proxy_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpdrift/mcpdrift/proxy"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// TestHTTPLockHidesUnapproved: the HTTP → HTTP proxy with --lock in front of
+// a go-sdk Streamable HTTP server (JSON responses): the tool the lock does
+// not hold is left out of tools/list, and a call for it is answered by the
+// proxy (HTTP 200, TOOL_NOT_APPROVED) and never reaches the server, while
+// the approved tool's calls pass.
+func TestHTTPLockHidesUnapproved(t *testing.T) {
+	var secretCalls, echoCalls atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "locked", Version: "1"}, nil)
+	handler := func(n *atomic.Int64) mcp.ToolHandler {
+		return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n.Add(1)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
+		}
+	}
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, handler(&echoCalls))
+	srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: map[string]any{"type": "object"}}, handler(&secretCalls))
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	defer up.Close()
+
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	tel := newTelemetry(t)
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := toolNames(lt)
+	if slices.Contains(names, "secret") || !slices.Contains(names, "echo") {
+		t.Errorf("listed %v: secret (not in the lock) must be hidden, echo shown", names)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "secret", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	if !res.IsError || sc["error_code"] != semconv.RefusalToolNotApproved || sc["tool"] != "secret" || sc["side_effect_started"] != false {
+		t.Errorf("unapproved call: %v %v", res.IsError, res.StructuredContent)
+	}
+	if n := secretCalls.Load(); n != 0 {
+		t.Errorf("the unapproved call reached the server %d times", n)
+	}
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("approved call: %v %v", err, res)
+	}
+	if n := echoCalls.Load(); n != 1 {
+		t.Errorf("echo reached the server %d times, want 1", n)
+	}
+	if span := tel.waitNamed(t, "tools/call secret", 1)[0]; str(span, semconv.ErrorType) == "" {
+		t.Errorf("the refused call's span has no %s", semconv.ErrorType)
+	} else {
+		t.Logf("refused span %s=%s", semconv.ErrorType, str(span, semconv.ErrorType))
+	}
+	if n := tel.counter(t, semconv.MetricProxyRefusals); n != 1 {
+		t.Errorf("refusals counted %d, want 1", n)
+	}
+}
