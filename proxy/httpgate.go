@@ -2,18 +2,25 @@ package proxy
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -29,18 +36,27 @@ type httpGate struct {
 	cfg      *Config
 	refusals metric.Int64Counter
 
+	ids      atomic.Uint64 // the proxy's own request ids
 	mu       sync.Mutex
-	sessions map[string]*gate
+	sessions map[string]*httpSession
+}
+
+// httpSession is the gate state of one MCP session.
+type httpSession struct {
+	gate
+	planned  atomic.Pointer[map[string]string] // what the session was last listed: tool name -> digest
+	relistMu sync.Mutex
+	learned  time.Time // when the server's definitions were last learned
 }
 
 func newHTTPGate(next http.RoundTripper, g *gate, cfg *Config, tel Telemetry) *httpGate {
 	refusals, _ := tel.Meter.Meter(ScopeName).Int64Counter(semconv.MetricProxyRefusals,
 		metric.WithDescription("Calls the proxy answered itself instead of forwarding: stale or unapproved tool definitions."))
-	return &httpGate{next: next, proto: g, cfg: cfg, refusals: refusals, sessions: map[string]*gate{}}
+	return &httpGate{next: next, proto: g, cfg: cfg, refusals: refusals, sessions: map[string]*httpSession{}}
 }
 
 // session returns the gate state of the session sid, or forgets it (end).
-func (h *httpGate) session(sid string, end bool) *gate {
+func (h *httpGate) session(sid string, end bool) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if end {
@@ -49,7 +65,7 @@ func (h *httpGate) session(sid string, end bool) *gate {
 	}
 	g := h.sessions[sid]
 	if g == nil {
-		g = &gate{refuse: h.proto.refuse, lock: h.proto.lock, lockMode: h.proto.lockMode}
+		g = &httpSession{gate: gate{refuse: h.proto.refuse, lock: h.proto.lock, lockMode: h.proto.lockMode}}
 		h.sessions[sid] = g
 	}
 	return g
@@ -78,9 +94,10 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if m.Method == mcpwire.MethodToolsCall {
 		tool := toolName(m.Params)
+		h.relistDue(req, g)
 		var planned string
 		var listed bool
-		if p := g.current.Load(); p != nil {
+		if p := g.planned.Load(); p != nil {
 			planned, listed = (*p)[tool]
 		}
 		if ref := g.check(tool, planned, listed); ref != nil {
@@ -97,13 +114,26 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if m.Method != mcpwire.MethodToolsList || resp.StatusCode != http.StatusOK {
 		return resp, nil
 	}
-	return h.listing(resp, g), nil
+	return h.listing(resp, g, m.RawID), nil
 }
 
 // listing learns the session's definitions from a tools/list JSON response
 // and applies the lock to it. Event-stream responses pass unfiltered.
-func (h *httpGate) listing(resp *http.Response, g *gate) *http.Response {
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
+func (h *httpGate) listing(resp *http.Response, g *httpSession, id json.RawMessage) *http.Response {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt == "text/event-stream" {
+		// Not filtered: the session's listing is learned as it passes.
+		p := &sse.Parser{Max: h.cfg.Limits.MaxDocumentBytes, Dispatch: func(ev sse.Event) {
+			if m, ok := interceptor.ParseMessage(ev.Data); ok && bytes.Equal(m.RawID, id) && m.Result != nil {
+				if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
+					g.listed(m.Result, defs)
+				}
+			}
+		}}
+		resp.Body = &feedingBody{ReadCloser: resp.Body, p: p}
+		return resp
+	}
+	if mt != "application/json" {
 		return resp
 	}
 	body, whole := readBounded(&resp.Body, h.cfg.Limits.MaxDocumentBytes)
@@ -113,13 +143,7 @@ func (h *httpGate) listing(resp *http.Response, g *gate) *http.Response {
 	m, ok := interceptor.ParseMessage(body)
 	if ok && m.Result != nil {
 		if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
-			current := make(map[string]string, len(defs))
-			for _, d := range defs {
-				current[d.Key] = d.Digest
-			}
-			if next, _ := jsonwire.String(jsonwire.Lookup(m.Result, "nextCursor")); next == "" {
-				g.learn(current)
-			}
+			g.listed(m.Result, defs)
 			body = g.filterListing(body, m, defs)
 		}
 	}
@@ -127,6 +151,110 @@ func (h *httpGate) listing(resp *http.Response, g *gate) *http.Response {
 	resp.ContentLength = int64(len(body))
 	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	return resp
+}
+
+// listed records a listing the session was served: what it plans with, and
+// (a whole listing) the server's definitions as of now.
+func (g *httpSession) listed(result []byte, defs []contract.Definition) {
+	if next, _ := jsonwire.String(jsonwire.Lookup(result, "nextCursor")); next != "" {
+		return
+	}
+	current := make(map[string]string, len(defs))
+	for _, d := range defs {
+		current[d.Key] = d.Digest
+	}
+	g.planned.Store(&current)
+	g.relistMu.Lock()
+	g.learn(current)
+	g.learned = time.Now()
+	g.relistMu.Unlock()
+}
+
+// feedingBody feeds the event stream it reads to an SSE parser.
+type feedingBody struct {
+	io.ReadCloser
+	p *sse.Parser
+}
+
+func (b *feedingBody) Read(buf []byte) (int, error) {
+	n, err := b.ReadCloser.Read(buf)
+	b.p.Feed(buf[:n])
+	return n, err
+}
+
+// relistDue lists the server's tools on the session's behalf (its
+// Mcp-Session-Id and protocol headers, the proxy's own request id) when
+// --on-stale refuse and --relist-interval ask for it and the server's
+// definitions were last learned longer ago than that. A failed relist
+// leaves what was known; the call is judged on it.
+func (h *httpGate) relistDue(req *http.Request, g *httpSession) {
+	if !g.refuse || h.cfg.RelistInterval <= 0 {
+		return
+	}
+	g.relistMu.Lock()
+	defer g.relistMu.Unlock()
+	if time.Since(g.learned) < h.cfg.RelistInterval {
+		return
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), h.cfg.UpstreamTimeout)
+	defer cancel()
+	current, err := listTools(ctx, h.cfg.Limits, func(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
+		return h.call(ctx, req, method, params)
+	})
+	if err == nil {
+		g.learn(current)
+		g.learned = time.Now()
+	}
+}
+
+// call sends one request of the proxy's own upstream with req's headers and
+// returns its result; the answer may come as JSON or as an event stream.
+func (h *httpGate) call(ctx context.Context, req *http.Request, method string, params []byte) (json.RawMessage, error) {
+	id := []byte(`"mcpdrift-proxy-` + strconv.FormatUint(h.ids.Add(1), 10) + `"`)
+	body := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"method":"`+method+`","params":`...)
+	body = append(append(body, params...), '}')
+	out, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	out.Header = req.Header.Clone()
+	out.Header.Del("Content-Length")
+	out.Header.Set("Content-Type", "application/json")
+	out.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := h.next.RoundTrip(out)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: HTTP status %d", method, resp.StatusCode)
+	}
+	var answer *interceptor.Message
+	take := func(frame []byte) {
+		if m, ok := interceptor.ParseMessage(frame); ok && answer == nil && bytes.Equal(m.RawID, id) {
+			answer = &m
+		}
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		p := &sse.Parser{Max: h.cfg.Limits.MaxDocumentBytes, Dispatch: func(ev sse.Event) { take(bytes.Clone(ev.Data)) }}
+		buf := make([]byte, 4<<10)
+		for answer == nil {
+			n, err := resp.Body.Read(buf)
+			p.Feed(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+	} else if b, whole := readBounded(&resp.Body, h.cfg.Limits.MaxDocumentBytes); whole {
+		take(b)
+	}
+	switch {
+	case answer == nil:
+		return nil, fmt.Errorf("%s: no answer", method)
+	case answer.Result == nil:
+		return nil, fmt.Errorf("%s: the server answered with an error", method)
+	}
+	return answer.Result, nil
 }
 
 // answer is the proxy's own response to a refused request: HTTP 200, the

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,14 +23,8 @@ import (
 func TestHTTPLockHidesUnapproved(t *testing.T) {
 	var secretCalls, echoCalls atomic.Int64
 	srv := mcp.NewServer(&mcp.Implementation{Name: "locked", Version: "1"}, nil)
-	handler := func(n *atomic.Int64) mcp.ToolHandler {
-		return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			n.Add(1)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
-		}
-	}
-	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, handler(&echoCalls))
-	srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: map[string]any{"type": "object"}}, handler(&secretCalls))
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, count(&echoCalls))
+	srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: map[string]any{"type": "object"}}, count(&secretCalls))
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
 	defer up.Close()
 
@@ -80,5 +75,82 @@ func TestHTTPLockHidesUnapproved(t *testing.T) {
 	}
 	if n := tel.counter(t, semconv.MetricProxyRefusals); n != 1 {
 		t.Errorf("refusals counted %d, want 1", n)
+	}
+}
+
+// TestHTTPRefusesStaleCall: the HTTP → HTTP proxy with --on-stale refuse and
+// --relist-interval in front of a go-sdk Streamable HTTP server (responses
+// as event streams) whose tool changes mid-session: the call planned on the
+// old definition is answered with STALE_TOOL_SCHEMA and never reaches the
+// server, an unchanged tool's call passes, and after the agent lists again
+// the changed tool's call passes.
+func TestHTTPRefusesStaleCall(t *testing.T) {
+	var searchCalls, echoCalls atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "changing", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, count(&echoCalls))
+	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}}, count(&searchCalls))
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer up.Close()
+
+	tel := newTelemetry(t)
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", OnStale: proxy.OnStaleRefuse, RelistInterval: time.Nanosecond}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(tool string) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	list := func() {
+		t.Helper()
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list()
+	if res := call("search"); res.IsError || searchCalls.Load() != 1 {
+		t.Fatalf("search before the change: %v, %d calls", res.StructuredContent, searchCalls.Load())
+	}
+	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: map[string]any{"type": "object", "required": []string{"q", "limit"},
+		"properties": map[string]any{"q": map[string]any{"type": "string"}, "limit": map[string]any{"type": "integer"}}}}, count(&searchCalls))
+
+	res := call("search")
+	sc, _ := res.StructuredContent.(map[string]any)
+	if !res.IsError || sc["error_code"] != semconv.RefusalStaleToolSchema || sc["required_action"] != "refresh_tools" ||
+		sc["planned_digest"] == sc["current_digest"] || sc["side_effect_started"] != false {
+		t.Errorf("stale call: %v %v", res.IsError, res.StructuredContent)
+	}
+	if n := searchCalls.Load(); n != 1 {
+		t.Errorf("the stale call reached the server: %d calls", n)
+	}
+	if res := call("echo"); res.IsError || echoCalls.Load() != 1 {
+		t.Errorf("unchanged echo: %v, %d calls", res.StructuredContent, echoCalls.Load())
+	}
+	list()
+	if res := call("search"); res.IsError || searchCalls.Load() != 2 {
+		t.Errorf("search after the re-list: %v, %d calls", res.StructuredContent, searchCalls.Load())
+	}
+	if n := tel.counter(t, semconv.MetricProxyRefusals); n != 1 {
+		t.Errorf("refusals counted %d, want 1", n)
+	}
+}
+
+// count is a tool handler that counts the calls reaching the server.
+func count(n *atomic.Int64) mcp.ToolHandler {
+	return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n.Add(1)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
 	}
 }

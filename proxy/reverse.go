@@ -48,7 +48,7 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.lock != nil {
+	if g.active() {
 		under = newHTTPGate(base, g, &cfg, tel)
 	}
 	tap := httptap.NewTransportWith(under, interceptor.New(interceptorOptions(&cfg, tel)...))
