@@ -44,9 +44,10 @@ type httpGate struct {
 // httpSession is the gate state of one MCP session.
 type httpSession struct {
 	gate
-	planned  atomic.Pointer[map[string]string] // what the session was last listed: tool name -> digest
-	relistMu sync.Mutex
-	learned  time.Time // when the server's definitions were last learned
+	planned   atomic.Pointer[map[string]string] // what the session was last listed: tool name -> digest
+	relistMu  sync.Mutex
+	learned   time.Time   // when the server's definitions were last learned
+	announced atomic.Bool // the server said its tools changed since
 }
 
 func newHTTPGate(next http.RoundTripper, g *gate, cfg *Config, tel Telemetry) *httpGate {
@@ -76,6 +77,13 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodDelete {
 		h.session(sid, true)
 		return h.next.RoundTrip(req)
+	}
+	if req.Method == http.MethodGet && sid != "" && h.proto.refuse {
+		resp, err := h.next.RoundTrip(req) // the session's standing stream
+		if err == nil {
+			h.watch(resp, h.session(sid, false), nil)
+		}
+		return resp, err
 	}
 	if req.Method != http.MethodPost || req.Body == nil || req.Body == http.NoBody {
 		return h.next.RoundTrip(req)
@@ -111,28 +119,44 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusNotFound && sid != "" {
 		h.session(sid, true) // the server ended the session
 	}
-	if m.Method != mcpwire.MethodToolsList || resp.StatusCode != http.StatusOK {
+	var listID json.RawMessage
+	if m.Method == mcpwire.MethodToolsList {
+		listID = m.RawID
+	}
+	if h.watch(resp, g, listID) || listID == nil || resp.StatusCode != http.StatusOK {
 		return resp, nil
 	}
-	return h.listing(resp, g, m.RawID), nil
+	return h.listing(resp, g), nil
+}
+
+// watch reads an event-stream response as it passes: a list_changed the
+// server sends has the session's next call relist first, and the answer to
+// the session's tools/list (listID) is what it plans with. Such listings
+// are not filtered. It reports whether resp is an event stream.
+func (h *httpGate) watch(resp *http.Response, g *httpSession, listID json.RawMessage) bool {
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		return false
+	}
+	p := &sse.Parser{Max: h.cfg.Limits.MaxDocumentBytes, Dispatch: func(ev sse.Event) {
+		m, ok := interceptor.ParseMessage(ev.Data)
+		switch {
+		case !ok:
+		case m.Method == mcpwire.NotifyToolsListChanged:
+			g.announced.Store(true)
+		case listID != nil && bytes.Equal(m.RawID, listID) && m.Result != nil:
+			if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
+				g.listed(m.Result, defs)
+			}
+		}
+	}}
+	resp.Body = &feedingBody{ReadCloser: resp.Body, p: p}
+	return true
 }
 
 // listing learns the session's definitions from a tools/list JSON response
-// and applies the lock to it. Event-stream responses pass unfiltered.
-func (h *httpGate) listing(resp *http.Response, g *httpSession, id json.RawMessage) *http.Response {
+// and applies the lock to it.
+func (h *httpGate) listing(resp *http.Response, g *httpSession) *http.Response {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt == "text/event-stream" {
-		// Not filtered: the session's listing is learned as it passes.
-		p := &sse.Parser{Max: h.cfg.Limits.MaxDocumentBytes, Dispatch: func(ev sse.Event) {
-			if m, ok := interceptor.ParseMessage(ev.Data); ok && bytes.Equal(m.RawID, id) && m.Result != nil {
-				if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
-					g.listed(m.Result, defs)
-				}
-			}
-		}}
-		resp.Body = &feedingBody{ReadCloser: resp.Body, p: p}
-		return resp
-	}
 	if mt != "application/json" {
 		return resp
 	}
@@ -183,17 +207,19 @@ func (b *feedingBody) Read(buf []byte) (int, error) {
 }
 
 // relistDue lists the server's tools on the session's behalf (its
-// Mcp-Session-Id and protocol headers, the proxy's own request id) when
-// --on-stale refuse and --relist-interval ask for it and the server's
-// definitions were last learned longer ago than that. A failed relist
-// leaves what was known; the call is judged on it.
+// Mcp-Session-Id and protocol headers, the proxy's own request id) with
+// --on-stale refuse, when the server announced a change on one of the
+// session's streams or its definitions were last learned longer ago than
+// --relist-interval. A failed relist leaves what was known; the call is
+// judged on it.
 func (h *httpGate) relistDue(req *http.Request, g *httpSession) {
-	if !g.refuse || h.cfg.RelistInterval <= 0 {
+	if !g.refuse || (h.cfg.RelistInterval <= 0 && !g.announced.Load()) {
 		return
 	}
 	g.relistMu.Lock()
 	defer g.relistMu.Unlock()
-	if time.Since(g.learned) < h.cfg.RelistInterval {
+	announced := g.announced.Swap(false)
+	if !announced && (h.cfg.RelistInterval <= 0 || time.Since(g.learned) < h.cfg.RelistInterval) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), h.cfg.UpstreamTimeout)
@@ -201,10 +227,12 @@ func (h *httpGate) relistDue(req *http.Request, g *httpSession) {
 	current, err := listTools(ctx, h.cfg.Limits, func(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
 		return h.call(ctx, req, method, params)
 	})
-	if err == nil {
-		g.learn(current)
-		g.learned = time.Now()
+	if err != nil {
+		g.announced.CompareAndSwap(false, announced) // still to do
+		return
 	}
+	g.learn(current)
+	g.learned = time.Now()
 }
 
 // call sends one request of the proxy's own upstream with req's headers and

@@ -78,13 +78,19 @@ func TestHTTPLockHidesUnapproved(t *testing.T) {
 	}
 }
 
-// TestHTTPRefusesStaleCall: the HTTP → HTTP proxy with --on-stale refuse and
-// --relist-interval in front of a go-sdk Streamable HTTP server (responses
+// TestHTTPRefusesStaleCall: the HTTP → HTTP proxy with --on-stale refuse
+// (learning of the change by --relist-interval, or from the server's
+// list_changed on the session's stream) in front of a go-sdk Streamable HTTP server (responses
 // as event streams) whose tool changes mid-session: the call planned on the
 // old definition is answered with STALE_TOOL_SCHEMA and never reaches the
 // server, an unchanged tool's call passes, and after the agent lists again
 // the changed tool's call passes.
 func TestHTTPRefusesStaleCall(t *testing.T) {
+	t.Run("relist-interval", func(t *testing.T) { testHTTPRefusesStaleCall(t, time.Nanosecond) })
+	t.Run("list_changed", func(t *testing.T) { testHTTPRefusesStaleCall(t, 0) })
+}
+
+func testHTTPRefusesStaleCall(t *testing.T, relist time.Duration) {
 	var searchCalls, echoCalls atomic.Int64
 	srv := mcp.NewServer(&mcp.Implementation{Name: "changing", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, count(&echoCalls))
@@ -93,13 +99,20 @@ func TestHTTPRefusesStaleCall(t *testing.T) {
 	defer up.Close()
 
 	tel := newTelemetry(t)
-	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", OnStale: proxy.OnStaleRefuse, RelistInterval: time.Nanosecond}, tel.Telemetry)
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", OnStale: proxy.OnStaleRefuse, RelistInterval: relist}, tel.Telemetry)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(h)
 	defer func() { hs.Close(); h.Close() }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, nil).
+	changed := make(chan struct{}, 1)
+	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, opts).
 		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +138,11 @@ func TestHTTPRefusesStaleCall(t *testing.T) {
 	}
 	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: map[string]any{"type": "object", "required": []string{"q", "limit"},
 		"properties": map[string]any{"q": map[string]any{"type": "string"}, "limit": map[string]any{"type": "integer"}}}}, count(&searchCalls))
+	if relist == 0 {
+		// The proxy learns of the change from the notification on the
+		// session's stream, before the agent gets it.
+		waitChan(t, changed, "notifications/tools/list_changed")
+	}
 
 	res := call("search")
 	sc, _ := res.StructuredContent.(map[string]any)
