@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,28 +22,8 @@ import (
 // proxy (HTTP 200, TOOL_NOT_APPROVED) and never reaches the server, while
 // the approved tool's calls pass.
 func TestHTTPLockHidesUnapproved(t *testing.T) {
-	var secretCalls, echoCalls atomic.Int64
-	srv := mcp.NewServer(&mcp.Implementation{Name: "locked", Version: "1"}, nil)
-	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, count(&echoCalls))
-	srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: map[string]any{"type": "object"}}, count(&secretCalls))
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
-	defer up.Close()
-
-	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
 	tel := newTelemetry(t)
-	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock}, tel.Telemetry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(h)
-	defer func() { hs.Close(); h.Close() }()
-
-	c := mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs, echoCalls, secretCalls := lockedSession(t, tel, proxy.LockHide)
 	lt, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +143,50 @@ func testHTTPRefusesStaleCall(t *testing.T, relist time.Duration) {
 	}
 	if n := tel.counter(t, semconv.MetricProxyRefusals); n != 1 {
 		t.Errorf("refusals counted %d, want 1", n)
+	}
+}
+
+// lockedSession connects a Go SDK client through the HTTP → HTTP proxy with
+// --lock (approving echo only, in lockMode) to a go-sdk server serving echo
+// and secret with JSON responses; the counters count the calls that reach it.
+func lockedSession(t *testing.T, tel *telemetry, lockMode string) (cs *mcp.ClientSession, echoCalls, secretCalls *atomic.Int64) {
+	t.Helper()
+	echoCalls, secretCalls = new(atomic.Int64), new(atomic.Int64)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "locked", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, count(echoCalls))
+	srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: map[string]any{"type": "object"}}, count(secretCalls))
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	t.Cleanup(up.Close)
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock, LockMode: lockMode}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, echoCalls, secretCalls
+}
+
+// TestHTTPLockRefuseSession: with --lock-mode refuse-session, a listing
+// holding an unapproved definition fails the session: the agent gets a
+// JSON-RPC error, and its later requests never reach the server.
+func TestHTTPLockRefuseSession(t *testing.T) {
+	tel := newTelemetry(t)
+	cs, echoCalls, _ := lockedSession(t, tel, proxy.LockRefuseSession)
+	if _, err := cs.ListTools(context.Background(), nil); err == nil || !strings.Contains(err.Error(), semconv.RefusalToolNotApproved) {
+		t.Fatalf("listing with an unapproved definition: %v", err)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err == nil {
+		t.Error("a call on the failed session was answered")
+	}
+	if n := echoCalls.Load(); n != 0 {
+		t.Errorf("a request of the failed session reached the server: %d calls", n)
 	}
 }
 
