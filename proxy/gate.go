@@ -88,13 +88,12 @@ func (g *gate) approved(tool, digest string) bool {
 }
 
 // check returns why a tools/call for tool must not reach the server, or nil.
-// It reads only the session's cached digest and the gate's map: no hashing
-// on the call path.
-func (g *gate) check(sess *interceptor.Session, tool string) *refusal {
+// planned is the digest of the definition the agent listed (listed: it did).
+// It reads only that digest and the gate's map: no hashing on the call path.
+func (g *gate) check(tool, planned string, listed bool) *refusal {
 	if !g.active() {
 		return nil
 	}
-	planned, listed := sess.ToolDigest(tool)
 	var current map[string]string
 	if p := g.current.Load(); p != nil {
 		current = *p

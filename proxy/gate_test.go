@@ -155,10 +155,7 @@ func TestLockHidesUnapproved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var names []string
-		for _, tool := range lt.Tools {
-			names = append(names, tool.Name)
-		}
+		names := toolNames(lt)
 		if slices.Contains(names, "search") || !slices.Contains(names, "echo") {
 			t.Errorf("listed %v: search (v1, not in the lock) must be hidden, echo shown", names)
 		}
@@ -216,4 +213,13 @@ func writeLock(t *testing.T, tools map[string]string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// toolNames are the names of a listing's tools.
+func toolNames(lt *mcp.ListToolsResult) []string {
+	var names []string
+	for _, tool := range lt.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
 }

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
@@ -129,7 +130,7 @@ func (r *relay) fromAgent(frame []byte) {
 	case mcpwire.MethodToolsCall:
 		if m.ID.Valid() && r.gate.active() {
 			r.awaitRelist()
-			if ref := r.gate.check(r.sess, toolName(m.Params)); ref != nil {
+			if ref := r.checkCall(&m); ref != nil {
 				r.refuse(ctx, m, frame, ref)
 				return
 			}
@@ -320,6 +321,13 @@ func (r *relay) oversized(from string) {
 	span.End()
 }
 
+// checkCall asks the gate about a tools/call against the session's listing.
+func (r *relay) checkCall(m *interceptor.Message) *refusal {
+	tool := toolName(m.Params)
+	planned, listed := r.sess.ToolDigest(tool)
+	return r.gate.check(tool, planned, listed)
+}
+
 func toolName(params json.RawMessage) string {
 	name, _ := jsonwire.String(jsonwire.Lookup(params, "name"))
 	return name
@@ -430,6 +438,12 @@ const maxPages = 100
 
 // listTools reads the server's whole tools listing on the proxy's own ids.
 func (r *relay) listTools(ctx context.Context) (map[string]string, error) {
+	return listTools(ctx, r.cfg.Limits, r.call)
+}
+
+// listTools reads the server's whole tool listing through call (a request on
+// the proxy's own ids): tool name -> digest.
+func listTools(ctx context.Context, limits contract.Limits, call func(context.Context, string, []byte) (json.RawMessage, error)) (map[string]string, error) {
 	current := map[string]string{}
 	cursor := ""
 	for range maxPages {
@@ -438,11 +452,11 @@ func (r *relay) listTools(ctx context.Context) (map[string]string, error) {
 			params = jsonwire.AppendString([]byte(`{"cursor":`), cursor)
 			params = append(params, '}')
 		}
-		res, err := r.call(ctx, mcpwire.MethodToolsList, params)
+		res, err := call(ctx, mcpwire.MethodToolsList, params)
 		if err != nil {
 			return nil, err
 		}
-		defs, readable, err := interceptor.ToolDefinitions(r.cfg.Limits, res)
+		defs, readable, err := interceptor.ToolDefinitions(limits, res)
 		if !readable {
 			return nil, err
 		}

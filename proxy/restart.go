@@ -81,7 +81,7 @@ func (r *relay) regate(m *interceptor.Message) bool {
 	if m == nil || m.Method != mcpwire.MethodToolsCall || !m.ID.Valid() || !r.gate.active() {
 		return false
 	}
-	ref := r.gate.check(r.sess, toolName(m.Params))
+	ref := r.checkCall(m)
 	if ref == nil {
 		return false
 	}

@@ -43,7 +43,15 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 	// stream; its buffers are per connection, so they are small (reads into
 	// the copy buffer bypass the read buffer).
 	base.ReadBufferSize, base.WriteBufferSize = 2<<10, 2<<10
-	tap := httptap.NewTransportWith(base, interceptor.New(interceptorOptions(&cfg, tel)...))
+	var under http.RoundTripper = base
+	g, err := newGate(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	if g.active() {
+		under = newHTTPGate(base, g, &cfg, tel)
+	}
+	tap := httptap.NewTransportWith(under, interceptor.New(interceptorOptions(&cfg, tel)...))
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.Host = up.Scheme, up.Host, up.Host

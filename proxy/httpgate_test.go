@@ -1,0 +1,199 @@
+package proxy_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpdrift/mcpdrift/proxy"
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// TestHTTPLockHidesUnapproved: the HTTP → HTTP proxy with --lock in front of
+// a go-sdk Streamable HTTP server (JSON responses): the tool the lock does
+// not hold is left out of tools/list, and a call for it is answered by the
+// proxy (HTTP 200, TOOL_NOT_APPROVED) and never reaches the server, while
+// the approved tool's calls pass.
+func TestHTTPLockHidesUnapproved(t *testing.T) {
+	tel := newTelemetry(t)
+	cs, echoCalls, secretCalls := lockedSession(t, tel, proxy.LockHide)
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := toolNames(lt)
+	if slices.Contains(names, "secret") || !slices.Contains(names, "echo") {
+		t.Errorf("listed %v: secret (not in the lock) must be hidden, echo shown", names)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "secret", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	if !res.IsError || sc["error_code"] != semconv.RefusalToolNotApproved || sc["tool"] != "secret" || sc["side_effect_started"] != false {
+		t.Errorf("unapproved call: %v %v", res.IsError, res.StructuredContent)
+	}
+	if n := secretCalls.Load(); n != 0 {
+		t.Errorf("the unapproved call reached the server %d times", n)
+	}
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("approved call: %v %v", err, res)
+	}
+	if n := echoCalls.Load(); n != 1 {
+		t.Errorf("echo reached the server %d times, want 1", n)
+	}
+	if span := tel.waitNamed(t, "tools/call secret", 1)[0]; str(span, semconv.ErrorType) == "" {
+		t.Errorf("the refused call's span has no %s", semconv.ErrorType)
+	} else {
+		t.Logf("refused span %s=%s", semconv.ErrorType, str(span, semconv.ErrorType))
+	}
+	if n := tel.counter(t, semconv.MetricProxyRefusals); n != 1 {
+		t.Errorf("refusals counted %d, want 1", n)
+	}
+}
+
+// TestHTTPRefusesStaleCall: the HTTP → HTTP proxy with --on-stale refuse
+// (learning of the change by --relist-interval, or from the server's
+// list_changed on the session's stream) in front of a go-sdk Streamable HTTP server (responses
+// as event streams) whose tool changes mid-session: the call planned on the
+// old definition is answered with STALE_TOOL_SCHEMA and never reaches the
+// server, an unchanged tool's call passes, and after the agent lists again
+// the changed tool's call passes.
+func TestHTTPRefusesStaleCall(t *testing.T) {
+	t.Run("relist-interval", func(t *testing.T) { testHTTPRefusesStaleCall(t, time.Nanosecond) })
+	t.Run("list_changed", func(t *testing.T) { testHTTPRefusesStaleCall(t, 0) })
+}
+
+func testHTTPRefusesStaleCall(t *testing.T, relist time.Duration) {
+	var searchCalls, echoCalls atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "changing", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, count(&echoCalls))
+	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}}, count(&searchCalls))
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer up.Close()
+
+	tel := newTelemetry(t)
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", OnStale: proxy.OnStaleRefuse, RelistInterval: relist}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+	changed := make(chan struct{}, 1)
+	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, opts).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(tool string) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	list := func() {
+		t.Helper()
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list()
+	if res := call("search"); res.IsError || searchCalls.Load() != 1 {
+		t.Fatalf("search before the change: %v, %d calls", res.StructuredContent, searchCalls.Load())
+	}
+	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: map[string]any{"type": "object", "required": []string{"q", "limit"},
+		"properties": map[string]any{"q": map[string]any{"type": "string"}, "limit": map[string]any{"type": "integer"}}}}, count(&searchCalls))
+	if relist == 0 {
+		// The proxy learns of the change from the notification on the
+		// session's stream, before the agent gets it.
+		waitChan(t, changed, "notifications/tools/list_changed")
+	}
+
+	res := call("search")
+	sc, _ := res.StructuredContent.(map[string]any)
+	if !res.IsError || sc["error_code"] != semconv.RefusalStaleToolSchema || sc["required_action"] != "refresh_tools" ||
+		sc["planned_digest"] == sc["current_digest"] || sc["side_effect_started"] != false {
+		t.Errorf("stale call: %v %v", res.IsError, res.StructuredContent)
+	}
+	if n := searchCalls.Load(); n != 1 {
+		t.Errorf("the stale call reached the server: %d calls", n)
+	}
+	if res := call("echo"); res.IsError || echoCalls.Load() != 1 {
+		t.Errorf("unchanged echo: %v, %d calls", res.StructuredContent, echoCalls.Load())
+	}
+	list()
+	if res := call("search"); res.IsError || searchCalls.Load() != 2 {
+		t.Errorf("search after the re-list: %v, %d calls", res.StructuredContent, searchCalls.Load())
+	}
+	if n := tel.counter(t, semconv.MetricProxyRefusals); n != 1 {
+		t.Errorf("refusals counted %d, want 1", n)
+	}
+}
+
+// lockedSession connects a Go SDK client through the HTTP → HTTP proxy with
+// --lock (approving echo only, in lockMode) to a go-sdk server serving echo
+// and secret with JSON responses; the counters count the calls that reach it.
+func lockedSession(t *testing.T, tel *telemetry, lockMode string) (cs *mcp.ClientSession, echoCalls, secretCalls *atomic.Int64) {
+	t.Helper()
+	echoCalls, secretCalls = new(atomic.Int64), new(atomic.Int64)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "locked", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, count(echoCalls))
+	srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: map[string]any{"type": "object"}}, count(secretCalls))
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	t.Cleanup(up.Close)
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock, LockMode: lockMode}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, echoCalls, secretCalls
+}
+
+// TestHTTPLockRefuseSession: with --lock-mode refuse-session, a listing
+// holding an unapproved definition fails the session: the agent gets a
+// JSON-RPC error, and its later requests never reach the server.
+func TestHTTPLockRefuseSession(t *testing.T) {
+	tel := newTelemetry(t)
+	cs, echoCalls, _ := lockedSession(t, tel, proxy.LockRefuseSession)
+	if _, err := cs.ListTools(context.Background(), nil); err == nil || !strings.Contains(err.Error(), semconv.RefusalToolNotApproved) {
+		t.Fatalf("listing with an unapproved definition: %v", err)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err == nil {
+		t.Error("a call on the failed session was answered")
+	}
+	if n := echoCalls.Load(); n != 0 {
+		t.Errorf("a request of the failed session reached the server: %d calls", n)
+	}
+}
+
+// count is a tool handler that counts the calls reaching the server.
+func count(n *atomic.Int64) mcp.ToolHandler {
+	return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n.Add(1)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
+	}
+}
