@@ -157,8 +157,10 @@ func TestHeadersAndTLS(t *testing.T) {
 	if len(res.Snapshot.Tools) != 2 {
 		t.Errorf("injected client: %d tools", len(res.Snapshot.Tools))
 	}
-	expectFailure(t, Target{URL: ts.URL + "/mcp", Headers: headers}, faultOptions(), ClassUnreachable, StepDiscover)
-	expectFailure(t, Target{URL: ts.URL + "/mcp", TLS: &tls.Config{RootCAs: pool}}, faultOptions(), ClassAuthRequired, StepDiscover)
+	// Both fail at once; generous timeouts keep a loaded machine's slow
+	// TLS handshake from turning them into timeouts.
+	expectFailure(t, Target{URL: ts.URL + "/mcp", Headers: headers}, fastOptions(), ClassUnreachable, StepDiscover)
+	expectFailure(t, Target{URL: ts.URL + "/mcp", TLS: &tls.Config{RootCAs: pool}}, fastOptions(), ClassAuthRequired, StepDiscover)
 }
 
 // Every transport and generation must agree on the digests of the same definitions.
