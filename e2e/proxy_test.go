@@ -150,19 +150,8 @@ func startNodeAgent(t *testing.T, env, server []string) *nodeAgent {
 	argv, base := testservers.NodeAgent(t)
 	cmd := exec.Command(argv[0], append(append(argv[1:], "--name", "node-agent", "--stdin", "--"), server...)...)
 	cmd.Env, cmd.Stderr = append(base, env...), os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	a := &nodeAgent{cmd: cmd, in: in, out: bufio.NewScanner(stdout)}
-	a.out.Buffer(make([]byte, 1<<20), 16<<20)
+	in, out := testservers.StartPiped(t, cmd)
+	a := &nodeAgent{cmd: cmd, in: in, out: out}
 	t.Cleanup(func() { in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	for _, tool := range a.next(t, "tools").Tools {
 		a.tools = append(a.tools, tool.Name)

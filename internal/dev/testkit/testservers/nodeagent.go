@@ -1,7 +1,10 @@
 package testservers
 
 import (
+	"bufio"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,4 +26,25 @@ func NodeAgent(t testing.TB) (argv, env []string) {
 	modules := strings.TrimSuffix(pkg, string(filepath.Separator)+filepath.Join("@modelcontextprotocol", "sdk", "package.json"))
 	script := filepath.Join(RepoRoot(), "testdata", "nodeagent", "agent.cjs")
 	return []string{Node(t), script}, append(os.Environ(), "NODE_PATH="+modules)
+}
+
+// StartPiped starts the agent's cmd with its stdin and stdout as pipes, the
+// output read line by line (lines up to 16 MiB): how a test drives it one
+// step at a time with --stdin.
+func StartPiped(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	lines.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	return in, lines
 }

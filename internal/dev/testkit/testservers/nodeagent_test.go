@@ -1,7 +1,6 @@
 package testservers
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -94,19 +93,7 @@ func TestNodeAgentStepByStep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := agentCommand(t, ctx, "--call", "echo", "--arguments", `{"message":"first"}`, "--stdin")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	stdin, lines := StartPiped(t, cmd)
 	next := func(want string) agentEvent {
 		t.Helper()
 		for lines.Scan() {
