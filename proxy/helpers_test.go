@@ -21,6 +21,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
+	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
 // telemetry records the proxy's spans and metrics in memory.
@@ -230,4 +231,31 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// hangUp closes the agent's session and the proxy's input, as a host does
+// when it is done, and checks the proxy exits 0.
+func (p *stdioProxy) hangUp(t testing.TB, a *agent) {
+	t.Helper()
+	a.cs.Close()
+	p.in.Close()
+	code := <-p.code
+	p.code <- code // for the cleanup
+	if code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}
+
+// checkCallSpan checks a tools/call span's string attributes and that it
+// carries the definition digest it was planned with.
+func checkCallSpan(t testing.TB, span tracetest.SpanStub, want map[string]string) {
+	t.Helper()
+	for key, v := range want {
+		if got := str(span, key); got != v {
+			t.Errorf("%s = %q, want %q", key, got, v)
+		}
+	}
+	if len(str(span, semconv.ToolDigest)) != 64 {
+		t.Errorf("%s = %q", semconv.ToolDigest, str(span, semconv.ToolDigest))
+	}
 }

@@ -49,6 +49,9 @@ type Config struct {
 	Command []string
 	// Upstream is the Streamable HTTP endpoint (stdio → HTTP, HTTP → HTTP).
 	Upstream string
+	// UpstreamTransport is TransportAuto (the default), TransportStreamableHTTP
+	// or TransportSSE (stdio → HTTP only).
+	UpstreamTransport string
 	// Listen is the address to serve HTTP on (HTTP → HTTP).
 	Listen string
 	// Header is sent with every upstream request (authorization and the
@@ -101,6 +104,15 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("--upstream must be an http(s) URL")
 		}
 	}
+	switch c.UpstreamTransport {
+	case "", TransportAuto, TransportStreamableHTTP:
+	case TransportSSE:
+		if c.Listen != "" {
+			return errors.New("--upstream-transport sse is for stdio -> HTTP; the HTTP -> HTTP proxy relays Streamable HTTP")
+		}
+	default:
+		return fmt.Errorf("--upstream-transport must be %s, %s or %s, not %q", TransportAuto, TransportStreamableHTTP, TransportSSE, c.UpstreamTransport)
+	}
 	switch c.OnStale {
 	case "", OnStaleObserve, OnStaleRefuse:
 	default:
@@ -122,6 +134,9 @@ func (c *Config) Validate() error {
 
 // complete fills in the defaults.
 func (c *Config) complete() {
+	if c.UpstreamTransport == "" {
+		c.UpstreamTransport = TransportAuto
+	}
 	if c.OnStale == "" {
 		c.OnStale = OnStaleObserve
 	}

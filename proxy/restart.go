@@ -27,8 +27,9 @@ import (
 func (u *streamable) restart(lost string) error {
 	u.restartMu.Lock()
 	defer u.restartMu.Unlock()
+	current := u.key()
 	u.mu.Lock()
-	if u.closing || (u.sid != lost && !u.lost) {
+	if u.closing || (current != lost && !u.lost) {
 		closing := u.closing
 		u.mu.Unlock()
 		if closing {
@@ -36,11 +37,17 @@ func (u *streamable) restart(lost string) error {
 		}
 		return nil
 	}
-	u.sid, u.lost = "", true
+	u.sid, u.endpoint, u.lost = "", "", true
 	u.mu.Unlock()
 	init := u.r.initFrame.Load()
 	if init == nil {
 		return errors.New("the session ended before the agent initialized it")
+	}
+	if u.legacy.Load() {
+		// On HTTP+SSE the session is the stream: open a new one first.
+		if err := u.connectSSE(); err != nil {
+			return fmt.Errorf("the session ended and the SSE stream could not be reopened: %w", err)
+		}
 	}
 	m, _ := interceptor.ParseMessage(*init)
 	if _, err := u.r.call(u.ctx, mcpwire.MethodInitialize, m.Params); err != nil {
@@ -100,11 +107,12 @@ const (
 // it open: a dropped stream is reopened (with Last-Event-ID, so nothing is
 // lost), and a reopening the server refuses as an unknown session
 // re-initializes. A server without the stream (405) is left alone. A
-// stateless server has no such stream (its agent subscribes itself).
+// stateless server has no such stream (its agent subscribes itself); on
+// HTTP+SSE the session's one stream is opened by connectSSE.
 func (u *streamable) listen() {
 	u.mu.Lock()
 	sid := u.sid
-	if u.closing || u.stateless || sid == "" || u.listening == sid {
+	if u.closing || u.stateless || u.legacy.Load() || sid == "" || u.listening == sid {
 		u.mu.Unlock()
 		return
 	}
@@ -153,7 +161,7 @@ func (u *streamable) listenLoop(sid string) {
 
 // get opens the GET stream.
 func (u *streamable) get(sid, lastID string) (*http.Response, error) {
-	req, err := u.newRequest(u.ctx, http.MethodGet, sid, nil)
+	req, err := u.newRequest(u.ctx, http.MethodGet, u.url, sid, nil)
 	if err != nil {
 		return nil, err
 	}

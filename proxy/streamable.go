@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
@@ -67,6 +68,13 @@ type streamable struct {
 	listening string // the session whose GET stream runs
 	closing   bool
 
+	// HTTP+SSE (legacysse.go).
+	legacy       atomic.Bool                  // the server speaks the 2024-11-05 HTTP+SSE transport
+	endpoint     string                       // where messages are posted: the live stream's endpoint event; "" while it is down
+	gen          uint64                       // the stream generation: up on every connection and every loss
+	awaiting     map[interceptor.ID]*exchange // requests whose answer is to come on the stream
+	streamCancel context.CancelFunc           // ends the current stream
+
 	restartMu sync.Mutex // one re-initialization at a time
 }
 
@@ -76,6 +84,12 @@ type exchange struct {
 	body  io.Reader            // instead of frame: an oversized frame, streamed unparsed
 	msg   *interceptor.Message // nil: not one readable message (a batch, garbage, oversized)
 	own   bool                 // the proxy's own request
+
+	answered atomic.Bool // a response or an error reached whoever asked: nothing more goes
+	legacy   bool        // posted on HTTP+SSE, on stream generation gen, to endpoint
+	gen      uint64
+	endpoint string
+	accepted bool // HTTP+SSE: the server took it (2xx); guarded by streamable.mu
 }
 
 func (x *exchange) request() bool {
@@ -99,6 +113,7 @@ func newStreamable(ctx context.Context, cfg *Config, r *relay) *streamable {
 		cfg: cfg, r: r, url: cfg.Upstream, ctx: ctx, cancel: cancel,
 		client: &http.Client{Transport: tr, CheckRedirect: sameOrigin},
 		queue:  make(chan *exchange, 64), dispatched: make(chan struct{}),
+		awaiting: map[interceptor.ID]*exchange{},
 	}
 	go u.dispatch()
 	return u
@@ -251,6 +266,12 @@ func (u *streamable) start(x *exchange, written chan struct{}) {
 // exchange posts one frame and relays what answers it. retried is set on
 // the second attempt of a request whose session died under it.
 func (u *streamable) exchange(x *exchange, wrote func(), retried bool) {
+	if err := u.ensureSSE(); err != nil {
+		wrote()
+		u.fail(x, err)
+		return
+	}
+	u.await(x)
 	if !x.own && x.method() != mcpwire.MethodInitialize && u.isLost() {
 		// The session died and is not back yet: re-initialize first, and
 		// judge the call again on what the server now serves.
@@ -283,12 +304,28 @@ func (u *streamable) exchange(x *exchange, wrote func(), retried bool) {
 		return
 	}
 	defer resp.Body.Close()
-	if !x.own && sid != "" && sessionLost(resp) {
+	if u.legacyFallback(x, resp) {
+		// A server of the 2024-11-05 generation: open its event stream
+		// and send the initialize again, there.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		if err := u.connectSSE(); err != nil {
+			if jsonwire.Lookup(b, "error") != nil {
+				u.refused(x, resp) // a Streamable HTTP server's own refusal: the agent reads it
+				return
+			}
+			u.fail(x, fmt.Errorf("refused Streamable HTTP (HTTP %d to initialize), and HTTP+SSE failed: %w", resp.StatusCode, err))
+			return
+		}
+		u.exchange(x, func() {}, retried)
+		return
+	}
+	if lost, gone := u.sessionGone(x, sid, resp); !x.own && gone {
 		if retried {
 			u.fail(x, fmt.Errorf("the re-initialized session was lost too (HTTP %d)", resp.StatusCode))
 			return
 		}
-		if err := u.restart(sid); err != nil {
+		if err := u.restart(lost); err != nil {
 			u.fail(x, err)
 			return
 		}
@@ -308,7 +345,17 @@ func (u *streamable) post(x *exchange, sid string, wrote func()) (*http.Response
 		body = bytes.NewReader(u.withMeta(x))
 	}
 	ctx := httptrace.WithClientTrace(u.ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }})
-	req, err := u.newRequest(ctx, http.MethodPost, sid, body)
+	target := u.url
+	u.mu.Lock()
+	if x.legacy = u.legacy.Load(); x.legacy {
+		target, x.gen, x.endpoint = u.endpoint, u.gen, u.endpoint
+		sid = "" // the session is the endpoint's
+	}
+	u.mu.Unlock()
+	if target == "" {
+		return nil, errors.New("the SSE stream is down")
+	}
+	req, err := u.newRequest(ctx, http.MethodPost, target, sid, body)
 	if err != nil {
 		return nil, err
 	}
@@ -326,10 +373,10 @@ func (u *streamable) post(x *exchange, sid string, wrote func()) (*http.Response
 	return u.do(req)
 }
 
-// newRequest builds a request to the upstream with the configured headers
-// and the session id.
-func (u *streamable) newRequest(ctx context.Context, method, sid string, body io.Reader) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, method, u.url, body)
+// newRequest builds a request to target (the upstream URL, or on HTTP+SSE
+// the message endpoint) with the configured headers and the session id.
+func (u *streamable) newRequest(ctx context.Context, method, target, sid string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		return nil, errors.New("invalid upstream URL")
 	}
@@ -427,6 +474,22 @@ func sessionLost(resp *http.Response) bool {
 	return false
 }
 
+// sessionGone reports whether the answer to x says the session it was
+// posted on is gone (it never reached a live one), and that session's key.
+// On HTTP+SSE: 404 from the message endpoint, or a refusal from a session
+// whose stream has since ended.
+func (u *streamable) sessionGone(x *exchange, sid string, resp *http.Response) (string, bool) {
+	if !x.legacy {
+		return sid, sid != "" && sessionLost(resp)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return x.endpoint, true
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return x.endpoint, u.gen != x.gen && (resp.StatusCode < 200 || resp.StatusCode > 299)
+}
+
 func (u *streamable) session() string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -475,6 +538,11 @@ func (u *streamable) answer(x *exchange, resp *http.Response) {
 	}
 	switch {
 	case !x.request() || answered:
+	case x.legacy && !garbled:
+		// The answer comes on the stream, unless the stream is gone.
+		if !u.accepted(x) {
+			u.fail(x, errStreamEnded)
+		}
 	case garbled:
 		u.fail(x, errors.New("answered with text that is not JSON-RPC"))
 	default:
@@ -536,11 +604,17 @@ func (u *streamable) deliver(x *exchange, resp *http.Response, frame []byte) (an
 		_ = json.Compact(&b, frame)
 		frame = b.Bytes()
 	}
-	if x.request() {
-		if m, ok := interceptor.ParseMessage(frame); ok && m.Method == "" && m.ID == x.msg.ID {
-			answers = true
-			if x.method() == mcpwire.MethodInitialize && m.Result != nil {
-				u.initialized(resp, m.Result)
+	if x.request() || u.legacy.Load() {
+		if m, ok := interceptor.ParseMessage(frame); ok && m.Method == "" && m.ID.Valid() {
+			if w := u.awaited(m.ID); w != nil {
+				x = w // on HTTP+SSE the stream answers what was posted
+			}
+			if x.request() && m.ID == x.msg.ID {
+				answers = true
+				x.answered.Store(true)
+				if x.method() == mcpwire.MethodInitialize && m.Result != nil {
+					u.initialized(resp, m.Result)
+				}
 			}
 		}
 	}
@@ -551,12 +625,17 @@ func (u *streamable) deliver(x *exchange, resp *http.Response, frame []byte) (an
 // initialized records the session an initialize response opened.
 func (u *streamable) initialized(resp *http.Response, result []byte) {
 	v, _ := jsonwire.String(jsonwire.Lookup(result, "protocolVersion"))
-	sid := resp.Header.Get(headerSessionID)
 	u.mu.Lock()
 	u.version, u.stateless = v, false
-	u.sid = sid
+	legacy := u.legacy.Load()
+	if !legacy {
+		u.sid = resp.Header.Get(headerSessionID)
+	}
+	sid := u.sid
 	u.mu.Unlock()
-	u.r.sess.SetMCPSessionID(sid)
+	if !legacy { // on HTTP+SSE the endpoint named the session
+		u.r.sess.SetMCPSessionID(sid)
+	}
 }
 
 // refused answers a request the server refused with an HTTP error status:
@@ -569,6 +648,10 @@ func (u *streamable) refused(x *exchange, resp *http.Response) {
 		return
 	}
 	if e := jsonwire.Lookup(b, "error"); len(e) > 0 && json.Valid(e) && !bytes.ContainsAny(e, "\r\n") {
+		if x.answered.Swap(true) {
+			return
+		}
+		u.awaited(x.msg.ID)
 		out := append([]byte(`{"jsonrpc":"2.0","id":`), x.msg.RawID...)
 		out = append(append(append(out, `,"error":`...), e...), '}')
 		if x.own {
@@ -585,9 +668,10 @@ func (u *streamable) refused(x *exchange, resp *http.Response) {
 // fail ends x's request with err: the agent's gets a JSON-RPC error naming
 // the upstream; the proxy's own call returns it.
 func (u *streamable) fail(x *exchange, err error) {
-	if !x.request() {
+	if !x.request() || x.answered.Swap(true) {
 		return
 	}
+	u.awaited(x.msg.ID)
 	if x.own {
 		u.r.fromServer(errorFrame(x.msg.RawID, codeUpstream, err.Error()))
 		return
@@ -636,7 +720,7 @@ func (u *streamable) close(grace time.Duration, drain bool) {
 	u.bg.Wait()
 	if sid != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout(u.cfg))
-		if req, err := u.newRequest(ctx, http.MethodDelete, sid, nil); err == nil {
+		if req, err := u.newRequest(ctx, http.MethodDelete, u.url, sid, nil); err == nil {
 			if version != "" {
 				req.Header.Set(headerProtocolVersion, version)
 			}

@@ -45,6 +45,7 @@ type recorder struct {
 
 type recorded struct {
 	method string // HTTP
+	url    string // the request's path and query
 	rpc    string // the JSON-RPC method; "tools/call NAME" for a call
 	id     string // the JSON-RPC id as JSON text
 	header http.Header
@@ -78,7 +79,7 @@ func newRecorder(t *testing.T, target string) *recorder {
 			m.Method += " " + m.Params.Name
 		}
 		rec.mu.Lock()
-		rec.reqs = append(rec.reqs, recorded{method: r.Method, rpc: m.Method, id: string(m.ID), header: r.Header.Clone(), body: string(body)})
+		rec.reqs = append(rec.reqs, recorded{method: r.Method, url: r.URL.String(), rpc: m.Method, id: string(m.ID), header: r.Header.Clone(), body: string(body)})
 		rec.mu.Unlock()
 		rp.ServeHTTP(w, r)
 	}))
@@ -134,27 +135,14 @@ func TestUpstreamEverything(t *testing.T) {
 	}
 	span := tel.waitNamed(t, "tools/call echo", 1)[0]
 	list := tel.named("tools/list")[0]
-	for key, want := range map[string]string{
+	checkCallSpan(t, span, map[string]string{
 		semconv.ServerURL:      rec.URL + "/mcp",
 		semconv.ServerName:     "example-servers/everything",
 		semconv.MCPSessionID:   sid,
 		semconv.ToolsSetDigest: str(list, semconv.ToolsSetDigest),
 		semconv.GenAIAgentName: "gate-agent",
-	} {
-		if got := str(span, key); got != want {
-			t.Errorf("%s = %q, want %q", key, got, want)
-		}
-	}
-	if len(str(span, semconv.ToolDigest)) != 64 {
-		t.Errorf("%s = %q", semconv.ToolDigest, str(span, semconv.ToolDigest))
-	}
-
-	a.cs.Close()
-	p.in.Close()
-	if code := <-p.code; code != 0 {
-		t.Errorf("exit code %d", code)
-	}
-	p.code <- 0
+	})
+	p.hangUp(t, a)
 	if del := rec.find(func(r recorded) bool { return r.method == http.MethodDelete }); len(del) != 1 || del[0].header.Get("Mcp-Session-Id") != sid {
 		t.Errorf("DELETE requests %v", del)
 	}
@@ -166,65 +154,75 @@ func TestUpstreamEverything(t *testing.T) {
 // TestUpstreamRestartUpgrade: a live agent session through the proxy while
 // server-everything is stopped and restarted on the same port as the next
 // release (2025.9.25 → 2025.11.25, which rewrote startElicitation's
-// description). The proxy re-initializes on the agent's behalf and tells
-// the agent its tools changed; with --on-stale refuse the changed tool's
-// call gets the STALE_TOOL_SCHEMA envelope and never reaches the server,
-// an unchanged tool passes, and after a re-list the changed tool passes.
-// No call of the agent fails for the restart.
+// description), over Streamable HTTP and over the deprecated HTTP+SSE
+// (whose session is its stream). The proxy re-initializes on the agent's
+// behalf and tells the agent its tools changed; with --on-stale refuse the
+// changed tool's call gets the STALE_TOOL_SCHEMA envelope and never
+// reaches the server, an unchanged tool passes, and after a re-list the
+// changed tool passes. No call of the agent fails for the restart.
 func TestUpstreamRestartUpgrade(t *testing.T) {
-	port := freePort(t)
-	_, stop := testservers.EverythingHTTPAt(t, "2025.9.25", "streamableHttp", port)
-	rec := newRecorder(t, "http://127.0.0.1:"+strconv.Itoa(port))
-	tel := newTelemetry(t)
-	p := startUpstream(t, proxy.Config{Upstream: rec.URL + "/mcp", OnStale: proxy.OnStaleRefuse, InjectTraceContext: true}, tel)
-	a := connectAgentWith(t, p, &mcp.ClientOptions{
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "decline"}, nil
-		},
-	}, "2025-11-25")
-	a.list(t)
-	a.call(t, "echo", map[string]any{"message": "before"})
-	eventually(t, func() bool { return len(rec.find(func(r recorded) bool { return r.method == http.MethodGet })) > 0 }, "the GET stream")
-	oldSID := rec.rpc("tools/call echo")[0].header.Get("Mcp-Session-Id")
-	drain(a.changed)
+	for _, tc := range []struct {
+		mode, path string
+		session    func(recorded) string // which upstream session a request went to
+	}{
+		{"streamableHttp", "/mcp", func(r recorded) string { return r.header.Get("Mcp-Session-Id") }},
+		{"sse", "/sse", func(r recorded) string { return r.url }}, // the endpoint names the session
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			port := freePort(t)
+			_, stop := testservers.EverythingHTTPAt(t, "2025.9.25", tc.mode, port)
+			rec := newRecorder(t, "http://127.0.0.1:"+strconv.Itoa(port))
+			tel := newTelemetry(t)
+			p := startUpstream(t, proxy.Config{Upstream: rec.URL + tc.path, OnStale: proxy.OnStaleRefuse, InjectTraceContext: true}, tel)
+			a := connectAgentWith(t, p, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				},
+			}, "2025-11-25")
+			a.list(t)
+			a.call(t, "echo", map[string]any{"message": "before"})
+			eventually(t, func() bool { return len(rec.find(func(r recorded) bool { return r.method == http.MethodGet })) > 0 }, "the GET stream")
+			oldSession := tc.session(rec.rpc("tools/call echo")[0])
+			drain(a.changed)
 
-	stop()
-	testservers.EverythingHTTPAt(t, "2025.11.25", "streamableHttp", port)
-	// The dropped stream tells the proxy; it re-initializes, re-lists and
-	// tells the agent.
-	waitChan(t, a.changed, "notifications/tools/list_changed after the restart")
+			stop()
+			testservers.EverythingHTTPAt(t, "2025.11.25", tc.mode, port)
+			// The dropped stream tells the proxy; it re-initializes,
+			// re-lists and tells the agent.
+			waitChan(t, a.changed, "notifications/tools/list_changed after the restart")
 
-	res := a.call(t, "startElicitation", map[string]any{})
-	sc, _ := res.StructuredContent.(map[string]any)
-	if !res.IsError || sc["error_code"] != "STALE_TOOL_SCHEMA" || sc["tool"] != "startElicitation" || sc["side_effect_started"] != false {
-		t.Fatalf("the changed tool's call: %v %v", res.Content, sc)
-	}
-	if n := len(rec.rpc("tools/call startElicitation")); n != 0 {
-		t.Errorf("the refused call reached the server %d time(s)", n)
-	}
-	if res := a.call(t, "echo", map[string]any{"message": "after"}); res.IsError {
-		t.Errorf("the unchanged tool was refused: %v", res.Content)
-	}
-	echo := rec.rpc("tools/call echo")
-	newSID := echo[len(echo)-1].header.Get("Mcp-Session-Id")
-	if newSID == "" || newSID == oldSID {
-		t.Errorf("the call after the restart went on session %q (old %q)", newSID, oldSID)
-	}
-	inits := rec.rpc("initialize")
-	if len(inits) != 2 || !strings.HasPrefix(inits[1].id, `"mcpdrift-proxy-`) {
-		t.Errorf("initialize requests: %v", inits)
-	}
+			res := a.call(t, "startElicitation", map[string]any{})
+			sc, _ := res.StructuredContent.(map[string]any)
+			if !res.IsError || sc["error_code"] != "STALE_TOOL_SCHEMA" || sc["tool"] != "startElicitation" || sc["side_effect_started"] != false {
+				t.Fatalf("the changed tool's call: %v %v", res.Content, sc)
+			}
+			if n := len(rec.rpc("tools/call startElicitation")); n != 0 {
+				t.Errorf("the refused call reached the server %d time(s)", n)
+			}
+			if res := a.call(t, "echo", map[string]any{"message": "after"}); res.IsError {
+				t.Errorf("the unchanged tool was refused: %v", res.Content)
+			}
+			echo := rec.rpc("tools/call echo")
+			if newSession := tc.session(echo[len(echo)-1]); newSession == "" || newSession == oldSession {
+				t.Errorf("the call after the restart went on session %q (old %q)", newSession, oldSession)
+			}
+			inits := rec.rpc("initialize")
+			if last := inits[len(inits)-1]; !strings.HasPrefix(last.id, `"mcpdrift-proxy-`) || tc.session(last) == oldSession {
+				t.Errorf("initialize requests: %v", inits)
+			}
 
-	a.list(t)
-	if res := a.call(t, "startElicitation", map[string]any{}); res.IsError {
-		t.Errorf("the changed tool was refused after the agent listed again: %v", res.Content)
-	}
-	if n := len(rec.rpc("tools/call startElicitation")); n != 1 {
-		t.Errorf("the server got startElicitation %d times, want 1", n)
-	}
-	ref := tel.waitNamed(t, "tools/call startElicitation", 2)[0]
-	if str(ref, semconv.GuardRefusal) != semconv.RefusalStaleToolSchema {
-		t.Errorf("refusal span %v", ref.Attributes)
+			a.list(t)
+			if res := a.call(t, "startElicitation", map[string]any{}); res.IsError {
+				t.Errorf("the changed tool was refused after the agent listed again: %v", res.Content)
+			}
+			if n := len(rec.rpc("tools/call startElicitation")); n != 1 {
+				t.Errorf("the server got startElicitation %d times, want 1", n)
+			}
+			ref := tel.waitNamed(t, "tools/call startElicitation", 2)[0]
+			if str(ref, semconv.GuardRefusal) != semconv.RefusalStaleToolSchema {
+				t.Errorf("refusal span %v", ref.Attributes)
+			}
+		})
 	}
 }
 

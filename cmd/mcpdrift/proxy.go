@@ -36,7 +36,8 @@ changed or unapproved definition are refused before they reach the server.
 
 Modes:
   stdio -> stdio   mcpdrift proxy [flags] -- CMD ARGS...   (the host launches this instead of CMD)
-  stdio -> HTTP    mcpdrift proxy --upstream URL            (a stdio server for hosts that only launch commands)
+  stdio -> HTTP    mcpdrift proxy --upstream URL            (a stdio server for hosts that only launch commands;
+                                                            Streamable HTTP or the deprecated HTTP+SSE upstream)
   HTTP  -> HTTP    mcpdrift proxy --listen 127.0.0.1:PORT --upstream URL
 
 Spans are exported as the standard OTEL_EXPORTER_OTLP_* variables say (OTLP/HTTP
@@ -95,8 +96,9 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&cfg.Upstream, "upstream", "", "Streamable HTTP endpoint of the server (stdio -> HTTP, or HTTP -> HTTP with --listen)")
+	fl.StringVar(&cfg.Upstream, "upstream", "", "the server's MCP endpoint: Streamable HTTP, or an HTTP+SSE stream URL in stdio -> HTTP (stdio -> HTTP, or HTTP -> HTTP with --listen)")
 	fl.StringVar(&upstreamEnv, "upstream-env", "", "environment variable holding the upstream URL, for a URL with credentials in it (mcpdrift wrap writes this; the URL is never printed whole)")
+	fl.StringVar(&cfg.UpstreamTransport, "upstream-transport", proxy.TransportAuto, "stdio -> HTTP: auto (Streamable HTTP, falling back to the deprecated HTTP+SSE when initialize is refused with 400/404/405), streamable-http, or sse")
 	fl.StringVar(&cfg.Listen, "listen", "", "address to serve Streamable HTTP on (HTTP -> HTTP), e.g. 127.0.0.1:7001")
 	fl.StringArrayVarP(&headers, "header", "H", nil, "HTTP header 'Name: value' sent upstream (repeatable; values are secrets: never printed)")
 	fl.StringArrayVar(&headerEnv, "header-env", nil, "HTTP header Name=ENV_VAR whose value is read from the environment (repeatable)")

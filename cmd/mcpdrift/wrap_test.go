@@ -57,7 +57,7 @@ func TestWrapUnwrapFile(t *testing.T) {
 	if code != exitOK || out != "" {
 		t.Fatalf("wrap: exit %d, stdout %q\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"wrapped   everything (stdio)", "wrapped   api (http)", `skipped   asana: type "sse"`, `skipped   slack: it signs in through the host ("oauth")`, "backup: " + path + ".bak"} {
+	for _, want := range []string{"wrapped   everything (stdio)", "wrapped   api (http)", "wrapped   asana (sse)", `skipped   slack: it signs in through the host ("oauth")`, "backup: " + path + ".bak"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("wrap output lacks %q:\n%s", want, errOut)
 		}

@@ -125,9 +125,7 @@ func (e *entry) wrapRemote(o Options, typ string) (text, kind, note, skip string
 	case "", "http", "streamable-http", "streamableHttp":
 		kind = "http"
 	case "sse":
-		// The proxy speaks Streamable HTTP upstream; a legacy HTTP+SSE
-		// upstream is not built (docs/proxy.md).
-		return "", "", "", `type "sse": the proxy reaches Streamable HTTP servers, not legacy HTTP+SSE ones`
+		kind = "sse" // the deprecated HTTP+SSE transport: the proxy is told, not left to find out
 	default:
 		return "", "", "", fmt.Sprintf("type %q: the proxy reaches Streamable HTTP and SSE servers", typ)
 	}
@@ -162,6 +160,9 @@ func (e *entry) wrapRemote(o Options, typ string) (text, kind, note, skip string
 		env = append(env, envVar{UpstreamEnv, e.raw(u)})
 	} else {
 		args = append(args, "--upstream", u.Str)
+	}
+	if kind == "sse" {
+		args = append(args, "--upstream-transport", "sse")
 	}
 	existing := n.Get("env")
 	names := headerEnvNames(headers, existing)

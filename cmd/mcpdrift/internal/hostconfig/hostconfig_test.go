@@ -28,7 +28,7 @@ var hosts = []struct {
 	want  map[string]Action
 }{
 	{"claude_desktop_config.json", false, map[string]Action{"filesystem": Wrapped, "github": Wrapped, "memory": Wrapped}},
-	{"mcp.json", false, map[string]Action{"everything": Wrapped, "notion": Wrapped, "api": Wrapped, "asana": Skipped, "slack": Skipped}},
+	{"mcp.json", false, map[string]Action{"everything": Wrapped, "notion": Wrapped, "api": Wrapped, "asana": Wrapped, "slack": Skipped}},
 	{"cursor-mcp.json", false, map[string]Action{"server-name": Wrapped, "userjot": Wrapped, "core": Wrapped, "no-transport": Skipped}},
 	{"vscode-mcp.json", true, map[string]Action{"perplexity": Wrapped, "context7": Wrapped, "memory": Wrapped, "local-socket": Skipped}},
 	{"docs-example.json", false, map[string]Action{"everything": Wrapped, "search": Wrapped}}, // shown in docs/wrapping.md
@@ -180,10 +180,11 @@ func TestWrapRemoteEntry(t *testing.T) {
 			t.Errorf("a header value reached argv: %q", a)
 		}
 	}
-	// A legacy HTTP+SSE server is left alone: the proxy speaks Streamable
-	// HTTP upstream.
-	if asana := entries["asana"]; asana.Command != "" || len(asana.Args) != 0 {
-		t.Errorf("asana (type sse) was wrapped: %q %q", asana.Command, asana.Args)
+	// A legacy HTTP+SSE server is reached over that transport, its
+	// header moved to env like any other.
+	if asana := entries["asana"]; !slices.Contains(asana.Args, "https://mcp.asana.com/sse") ||
+		!strings.Contains(strings.Join(asana.Args, " "), "--upstream-transport sse") || asana.Env["MCPDRIFT_HEADER_X_API_KEY"] != "${ASANA_KEY}" {
+		t.Errorf("asana (type sse) wrapped as %q %q %v", asana.Command, asana.Args, asana.Env)
 	}
 	if notion := entries["notion"]; !slices.Contains(notion.Args, "https://mcp.notion.com/mcp") {
 		t.Errorf("notion args %q", notion.Args)
