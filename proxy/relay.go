@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,10 @@ type relay struct {
 	relistMu   sync.Mutex
 	relistWait chan struct{}
 	relistGen  uint64
+
+	// The x-mcp-header bindings of the tools the agent was served, by
+	// tool name (paramheaders.go); nil while no tool has any.
+	params atomic.Pointer[map[string][]paramBinding]
 }
 
 func newRelay(cfg *Config, tel Telemetry, ep interceptor.Endpoint, g *gate) *relay {
@@ -269,6 +274,7 @@ func (r *relay) servedListing(frame []byte, m interceptor.Message, firstPage boo
 	if !readable {
 		return frame
 	}
+	r.learnParamHeaders(m.Result, defs)
 	next, _ := jsonwire.String(jsonwire.Lookup(m.Result, "nextCursor"))
 	if firstPage && next == "" {
 		current := make(map[string]string, len(defs))
@@ -278,6 +284,35 @@ func (r *relay) servedListing(frame []byte, m interceptor.Message, firstPage boo
 		r.gate.learn(current)
 	}
 	return r.gate.filterListing(frame, m, defs)
+}
+
+// learnParamHeaders keeps the x-mcp-header bindings of a listing's tools
+// (a tool listed again without them loses them).
+func (r *relay) learnParamHeaders(result []byte, defs []contract.Definition) {
+	old := r.params.Load()
+	if old == nil && !bytes.Contains(result, []byte("x-mcp-header")) {
+		return // the common case: no tool has any, nothing to do
+	}
+	next := map[string][]paramBinding{}
+	if old != nil {
+		maps.Copy(next, *old)
+	}
+	for _, d := range defs {
+		if b := paramBindings(d.Raw); b != nil {
+			next[d.Key] = b
+		} else {
+			delete(next, d.Key)
+		}
+	}
+	r.params.Store(&next)
+}
+
+// paramHeaders are the bindings of tool, as the agent was served it.
+func (r *relay) paramHeaders(tool string) []paramBinding {
+	if p := r.params.Load(); p != nil {
+		return (*p)[tool]
+	}
+	return nil
 }
 
 // refuse answers a call for the server: a span that ends with the refusal,

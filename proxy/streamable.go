@@ -367,6 +367,9 @@ func (u *streamable) post(x *exchange, sid string, wrote func()) (*http.Response
 			req.Header.Set(headerMethod, x.method())
 			if name := nameOf(x.msg); name != "" {
 				req.Header.Set(headerName, name)
+				if x.method() == mcpwire.MethodToolsCall {
+					setParamHeaders(req.Header, u.r.paramHeaders(name), x.msg.Params)
+				}
 			}
 		}
 	}
