@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
 )
 
 // When the server restarts — how most deploys, and so most drifts, arrive —
@@ -157,6 +158,45 @@ func (u *streamable) listenLoop(sid string) {
 			return
 		}
 	}
+}
+
+// maxResumes bounds the reconnections to a POST's event stream that bring
+// no new event.
+const maxResumes = 5
+
+// resume reads the rest of a POST's event stream that ended before the
+// request was answered: a GET with Last-Event-ID, after the stream's retry
+// time (else the back-off), as the transport allows — and as servers that
+// close a stream to make the client poll (SEP-1699, 2025-11-25) expect. It
+// returns the parser of the last stream read; done reports an answer.
+func (u *streamable) resume(p *sse.Parser, deliver func([]byte), done func() bool) *sse.Parser {
+	sid := u.session()
+	lastID, wait := p.LastID(), max(p.Retry(), listenMinWait)
+	for idle := 0; !done() && sid != "" && lastID != "" && idle < maxResumes && !u.legacy.Load(); idle++ {
+		if p.Retry() > 0 {
+			wait = p.Retry()
+		}
+		if !u.sleep(&wait) {
+			break
+		}
+		resp, err := u.get(sid, lastID)
+		if err != nil {
+			continue
+		}
+		if resp.StatusCode != http.StatusOK || !isEventStream(resp) {
+			resp.Body.Close() // 405, 404: the server does not resume it
+			break
+		}
+		p = u.readStream(resp.Body, deliver)
+		resp.Body.Close()
+		if id := p.LastID(); id != "" && id != lastID {
+			lastID, idle = id, -1 // progress: the count starts again
+		}
+		if p.Dropped > 0 {
+			break
+		}
+	}
+	return p
 }
 
 // get opens the GET stream.

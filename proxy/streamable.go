@@ -522,6 +522,9 @@ func (u *streamable) answer(x *exchange, resp *http.Response) {
 		return
 	case mt == "text/event-stream":
 		p := u.readStream(resp.Body, deliver)
+		if !answered && x.request() && p.Dropped == 0 {
+			p = u.resume(p, deliver, func() bool { return answered })
+		}
 		if !answered && p.Dropped > 0 {
 			u.fail(x, fmt.Errorf("an event over the %d-byte limit was dropped", u.cfg.Limits.MaxDocumentBytes))
 			return

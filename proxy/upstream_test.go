@@ -473,3 +473,30 @@ func TestUpstreamPipelinedAfterInitialize(t *testing.T) {
 		t.Errorf("tools/list right after initialize: %s", got)
 	}
 }
+
+// TestUpstreamResumesPostStream: a go-sdk server (2025-11-25, with an
+// event store) that closes a tool call's event stream before answering,
+// asking the client to come back (SEP-1699): the proxy resumes it with a
+// GET carrying Last-Event-ID after the stream's retry time, and the agent
+// gets the result as if the stream had never closed.
+func TestUpstreamResumesPostStream(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "polling", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 20 * time.Millisecond})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done late"}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}))
+	t.Cleanup(hs.Close)
+	rec := newRecorder(t, hs.URL)
+	p := startUpstream(t, proxy.Config{Upstream: rec.URL + "/mcp"}, newTelemetry(t))
+	a := connectAgent(t, p)
+	res := a.call(t, "slow", nil)
+	if tc, _ := res.Content[0].(*mcp.TextContent); res.IsError || tc == nil || tc.Text != "done late" {
+		t.Fatalf("the call answered %v", res.Content)
+	}
+	if resumed := rec.find(func(r recorded) bool { return r.method == http.MethodGet && r.header.Get("Last-Event-ID") != "" }); len(resumed) == 0 {
+		t.Error("no GET with Last-Event-ID: the result did not come by resumption")
+	}
+}

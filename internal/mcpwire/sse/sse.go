@@ -8,7 +8,11 @@
 // cannot be read whole.
 package sse
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+	"time"
+)
 
 // Event is one dispatched server-sent event.
 type Event struct {
@@ -42,6 +46,7 @@ type Parser struct {
 	data     []byte
 	event    string
 	lastID   string
+	retry    time.Duration
 	hasData  bool
 	tooLarge bool
 	afterCR  bool
@@ -71,6 +76,10 @@ func (p *Parser) Feed(b []byte) {
 
 // LastID is the last event ID seen so far.
 func (p *Parser) LastID() string { return p.lastID }
+
+// Retry is the reconnection time the stream last asked for ("retry"), 0
+// if it never did.
+func (p *Parser) Retry() time.Duration { return p.retry }
 
 func (p *Parser) appendLine(b []byte) {
 	if len(p.line)+len(b) > p.Max {
@@ -113,6 +122,10 @@ func (p *Parser) endLine() {
 	case "id":
 		if bytes.IndexByte(value, 0) < 0 {
 			p.lastID = string(value)
+		}
+	case "retry":
+		if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {
+			p.retry = time.Duration(ms) * time.Millisecond
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 type event struct{ name, id, data string }
@@ -31,8 +32,8 @@ func TestFraming(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("chunk %d:\n got %q\nwant %q", chunk, got, want)
 		}
-		if p.LastID() != "7" {
-			t.Errorf("chunk %d: last event id %q", chunk, p.LastID())
+		if p.LastID() != "7" || p.Retry() != 10*time.Millisecond {
+			t.Errorf("chunk %d: last event id %q, retry %v", chunk, p.LastID(), p.Retry())
 		}
 	}
 }
