@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -222,4 +223,32 @@ func toolNames(lt *mcp.ListToolsResult) []string {
 		names = append(names, tool.Name)
 	}
 	return names
+}
+
+// TestLockGatesBatches: a JSON-RPC batch (2025-03-26) is no way around the
+// gate: its unapproved call is answered on its own with TOOL_NOT_APPROVED
+// and left out of the batch the server gets; the rest goes through.
+func TestLockGatesBatches(t *testing.T) {
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`,
+		"upgrade": `{"name":"upgrade","inputSchema":{"type":"object"}}`})
+	tel := newTelemetry(t)
+	p := startStdio(t, proxy.Config{Lock: lock}, tel, "sdk")
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"batcher","version":"1"}}}`)
+	p.recvID(t, "1")
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	p.recvID(t, "2")
+	p.send(t, `[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"q":"x"}}},`+
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{}}}]`)
+	refused := p.recvID(t, "3")
+	if !strings.Contains(refused, `"TOOL_NOT_APPROVED"`) || !strings.Contains(refused, `"isError":true`) {
+		t.Errorf("the unapproved call in the batch answered %s", refused)
+	}
+	eventually(t, func() bool { return p.calls(t, "echo") == 1 }, "the approved call of the batch at the server")
+	if p.calls(t, "search") != 0 {
+		t.Error("the unapproved call in the batch reached the server")
+	}
+	if s := tel.waitNamed(t, "tools/call search", 1)[0]; str(s, semconv.GuardRefusal) != semconv.RefusalToolNotApproved {
+		t.Errorf("refusal span %v", s.Attributes)
+	}
 }

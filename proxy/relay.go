@@ -110,7 +110,7 @@ func (r *relay) fromAgent(frame []byte) {
 	m, ok := interceptor.ParseMessage(frame)
 	if !ok {
 		if i := jsonwire.SkipSpace(frame, 0); i < len(frame) && frame[i] == '[' {
-			r.forward(ctx, frame, nil) // a batch: recorded, never gated
+			r.fromAgentBatch(ctx, frame)
 			return
 		}
 		r.unparsed("agent", frame)
@@ -146,6 +146,56 @@ func (r *relay) fromAgent(frame []byte) {
 		return
 	}
 	r.forward(ctx, frame, &m)
+}
+
+// fromAgentBatch handles a JSON-RPC batch (2025-03-26 clients). With the
+// gate on, each call in it is judged like a lone one: a refused call is
+// answered on its own (clients match answers by id) and left out of the
+// batch the server gets, so a batch is no way around the gate.
+func (r *relay) fromAgentBatch(ctx context.Context, frame []byte) {
+	if !r.gate.active() {
+		r.forward(ctx, frame, nil)
+		return
+	}
+	a, _ := jsonwire.NewArray(frame)
+	var kept [][]byte
+	refused := false
+	for {
+		elem, ok := a.Next()
+		if !ok {
+			break
+		}
+		m, ok := interceptor.ParseMessage(elem)
+		if ref := r.batchRefusal(&m, ok); ref != nil {
+			r.refuse(ctx, m, elem, ref)
+			refused = true
+			continue
+		}
+		kept = append(kept, elem)
+	}
+	switch {
+	case a.Err() || !refused:
+		r.forward(ctx, frame, nil) // malformed (the server answers it), or nothing refused: as it came
+	case len(kept) > 0:
+		out := append([]byte{'['}, bytes.Join(kept, []byte{','})...)
+		r.forward(ctx, append(out, ']'), nil)
+	}
+}
+
+// batchRefusal is the gate's answer to one request of a batch, nil if it
+// passes.
+func (r *relay) batchRefusal(m *interceptor.Message, parsed bool) *refusal {
+	if !parsed || !m.ID.Valid() || m.Method == "" {
+		return nil
+	}
+	if r.gate.sessionFailed() {
+		return r.gate.failure
+	}
+	if m.Method != mcpwire.MethodToolsCall {
+		return nil
+	}
+	r.awaitRelist()
+	return r.checkCall(m)
 }
 
 // forward records frame on the session and sends what it returns.
