@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
@@ -299,10 +300,31 @@ func (h *httpGate) answer(req *http.Request, m interceptor.Message, ref *refusal
 	return &http.Response{
 		StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:        http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(body))}},
-		Body:          io.NopCloser(bytes.NewReader(body)),
+		Body:          &refusalBody{Reader: bytes.NewReader(body), id: m.ID, ref: ref},
 		ContentLength: int64(len(body)),
 		Request:       req,
 	}
+}
+
+// refusalBody is the body of the gate's own answer. The tap above ends the
+// refused request with the refusal (httptap.Answer) instead of reading the
+// body as the server's answer, so its span is the stdio modes' refusal span:
+// error.type refused and the mcpdrift.guard.* attributes.
+type refusalBody struct {
+	*bytes.Reader
+	id  interceptor.ID
+	ref *refusal
+}
+
+var _ httptap.Answer = (*refusalBody)(nil)
+
+func (b *refusalBody) Close() error { return nil }
+
+func (b *refusalBody) AnswerError(id interceptor.ID) error {
+	if id == b.id {
+		return b.ref
+	}
+	return nil
 }
 
 // CloseIdleConnections forwards to the transport under the gate.

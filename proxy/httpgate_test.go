@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -49,11 +50,8 @@ func TestHTTPLockHidesUnapproved(t *testing.T) {
 	if n := echoCalls.Load(); n != 1 {
 		t.Errorf("echo reached the server %d times, want 1", n)
 	}
-	if span := tel.waitNamed(t, "tools/call secret", 1)[0]; str(span, semconv.ErrorType) == "" {
-		t.Errorf("the refused call's span has no %s", semconv.ErrorType)
-	} else {
-		t.Logf("refused span %s=%s", semconv.ErrorType, str(span, semconv.ErrorType))
-	}
+	span := tel.waitNamed(t, "tools/call secret", 1)[0]
+	wantRefusalSpan(t, span, semconv.RefusalToolNotApproved, sc["current_digest"])
 	if n := tel.counter(t, semconv.MetricProxyRefusals); n != 1 {
 		t.Errorf("refusals counted %d, want 1", n)
 	}
@@ -134,6 +132,11 @@ func testHTTPRefusesStaleCall(t *testing.T, relist time.Duration) {
 	if n := searchCalls.Load(); n != 1 {
 		t.Errorf("the stale call reached the server: %d calls", n)
 	}
+	refused := tel.waitNamed(t, "tools/call search", 2)[1]
+	wantRefusalSpan(t, refused, semconv.RefusalStaleToolSchema, sc["current_digest"])
+	if v, _ := attr(refused, semconv.GuardStaleDefinition); !v.AsBool() || str(refused, semconv.GuardPlannedDigest) != sc["planned_digest"] {
+		t.Errorf("stale refusal span: %s=%v %s=%q", semconv.GuardStaleDefinition, v, semconv.GuardPlannedDigest, str(refused, semconv.GuardPlannedDigest))
+	}
 	if res := call("echo"); res.IsError || echoCalls.Load() != 1 {
 		t.Errorf("unchanged echo: %v, %d calls", res.StructuredContent, echoCalls.Load())
 	}
@@ -187,6 +190,21 @@ func TestHTTPLockRefuseSession(t *testing.T) {
 	}
 	if n := echoCalls.Load(); n != 0 {
 		t.Errorf("a request of the failed session reached the server: %d calls", n)
+	}
+}
+
+// wantRefusalSpan checks a refused call's span is the one the stdio modes
+// make: error.type refused, the refusal code and the current digest.
+func wantRefusalSpan(t *testing.T, span tracetest.SpanStub, code string, current any) {
+	t.Helper()
+	if got := str(span, semconv.ErrorType); got != semconv.ErrorTypeRefused {
+		t.Errorf("refused span: %s = %q, want %q", semconv.ErrorType, got, semconv.ErrorTypeRefused)
+	}
+	if got := str(span, semconv.GuardRefusal); got != code {
+		t.Errorf("refused span: %s = %q, want %q", semconv.GuardRefusal, got, code)
+	}
+	if got, ok := attr(span, semconv.GuardCurrentDigest); !ok || got.AsString() != current {
+		t.Errorf("refused span: %s = %q (set %v), want %q", semconv.GuardCurrentDigest, got.AsString(), ok, current)
 	}
 }
 
