@@ -132,26 +132,46 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // watch reads an event-stream response as it passes: a list_changed the
 // server sends has the session's next call relist first, and the answer to
-// the session's tools/list (listID) is what it plans with. Such listings
-// are not filtered. It reports whether resp is an event stream.
+// the session's tools/list (listID) is what it plans with; with --lock, the
+// event carrying that answer is filtered as a JSON listing is (the other
+// events pass unchanged, each as soon as it is whole). It reports whether
+// resp is an event stream.
 func (h *httpGate) watch(resp *http.Response, g *httpSession, listID json.RawMessage) bool {
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		return false
 	}
-	p := &sse.Parser{Max: h.cfg.Limits.MaxDocumentBytes, Dispatch: func(ev sse.Event) {
+	limit := h.cfg.Limits.MaxDocumentBytes
+	event := func(ev sse.Event) (data []byte, done bool) {
 		m, ok := interceptor.ParseMessage(ev.Data)
 		switch {
 		case !ok:
 		case m.Method == mcpwire.NotifyToolsListChanged:
 			g.announced.Store(true)
 		case listID != nil && bytes.Equal(m.RawID, listID) && m.Result != nil:
-			if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
-				g.listed(m.Result, defs)
+			defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result)
+			if !readable {
+				return nil, true
 			}
+			g.listed(m.Result, defs)
+			if out := g.filterListing(ev.Data, m, defs); !sameSlice(out, ev.Data) {
+				return out, true
+			}
+			return nil, true
 		}
-	}}
+		return nil, false
+	}
+	if listID != nil && g.lock != nil {
+		resp.Body = newRewritingBody(resp.Body, limit, event)
+		return true
+	}
+	p := &sse.Parser{Max: limit, Dispatch: func(ev sse.Event) { event(ev) }}
 	resp.Body = &feedingBody{ReadCloser: resp.Body, p: p}
 	return true
+}
+
+// sameSlice reports whether a and b are the same bytes in memory.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // listing learns the session's definitions from a tools/list JSON response
