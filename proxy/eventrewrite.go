@@ -22,8 +22,7 @@ type rewritingBody struct {
 	held    []byte // the current event's bytes so far
 	out     []byte // bytes ready for the reader
 	outOff  int
-	lineLen int  // bytes in the current line so far
-	afterCR bool // the last byte was a CR (a LF next is the same line end)
+	ends    eventEnds
 	over    bool // the current event is larger than max: passing through
 	done    bool
 	endCR   bool       // the last event ended in a CR: a LF next ends it too
@@ -70,7 +69,7 @@ func (b *rewritingBody) take(chunk []byte) {
 			if !b.rewrote {
 				b.out = append(b.out, '\n')
 			}
-			chunk, b.afterCR = chunk[1:], false
+			chunk, b.ends.afterCR = chunk[1:], false
 		}
 	}
 	for len(chunk) > 0 {
@@ -80,28 +79,15 @@ func (b *rewritingBody) take(chunk []byte) {
 		}
 		i, end := 0, false
 		for ; i < len(chunk); i++ {
-			c := chunk[i]
-			if b.afterCR {
-				b.afterCR = false
-				if c == '\n' {
-					continue // the LF of a CRLF: its line already ended
-				}
-			}
-			if c != '\r' && c != '\n' {
-				b.lineLen++
-				continue
-			}
-			b.afterCR = c == '\r'
-			if b.lineLen == 0 {
-				end = true // a blank line: the event ends here
+			if b.ends.step(chunk[i]) {
+				end = true
 				i++
-				if b.afterCR && i < len(chunk) && chunk[i] == '\n' {
-					i++ // with the LF of its CRLF
-					b.afterCR = false
+				if b.ends.afterCR && i < len(chunk) && chunk[i] == '\n' {
+					b.ends.step('\n') // with the LF of its CRLF
+					i++
 				}
 				break
 			}
-			b.lineLen = 0
 		}
 		part := chunk[:i]
 		chunk = chunk[i:]
@@ -126,7 +112,7 @@ func (b *rewritingBody) endEvent() {
 	b.ev = nil
 	held := b.held
 	b.held = b.held[:0]
-	b.endCR, b.rewrote = b.afterCR, false
+	b.endCR, b.rewrote = b.ends.afterCR, false
 	if b.over {
 		b.over = false
 		return
@@ -165,3 +151,29 @@ func appendWithData(out, raw, data []byte) []byte {
 }
 
 func (b *rewritingBody) Close() error { return b.rc.Close() }
+
+// eventEnds follows an event stream's line ends (CRLF, LF or CR, as the
+// HTML standard frames server-sent events) byte by byte.
+type eventEnds struct {
+	lineLen int  // bytes in the current line so far
+	afterCR bool // the last byte was a CR (a LF next is the same line end)
+}
+
+// step takes the next byte and reports whether it ends an event (it ends
+// a blank line).
+func (e *eventEnds) step(c byte) bool {
+	if e.afterCR {
+		e.afterCR = false
+		if c == '\n' {
+			return false // the LF of a CRLF: its line already ended
+		}
+	}
+	if c != '\r' && c != '\n' {
+		e.lineLen++
+		return false
+	}
+	e.afterCR = c == '\r'
+	blank := e.lineLen == 0
+	e.lineLen = 0
+	return blank
+}
