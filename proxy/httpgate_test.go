@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -287,5 +288,45 @@ func TestHTTPLockFiltersEventStream(t *testing.T) {
 	want := "id: 2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"tools\":[{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}}]}}\n\n" + after
 	if string(rest) != want {
 		t.Errorf("after the first event:\n got %q\nwant %q", rest, want)
+	}
+}
+
+// TestHTTPGateSessionsBounded: sessions that vanish without a DELETE (or a
+// 404) do not grow the gate's state for ever: beyond the cap the least
+// recently used is forgotten, and sessions idle for the idle time go.
+func TestHTTPGateSessionsBounded(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	defer up.Close()
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	for _, tc := range []struct {
+		name string
+		idle time.Duration
+		max  int
+	}{{"cap", time.Hour, 3}, {"idle", time.Nanosecond, 1000}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock}, newTelemetry(t).Telemetry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.SetSessionBounds(tc.idle, tc.max)
+			hs := httptest.NewServer(h)
+			defer func() { hs.Close(); h.Close() }()
+			for i := range 10 {
+				req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Mcp-Session-Id", "vanished-"+strconv.Itoa(i))
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			if n := h.GateSessions(); n > 3 {
+				t.Errorf("the gate keeps %d sessions of 10 that vanished, want at most 3", n)
+			}
+		})
 	}
 }
