@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -144,4 +146,69 @@ func liveBytes() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc + ms.StackInuse
+}
+
+// BenchmarkHTTPRelistCall measures what a list_changed costs the agent's
+// next call through the HTTP → HTTP proxy with --on-stale refuse: each
+// round, a plain tools/call, then the server changes its tools, the agent
+// gets list_changed on its GET stream (the proxy starts its relist as it
+// passes), and the agent calls at once; only the calls are timed.
+// relist-ratio is the call after the announcement over the plain call;
+// list-ns/op is a tools/list round trip, what relisting on the call path
+// would add.
+func BenchmarkHTTPRelistCall(b *testing.B) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	echo := &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	}
+	srv.AddTool(echo, handler)
+	up := sdkHTTPServer(b, srv)
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "bench", InjectTraceContext: true, OnStale: proxy.OnStaleRefuse}, benchTelemetry(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	b.Cleanup(func() { hs.Close(); h.Close() })
+	changed := make(chan struct{}, 1)
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, streamable(b, hs.URL), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	var plain, relist, list time.Duration
+	timed := func(d *time.Duration, f func() error) {
+		start := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		*d += time.Since(start)
+	}
+	call := func() error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo"})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("echo refused: %v", res.StructuredContent)
+		}
+		return err
+	}
+	relisted := func() error { _, err := cs.ListTools(ctx, nil); return err }
+	for b.Loop() {
+		timed(&list, relisted)
+		timed(&plain, call)
+		srv.AddTool(echo, handler) // the same definition: announced, nothing stale
+		select {
+		case <-changed:
+		case <-time.After(30 * time.Second):
+			b.Fatal("no list_changed")
+		}
+		timed(&relist, call)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(plain.Nanoseconds())/n, "plain-ns/op")
+	b.ReportMetric(float64(relist.Nanoseconds())/n, "relist-ns/op")
+	b.ReportMetric(float64(list.Nanoseconds())/n, "list-ns/op")
+	b.ReportMetric(float64(relist)/float64(plain), "relist-ratio")
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
@@ -36,24 +36,55 @@ type httpGate struct {
 	cfg      *Config
 	refusals metric.Int64Counter
 
-	ids      atomic.Uint64 // the proxy's own request ids
-	mu       sync.Mutex
-	sessions map[string]*httpSession
+	unannounced metric.Int64Counter
+
+	ids         atomic.Uint64 // the proxy's own request ids
+	mu          sync.Mutex
+	sessions    map[string]*httpSession
+	sweeps      uint64    // idle sweeps so far
+	swept       time.Time // the last one
+	sessionIdle time.Duration
+	maxSessions int
+
+	ctx    context.Context // ends the background relists (Close)
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // httpSession is the gate state of one MCP session.
 type httpSession struct {
 	gate
 	planned   atomic.Pointer[map[string]string] // what the session was last listed: tool name -> digest
-	relistMu  sync.Mutex
-	learned   time.Time   // when the server's definitions were last learned
-	announced atomic.Bool // the server said its tools changed since
+	relistMu  sync.Mutex                        // one relist at a time; guards learned
+	learned   time.Time                         // when the server's definitions were last learned
+	announced atomic.Bool                       // the server said its tools changed, and no relist could start yet
+
+	pendMu     sync.Mutex    // guards what follows
+	last       lastRequest   // what the session's relists are sent as
+	relistWait chan struct{} // closed when the pending background relist is done; nil: none
+	relistGen  uint64        // announcements so far
+	relisting  bool          // a background relist runs
+
+	stream atomic.Pointer[injectingStream] // the session's standing GET stream, if open through the proxy
+	used   uint64                          // the sweep it was last used in (httpGate.mu)
 }
 
 func newHTTPGate(next http.RoundTripper, g *gate, cfg *Config, tel Telemetry) *httpGate {
-	refusals, _ := tel.Meter.Meter(ScopeName).Int64Counter(semconv.MetricProxyRefusals,
+	meter := tel.Meter.Meter(ScopeName)
+	refusals, _ := meter.Int64Counter(semconv.MetricProxyRefusals,
 		metric.WithDescription("Calls the proxy answered itself instead of forwarding: stale or unapproved tool definitions."))
-	return &httpGate{next: next, proto: g, cfg: cfg, refusals: refusals, sessions: map[string]*httpSession{}}
+	unannounced, _ := meter.Int64Counter(semconv.MetricProxyUnannouncedChanges,
+		metric.WithDescription("Tool changes the proxy's relists found that the server had not announced, by whether the agent could be told."))
+	h := &httpGate{next: next, proto: g, cfg: cfg, refusals: refusals, unannounced: unannounced, sessions: map[string]*httpSession{},
+		swept: time.Now(), sessionIdle: defaultSessionIdle, maxSessions: defaultMaxSessions}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	return h
+}
+
+// Close ends the background relists and waits for them.
+func (h *httpGate) Close() {
+	h.cancel()
+	h.wg.Wait()
 }
 
 // session returns the gate state of the session sid, or forgets it (end).
@@ -66,10 +97,56 @@ func (h *httpGate) session(sid string, end bool) *httpSession {
 	}
 	g := h.sessions[sid]
 	if g == nil {
+		h.makeRoom()
 		g = &httpSession{gate: gate{refuse: h.proto.refuse, lock: h.proto.lock, lockMode: h.proto.lockMode}}
 		h.sessions[sid] = g
 	}
+	g.used = h.sweeps
 	return g
+}
+
+// Bounds on the gate's per-session state: clients that vanish without a
+// DELETE (a killed agent, a server restart whose 404 no client asked for)
+// must not grow the proxy's memory for ever.
+const (
+	defaultSessionIdle = time.Hour // a session untouched this long is forgotten
+	defaultMaxSessions = 10000     // at most this many are kept (the least recently used goes)
+)
+
+// makeRoom forgets, before a session is added, the sessions idle longer
+// than sessionIdle and, at maxSessions, the least recently used. Use is
+// counted in sweeps (one every sessionIdle/2, taken only here), so the call
+// path reads no clock; a session with an open standing stream or a relist
+// running is in use. h.mu is held.
+func (h *httpGate) makeRoom() {
+	if now := time.Now(); now.Sub(h.swept) >= h.sessionIdle/2 {
+		h.swept = now
+		h.sweeps++
+		for sid, g := range h.sessions {
+			if g.used+3 <= h.sweeps && !g.busy() { // untouched for two whole sweeps: at least sessionIdle
+				delete(h.sessions, sid)
+			}
+		}
+	}
+	if len(h.sessions) < h.maxSessions {
+		return
+	}
+	var oldest string
+	var old *httpSession
+	for sid, g := range h.sessions {
+		if old == nil || g.used < old.used {
+			oldest, old = sid, g
+		}
+	}
+	delete(h.sessions, oldest)
+}
+
+// busy reports whether the session is in use though no request named it
+// lately: its standing stream is open, or a relist runs for it.
+func (g *httpSession) busy() bool {
+	g.pendMu.Lock()
+	defer g.pendMu.Unlock()
+	return g.relisting || g.stream.Load() != nil
 }
 
 func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -80,8 +157,12 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if req.Method == http.MethodGet && sid != "" && h.proto.refuse {
 		resp, err := h.next.RoundTrip(req) // the session's standing stream
-		if err == nil {
-			h.watch(resp, h.session(sid, false), nil)
+		if err == nil && resp.StatusCode == http.StatusOK {
+			g := h.session(sid, false)
+			g.remember(req)
+			if h.watch(resp, g, nil) && h.cfg.RelistInterval > 0 {
+				h.standing(resp, g)
+			}
 		}
 		return resp, err
 	}
@@ -97,6 +178,7 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		return h.next.RoundTrip(req)
 	}
 	g := h.session(sid, false)
+	g.remember(req)
 	if g.sessionFailed() {
 		return h.answer(req, m, g.failure), nil
 	}
@@ -131,26 +213,56 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // watch reads an event-stream response as it passes: a list_changed the
 // server sends has the session's next call relist first, and the answer to
-// the session's tools/list (listID) is what it plans with. Such listings
-// are not filtered. It reports whether resp is an event stream.
+// the session's tools/list (listID) is what it plans with; with --lock, the
+// event carrying that answer is filtered as a JSON listing is (the other
+// events pass unchanged, each as soon as it is whole). It reports whether
+// resp is an event stream.
 func (h *httpGate) watch(resp *http.Response, g *httpSession, listID json.RawMessage) bool {
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		return false
 	}
-	p := &sse.Parser{Max: h.cfg.Limits.MaxDocumentBytes, Dispatch: func(ev sse.Event) {
+	limit := h.cfg.Limits.MaxDocumentBytes
+	event := func(ev sse.Event) (data []byte, done bool) {
 		m, ok := interceptor.ParseMessage(ev.Data)
 		switch {
 		case !ok:
 		case m.Method == mcpwire.NotifyToolsListChanged:
-			g.announced.Store(true)
+			h.announce(g)
 		case listID != nil && bytes.Equal(m.RawID, listID) && m.Result != nil:
-			if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
-				g.listed(m.Result, defs)
+			defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result)
+			if !readable {
+				return nil, true
 			}
+			g.listed(m.Result, defs)
+			if out := g.filterListing(ev.Data, m, defs); !sameSlice(out, ev.Data) {
+				return out, true
+			}
+			return nil, true
 		}
-	}}
+		return nil, false
+	}
+	if listID != nil && g.lock != nil {
+		resp.Body = newRewritingBody(resp.Body, limit, event)
+		return true
+	}
+	p := &sse.Parser{Max: limit, Dispatch: func(ev sse.Event) { event(ev) }}
 	resp.Body = &feedingBody{ReadCloser: resp.Body, p: p}
 	return true
+}
+
+// standing makes resp the session's standing stream, the one the proxy
+// tells the agent of changes on (--relist-interval finds changes the
+// server does not announce).
+func (h *httpGate) standing(resp *http.Response, g *httpSession) {
+	var s *injectingStream
+	s = newInjectingStream(resp.Body, func() { g.stream.CompareAndSwap(s, nil) })
+	g.stream.Store(s)
+	resp.Body = s
+}
+
+// sameSlice reports whether a and b are the same bytes in memory.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // listing learns the session's definitions from a tools/list JSON response
@@ -206,85 +318,6 @@ func (b *feedingBody) Read(buf []byte) (int, error) {
 	return n, err
 }
 
-// relistDue lists the server's tools on the session's behalf (its
-// Mcp-Session-Id and protocol headers, the proxy's own request id) with
-// --on-stale refuse, when the server announced a change on one of the
-// session's streams or its definitions were last learned longer ago than
-// --relist-interval. A failed relist leaves what was known; the call is
-// judged on it.
-func (h *httpGate) relistDue(req *http.Request, g *httpSession) {
-	if !g.refuse || (h.cfg.RelistInterval <= 0 && !g.announced.Load()) {
-		return
-	}
-	g.relistMu.Lock()
-	defer g.relistMu.Unlock()
-	announced := g.announced.Swap(false)
-	if !announced && (h.cfg.RelistInterval <= 0 || time.Since(g.learned) < h.cfg.RelistInterval) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(req.Context(), h.cfg.UpstreamTimeout)
-	defer cancel()
-	current, err := listTools(ctx, h.cfg.Limits, func(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
-		return h.call(ctx, req, method, params)
-	})
-	if err != nil {
-		g.announced.CompareAndSwap(false, announced) // still to do
-		return
-	}
-	g.learn(current)
-	g.learned = time.Now()
-}
-
-// call sends one request of the proxy's own upstream with req's headers and
-// returns its result; the answer may come as JSON or as an event stream.
-func (h *httpGate) call(ctx context.Context, req *http.Request, method string, params []byte) (json.RawMessage, error) {
-	id := []byte(`"mcpdrift-proxy-` + strconv.FormatUint(h.ids.Add(1), 10) + `"`)
-	body := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"method":"`+method+`","params":`...)
-	body = append(append(body, params...), '}')
-	out, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL.String(), bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	out.Header = req.Header.Clone()
-	out.Header.Del("Content-Length")
-	out.Header.Set("Content-Type", "application/json")
-	out.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := h.next.RoundTrip(out)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: HTTP status %d", method, resp.StatusCode)
-	}
-	var answer *interceptor.Message
-	take := func(frame []byte) {
-		if m, ok := interceptor.ParseMessage(frame); ok && answer == nil && bytes.Equal(m.RawID, id) {
-			answer = &m
-		}
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
-		p := &sse.Parser{Max: h.cfg.Limits.MaxDocumentBytes, Dispatch: func(ev sse.Event) { take(bytes.Clone(ev.Data)) }}
-		buf := make([]byte, 4<<10)
-		for answer == nil {
-			n, err := resp.Body.Read(buf)
-			p.Feed(buf[:n])
-			if err != nil {
-				break
-			}
-		}
-	} else if b, whole := readBounded(&resp.Body, h.cfg.Limits.MaxDocumentBytes); whole {
-		take(b)
-	}
-	switch {
-	case answer == nil:
-		return nil, fmt.Errorf("%s: no answer", method)
-	case answer.Result == nil:
-		return nil, fmt.Errorf("%s: the server answered with an error", method)
-	}
-	return answer.Result, nil
-}
-
 // answer is the proxy's own response to a refused request: HTTP 200, the
 // tool execution error (or, for a failed session, the JSON-RPC error) the
 // stdio modes answer with, counted like theirs.
@@ -299,10 +332,31 @@ func (h *httpGate) answer(req *http.Request, m interceptor.Message, ref *refusal
 	return &http.Response{
 		StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:        http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(body))}},
-		Body:          io.NopCloser(bytes.NewReader(body)),
+		Body:          &refusalBody{Reader: bytes.NewReader(body), id: m.ID, ref: ref},
 		ContentLength: int64(len(body)),
 		Request:       req,
 	}
+}
+
+// refusalBody is the body of the gate's own answer. The tap above ends the
+// refused request with the refusal (httptap.Answer) instead of reading the
+// body as the server's answer, so its span is the stdio modes' refusal span:
+// error.type refused and the mcpdrift.guard.* attributes.
+type refusalBody struct {
+	*bytes.Reader
+	id  interceptor.ID
+	ref *refusal
+}
+
+var _ httptap.Answer = (*refusalBody)(nil)
+
+func (b *refusalBody) Close() error { return nil }
+
+func (b *refusalBody) AnswerError(id interceptor.ID) error {
+	if id == b.id {
+		return b.ref
+	}
+	return nil
 }
 
 // CloseIdleConnections forwards to the transport under the gate.

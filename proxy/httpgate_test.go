@@ -2,28 +2,37 @@ package proxy_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
 // TestHTTPLockHidesUnapproved: the HTTP → HTTP proxy with --lock in front of
-// a go-sdk Streamable HTTP server (JSON responses): the tool the lock does
-// not hold is left out of tools/list, and a call for it is answered by the
-// proxy (HTTP 200, TOOL_NOT_APPROVED) and never reaches the server, while
-// the approved tool's calls pass.
+// a go-sdk Streamable HTTP server (JSON responses, and event streams, the
+// go-sdk's default): the tool the lock does not hold is left out of
+// tools/list, and a call for it is answered by the proxy (HTTP 200,
+// TOOL_NOT_APPROVED) and never reaches the server, while the approved
+// tool's calls pass.
 func TestHTTPLockHidesUnapproved(t *testing.T) {
+	t.Run("json", func(t *testing.T) { testHTTPLockHidesUnapproved(t, true) })
+	t.Run("event-stream", func(t *testing.T) { testHTTPLockHidesUnapproved(t, false) })
+}
+
+func testHTTPLockHidesUnapproved(t *testing.T, jsonResponse bool) {
 	tel := newTelemetry(t)
-	cs, echoCalls, secretCalls := lockedSession(t, tel, proxy.LockHide)
+	cs, echoCalls, secretCalls := lockedSession(t, tel, proxy.LockHide, jsonResponse)
 	lt, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -49,11 +58,8 @@ func TestHTTPLockHidesUnapproved(t *testing.T) {
 	if n := echoCalls.Load(); n != 1 {
 		t.Errorf("echo reached the server %d times, want 1", n)
 	}
-	if span := tel.waitNamed(t, "tools/call secret", 1)[0]; str(span, semconv.ErrorType) == "" {
-		t.Errorf("the refused call's span has no %s", semconv.ErrorType)
-	} else {
-		t.Logf("refused span %s=%s", semconv.ErrorType, str(span, semconv.ErrorType))
-	}
+	span := tel.waitNamed(t, "tools/call secret", 1)[0]
+	wantRefusalSpan(t, span, semconv.RefusalToolNotApproved, sc["current_digest"])
 	if n := tel.counter(t, semconv.MetricProxyRefusals); n != 1 {
 		t.Errorf("refusals counted %d, want 1", n)
 	}
@@ -134,6 +140,11 @@ func testHTTPRefusesStaleCall(t *testing.T, relist time.Duration) {
 	if n := searchCalls.Load(); n != 1 {
 		t.Errorf("the stale call reached the server: %d calls", n)
 	}
+	refused := tel.waitNamed(t, "tools/call search", 2)[1]
+	wantRefusalSpan(t, refused, semconv.RefusalStaleToolSchema, sc["current_digest"])
+	if v, _ := attr(refused, semconv.GuardStaleDefinition); !v.AsBool() || str(refused, semconv.GuardPlannedDigest) != sc["planned_digest"] {
+		t.Errorf("stale refusal span: %s=%v %s=%q", semconv.GuardStaleDefinition, v, semconv.GuardPlannedDigest, str(refused, semconv.GuardPlannedDigest))
+	}
 	if res := call("echo"); res.IsError || echoCalls.Load() != 1 {
 		t.Errorf("unchanged echo: %v, %d calls", res.StructuredContent, echoCalls.Load())
 	}
@@ -148,14 +159,15 @@ func testHTTPRefusesStaleCall(t *testing.T, relist time.Duration) {
 
 // lockedSession connects a Go SDK client through the HTTP → HTTP proxy with
 // --lock (approving echo only, in lockMode) to a go-sdk server serving echo
-// and secret with JSON responses; the counters count the calls that reach it.
-func lockedSession(t *testing.T, tel *telemetry, lockMode string) (cs *mcp.ClientSession, echoCalls, secretCalls *atomic.Int64) {
+// and secret with JSON responses (or event streams); the counters count the
+// calls that reach it.
+func lockedSession(t *testing.T, tel *telemetry, lockMode string, jsonResponse bool) (cs *mcp.ClientSession, echoCalls, secretCalls *atomic.Int64) {
 	t.Helper()
 	echoCalls, secretCalls = new(atomic.Int64), new(atomic.Int64)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "locked", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, count(echoCalls))
 	srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: map[string]any{"type": "object"}}, count(secretCalls))
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))
 	t.Cleanup(up.Close)
 	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
 	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock, LockMode: lockMode}, tel.Telemetry)
@@ -177,8 +189,13 @@ func lockedSession(t *testing.T, tel *telemetry, lockMode string) (cs *mcp.Clien
 // holding an unapproved definition fails the session: the agent gets a
 // JSON-RPC error, and its later requests never reach the server.
 func TestHTTPLockRefuseSession(t *testing.T) {
+	t.Run("json", func(t *testing.T) { testHTTPLockRefuseSession(t, true) })
+	t.Run("event-stream", func(t *testing.T) { testHTTPLockRefuseSession(t, false) })
+}
+
+func testHTTPLockRefuseSession(t *testing.T, jsonResponse bool) {
 	tel := newTelemetry(t)
-	cs, echoCalls, _ := lockedSession(t, tel, proxy.LockRefuseSession)
+	cs, echoCalls, _ := lockedSession(t, tel, proxy.LockRefuseSession, jsonResponse)
 	if _, err := cs.ListTools(context.Background(), nil); err == nil || !strings.Contains(err.Error(), semconv.RefusalToolNotApproved) {
 		t.Fatalf("listing with an unapproved definition: %v", err)
 	}
@@ -190,10 +207,126 @@ func TestHTTPLockRefuseSession(t *testing.T) {
 	}
 }
 
+// wantRefusalSpan checks a refused call's span is the one the stdio modes
+// make: error.type refused, the refusal code and the current digest.
+func wantRefusalSpan(t *testing.T, span tracetest.SpanStub, code string, current any) {
+	t.Helper()
+	if got := str(span, semconv.ErrorType); got != semconv.ErrorTypeRefused {
+		t.Errorf("refused span: %s = %q, want %q", semconv.ErrorType, got, semconv.ErrorTypeRefused)
+	}
+	if got := str(span, semconv.GuardRefusal); got != code {
+		t.Errorf("refused span: %s = %q, want %q", semconv.GuardRefusal, got, code)
+	}
+	if got, ok := attr(span, semconv.GuardCurrentDigest); !ok || got.AsString() != current {
+		t.Errorf("refused span: %s = %q (set %v), want %q", semconv.GuardCurrentDigest, got.AsString(), ok, current)
+	}
+}
+
 // count is a tool handler that counts the calls reaching the server.
 func count(n *atomic.Int64) mcp.ToolHandler {
 	return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		n.Add(1)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
+	}
+}
+
+// TestHTTPLockFiltersEventStream: --lock hide on a tools/list answered as
+// an event stream rewrites only the event carrying the result (its id and
+// event fields kept, data split over lines and CRLF-framed on the wire);
+// the events around it reach the client byte for byte, and the one before
+// it arrives while the server still holds the listing back (nothing is
+// buffered beyond the current event).
+func TestHTTPLockFiltersEventStream(t *testing.T) {
+	before := ": keep-alive\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"before\"}}\n\n"
+	listing := []string{
+		"id: 2\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"tools\":[\r\ndata: {\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}},\r\n",
+		"data: {\"name\":\"secret\",\"inputSchema\":{\"type\":\"object\"}}]}}\r\n\r\n",
+	}
+	after := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"after\"}}\r\r"
+	seen := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, before)
+		w.(http.Flusher).Flush()
+		select {
+		case <-seen:
+		case <-time.After(30 * time.Second):
+			return
+		}
+		for _, part := range listing {
+			io.WriteString(w, part)
+			w.(http.Flusher).Flush()
+		}
+		io.WriteString(w, after)
+	}))
+	defer up.Close()
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock}, newTelemetry(t).Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	first := make([]byte, len(before))
+	if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != before {
+		t.Fatalf("the event before the listing: %q, %v; want %q", first, err, before)
+	}
+	close(seen)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "id: 2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"tools\":[{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}}]}}\n\n" + after
+	if string(rest) != want {
+		t.Errorf("after the first event:\n got %q\nwant %q", rest, want)
+	}
+}
+
+// TestHTTPGateSessionsBounded: sessions that vanish without a DELETE (or a
+// 404) do not grow the gate's state for ever: beyond the cap the least
+// recently used is forgotten, and sessions idle for the idle time go.
+func TestHTTPGateSessionsBounded(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	defer up.Close()
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	for _, tc := range []struct {
+		name string
+		idle time.Duration
+		max  int
+	}{{"cap", time.Hour, 3}, {"idle", time.Nanosecond, 1000}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock}, newTelemetry(t).Telemetry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.SetSessionBounds(tc.idle, tc.max)
+			hs := httptest.NewServer(h)
+			defer func() { hs.Close(); h.Close() }()
+			for i := range 10 {
+				req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Mcp-Session-Id", "vanished-"+strconv.Itoa(i))
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			if n := h.GateSessions(); n > 3 {
+				t.Errorf("the gate keeps %d sessions of 10 that vanished, want at most 3", n)
+			}
+		})
 	}
 }

@@ -25,8 +25,9 @@ import (
 // lost session included, reach the client untouched, as the spec wants
 // clients to see them.
 type Handler struct {
-	rp  *httputil.ReverseProxy
-	tap *httptap.Transport
+	rp   *httputil.ReverseProxy
+	tap  *httptap.Transport
+	gate *httpGate // nil without a gate
 }
 
 // NewHandler builds the HTTP → HTTP proxy.
@@ -48,8 +49,10 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	var hg *httpGate
 	if g.active() {
-		under = newHTTPGate(base, g, &cfg, tel)
+		hg = newHTTPGate(base, g, &cfg, tel)
+		under = hg
 	}
 	tap := httptap.NewTransportWith(under, interceptor.New(interceptorOptions(&cfg, tel)...))
 	rp := &httputil.ReverseProxy{
@@ -76,7 +79,7 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 			http.Error(w, msg, http.StatusBadGateway)
 		},
 	}
-	return &Handler{rp: rp, tap: tap}, nil
+	return &Handler{rp: rp, tap: tap, gate: hg}, nil
 }
 
 // copyBuffers are the buffers responses are copied through. A standing
@@ -107,6 +110,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.rp.Serve
 
 // Close ends the sessions the handler tracks.
 func (h *Handler) Close() {
+	if h.gate != nil {
+		h.gate.Close()
+	}
 	h.tap.Close()
 	h.tap.CloseIdleConnections()
 }

@@ -123,6 +123,17 @@ const (
 // mcpdrift.guard.refusal, gen_ai.tool.name and mcpdrift.server.name.
 const MetricProxyRefusals = "mcpdrift.proxy.refusals"
 
+// MetricProxyUnannouncedChanges counts the tool changes the proxy's own
+// relists found that the server had not announced, by
+// mcpdrift.proxy.agent_notified and mcpdrift.server.name.
+const MetricProxyUnannouncedChanges = "mcpdrift.proxy.unannounced_changes"
+
+// ProxyAgentNotified is true when the proxy sent the agent
+// notifications/tools/list_changed for a change the server did not
+// announce; false when it had no way to (an HTTP session without a standing
+// GET stream through the proxy).
+const ProxyAgentNotified = "mcpdrift.proxy.agent_notified"
+
 // Values of error.type the interceptor sets besides JSON-RPC codes and
 // tool_error.
 const (

@@ -151,12 +151,30 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	if sid := resp.Header.Get(headerSessionID); sid != "" {
 		t.bindID(sid, sess)
 	}
+	if a, ok := resp.Body.(Answer); ok {
+		for _, id := range ids {
+			if err := a.AnswerError(id); err != nil {
+				sess.Fail(id, err) // its answer in the body is then ignored
+			}
+		}
+	}
 	x := exchange{sess: sess, requests: ids}
 	if resp.StatusCode >= 400 {
 		x.failed = &statusError{resp.StatusCode} // whatever the body says, these requests are over
 	}
 	t.observe(resp, x)
 	return resp, nil
+}
+
+// Answer is implemented by a response body that a RoundTripper under the
+// Transport wrote itself instead of forwarding a request (a proxy's gate
+// refusing a call, say). For each request of the POST, the tap asks
+// AnswerError: a non-nil error ends the request with Session.Fail, so its
+// span carries that error's error.type and attributes (see Session.Fail)
+// rather than the body's answer read as the server's. Requests it returns
+// nil for are paired with the body's answers as usual.
+type Answer interface {
+	AnswerError(id interceptor.ID) error
 }
 
 // get forwards a GET for an event stream: Streamable HTTP's standalone

@@ -1,0 +1,66 @@
+package proxy
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
+)
+
+// TestRewritingBody: whatever the chunking, events rewrite leaves alone pass
+// byte for byte, the rewritten one keeps its other fields, and a CRLF split
+// across reads after it is not doubled.
+func TestRewritingBody(t *testing.T) {
+	stream := ": c\r\nid: 1\r\ndata: keep\r\n\r\n" +
+		"event: message\rid: 2\rdata: old\rdata: two\r\r" +
+		"data: after\r\n\r\n" + "data: unfinished"
+	want := ": c\r\nid: 1\r\ndata: keep\r\n\r\n" +
+		"event: message\nid: 2\ndata: new\ndata: lines\n\n" +
+		"data: after\r\n\r\n" + "data: unfinished"
+	for chunk := 1; chunk <= len(stream); chunk++ {
+		var seen []string
+		b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: chunk}), 1<<10, func(ev sse.Event) ([]byte, bool) {
+			seen = append(seen, string(ev.Data))
+			if string(ev.Data) == "old\ntwo" {
+				return []byte("new\nlines"), false
+			}
+			return nil, false
+		})
+		got, err := io.ReadAll(iotest.OneByteReader(b))
+		if err != nil || string(got) != want {
+			t.Fatalf("chunks of %d: %v\n got %q\nwant %q", chunk, err, got, want)
+		}
+		if strings.Join(seen, "|") != "keep|old\ntwo|after" {
+			t.Fatalf("chunks of %d: events %q", chunk, seen)
+		}
+	}
+}
+
+// TestRewritingBodyOversized: an event over the limit passes as it came.
+func TestRewritingBodyOversized(t *testing.T) {
+	stream := "data: " + strings.Repeat("x", 100) + "\n\ndata: small\n\n"
+	b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: 7}), 50, func(ev sse.Event) ([]byte, bool) {
+		return []byte("rewritten"), false
+	})
+	got, _ := io.ReadAll(b)
+	if want := "data: " + strings.Repeat("x", 100) + "\n\ndata: rewritten\n\n"; string(got) != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// chunker reads s n bytes at a time.
+type chunker struct {
+	s string
+	n int
+}
+
+func (c *chunker) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	k := copy(p, c.s[:min(c.n, len(c.s))])
+	c.s = c.s[k:]
+	return k, nil
+}
