@@ -18,14 +18,18 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// proxyMain is `mcpdrift proxy -- $MCPDRIFT_PROXY_TEST_SERVER...` on this
+// proxyMain is `mcpdrift proxy -- $MCPDRIFT_PROXY_TEST_SERVER...` (or, with
+// MCPDRIFT_PROXY_TEST_UPSTREAM, `mcpdrift proxy --upstream URL`) on this
 // process's stdio, for agents that launch the proxy as their server.
 func proxyMain() int {
-	var argv []string
-	if err := json.Unmarshal([]byte(os.Getenv("MCPDRIFT_PROXY_TEST_SERVER")), &argv); err != nil {
+	run := proxy.RunCommand
+	cfg := proxy.Config{InjectTraceContext: true}
+	if cfg.Upstream = os.Getenv("MCPDRIFT_PROXY_TEST_UPSTREAM"); cfg.Upstream != "" {
+		run = proxy.RunUpstream
+	} else if err := json.Unmarshal([]byte(os.Getenv("MCPDRIFT_PROXY_TEST_SERVER")), &cfg.Command); err != nil {
 		return 2
 	}
-	code, err := proxy.RunCommand(context.Background(), proxy.Config{Command: argv, InjectTraceContext: true}, proxy.NoTelemetry(),
+	code, err := run(context.Background(), cfg, proxy.NoTelemetry(),
 		proxy.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	if err != nil {
 		return 1

@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,15 +59,54 @@ func TestEverythingOverStdio(t *testing.T) {
 }
 
 // TestNodeAgentOverStdio: a TypeScript SDK agent (no Go in the agent)
-// launches the proxy as its server, which launches server-everything.
+// launches the proxy as its server, which launches server-everything — or,
+// stdio → HTTP, reaches it over Streamable HTTP and over the deprecated
+// HTTP+SSE.
 func TestNodeAgentOverStdio(t *testing.T) {
 	node, entry := testservers.Node(t), testservers.Everything(t, "2025.11.25")
 	testservers.MarkProcesses(t) // the agent, the proxy, the server: none outlives the test
+	server, _ := json.Marshal([]string{node, entry, "stdio"})
+	for name, env := range map[string]string{
+		"stdio":           "MCPDRIFT_PROXY_TEST_SERVER=" + string(server),
+		"streamable-http": "MCPDRIFT_PROXY_TEST_UPSTREAM=" + testservers.EverythingHTTP(t, "2025.11.25", "streamableHttp") + "/mcp",
+		"sse":             "MCPDRIFT_PROXY_TEST_UPSTREAM=" + testservers.EverythingHTTP(t, "2025.11.25", "sse") + "/sse",
+	} {
+		t.Run(name, func(t *testing.T) {
+			runNodeAgent(t, []string{os.Args[0], "-test.run=^$"}, "MCPDRIFT_PROXY_TEST_CHILD=proxy", env)
+		})
+	}
+}
+
+// TestNodeAgentThroughHTTP: a TypeScript SDK agent reaches server-everything
+// through the HTTP → HTTP proxy over Streamable HTTP: its calls are spans
+// stamped with the definition its session was served.
+func TestNodeAgentThroughHTTP(t *testing.T) {
+	upstream := testservers.EverythingHTTP(t, "2025.11.25", "streamableHttp") + "/mcp"
+	tel := newTelemetry(t)
+	h, err := proxy.NewHandler(proxy.Config{Upstream: upstream, Listen: "test", InjectTraceContext: true}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	runNodeAgent(t, []string{hs.URL + "/mcp"})
+	list := tel.waitNamed(t, "tools/list", 1)[0]
+	checkCallSpan(t, tel.waitNamed(t, "tools/call echo", 1)[0], map[string]string{
+		semconv.ServerURL:      upstream,
+		semconv.ServerName:     "example-servers/everything",
+		semconv.ToolsSetDigest: str(list, semconv.ToolsSetDigest),
+		semconv.ClientSession:  str(list, semconv.ClientSession),
+	})
+}
+
+// runNodeAgent runs testdata/agent.mjs against target (a command and its
+// arguments, or a URL) and checks it listed echo and got its answer.
+func runNodeAgent(t *testing.T, target []string, env ...string) {
+	t.Helper()
 	// The TypeScript SDK the pinned traceloop install brings (testdata/npm).
 	sdk := filepath.Join(filepath.Dir(testservers.NPMPackage(t, "traceloop-mcp-0.27", "@modelcontextprotocol/sdk/dist/esm/client/index.js")), "..", "..", "..")
-	server, _ := json.Marshal([]string{node, entry, "stdio"})
-	cmd := exec.Command(node, "testdata/agent.mjs", os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "SDK_DIR="+sdk, "MCPDRIFT_PROXY_TEST_CHILD=proxy", "MCPDRIFT_PROXY_TEST_SERVER="+string(server))
+	cmd := exec.Command(testservers.Node(t), append([]string{"testdata/agent.mjs"}, target...)...)
+	cmd.Env = append(append(os.Environ(), "SDK_DIR="+sdk), env...)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("node agent: %v\n%s", err, out)
