@@ -5,7 +5,7 @@ import "time"
 // SetSessionBounds sets the gate's session bounds (tests only).
 func (h *Handler) SetSessionBounds(idle time.Duration, max int) {
 	h.gate.mu.Lock()
-	h.gate.sessionIdle, h.gate.maxSessions = idle, max
+	h.gate.sessions.Idle, h.gate.sessions.Max = idle, max
 	h.gate.mu.Unlock()
 }
 
@@ -13,5 +13,5 @@ func (h *Handler) SetSessionBounds(idle time.Duration, max int) {
 func (h *Handler) GateSessions() int {
 	h.gate.mu.Lock()
 	defer h.gate.mu.Unlock()
-	return len(h.gate.sessions)
+	return h.gate.sessions.Len()
 }

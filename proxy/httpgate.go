@@ -19,6 +19,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/idlemap"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -38,13 +39,9 @@ type httpGate struct {
 
 	unannounced metric.Int64Counter
 
-	ids         atomic.Uint64 // the proxy's own request ids
-	mu          sync.Mutex
-	sessions    map[string]*httpSession
-	sweeps      uint64    // idle sweeps so far
-	swept       time.Time // the last one
-	sessionIdle time.Duration
-	maxSessions int
+	ids      atomic.Uint64 // the proxy's own request ids
+	mu       sync.Mutex
+	sessions idlemap.Map[*httpSession] // by Mcp-Session-Id
 
 	ctx    context.Context // ends the background relists (Close)
 	cancel context.CancelFunc
@@ -66,7 +63,6 @@ type httpSession struct {
 	relisting  bool          // a background relist runs
 
 	stream atomic.Pointer[injectingStream] // the session's standing GET stream, if open through the proxy
-	used   uint64                          // the sweep it was last used in (httpGate.mu)
 }
 
 func newHTTPGate(next http.RoundTripper, g *gate, cfg *Config, tel Telemetry) *httpGate {
@@ -75,8 +71,8 @@ func newHTTPGate(next http.RoundTripper, g *gate, cfg *Config, tel Telemetry) *h
 		metric.WithDescription("Calls the proxy answered itself instead of forwarding: stale or unapproved tool definitions."))
 	unannounced, _ := meter.Int64Counter(semconv.MetricProxyUnannouncedChanges,
 		metric.WithDescription("Tool changes the proxy's relists found that the server had not announced, by whether the agent could be told."))
-	h := &httpGate{next: next, proto: g, cfg: cfg, refusals: refusals, unannounced: unannounced, sessions: map[string]*httpSession{},
-		swept: time.Now(), sessionIdle: defaultSessionIdle, maxSessions: defaultMaxSessions}
+	h := &httpGate{next: next, proto: g, cfg: cfg, refusals: refusals, unannounced: unannounced,
+		sessions: idlemap.Map[*httpSession]{Idle: defaultSessionIdle, Max: defaultMaxSessions, Busy: (*httpSession).busy}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	return h
 }
@@ -92,54 +88,25 @@ func (h *httpGate) session(sid string, end bool) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if end {
-		delete(h.sessions, sid)
+		h.sessions.Delete(sid)
 		return nil
 	}
-	g := h.sessions[sid]
-	if g == nil {
-		h.makeRoom()
+	g, ok := h.sessions.Get(sid)
+	if !ok {
 		g = &httpSession{gate: gate{refuse: h.proto.refuse, lock: h.proto.lock, lockMode: h.proto.lockMode}}
-		h.sessions[sid] = g
+		h.sessions.Put(sid, g)
 	}
-	g.used = h.sweeps
 	return g
 }
 
 // Bounds on the gate's per-session state: clients that vanish without a
 // DELETE (a killed agent, a server restart whose 404 no client asked for)
-// must not grow the proxy's memory for ever.
+// must not grow the proxy's memory for ever. A session with an open
+// standing stream or a relist running is in use (busy).
 const (
 	defaultSessionIdle = time.Hour // a session untouched this long is forgotten
 	defaultMaxSessions = 10000     // at most this many are kept (the least recently used goes)
 )
-
-// makeRoom forgets, before a session is added, the sessions idle longer
-// than sessionIdle and, at maxSessions, the least recently used. Use is
-// counted in sweeps (one every sessionIdle/2, taken only here), so the call
-// path reads no clock; a session with an open standing stream or a relist
-// running is in use. h.mu is held.
-func (h *httpGate) makeRoom() {
-	if now := time.Now(); now.Sub(h.swept) >= h.sessionIdle/2 {
-		h.swept = now
-		h.sweeps++
-		for sid, g := range h.sessions {
-			if g.used+3 <= h.sweeps && !g.busy() { // untouched for two whole sweeps: at least sessionIdle
-				delete(h.sessions, sid)
-			}
-		}
-	}
-	if len(h.sessions) < h.maxSessions {
-		return
-	}
-	var oldest string
-	var old *httpSession
-	for sid, g := range h.sessions {
-		if old == nil || g.used < old.used {
-			oldest, old = sid, g
-		}
-	}
-	delete(h.sessions, oldest)
-}
 
 // busy reports whether the session is in use though no request named it
 // lately: its standing stream is open, or a relist runs for it.
