@@ -34,6 +34,9 @@ func TestDefaultAgent(t *testing.T) {
 			want: map[string]any{semconv.GenAIAgentName: "from-env"}},
 		{name: "WithAgent", env: "from-env", opts: []interceptor.Option{interceptor.WithAgent("planner", "planner-7"), interceptor.WithResource(res)},
 			want: map[string]any{semconv.GenAIAgentName: "planner", semconv.GenAIAgentID: "planner-7"}},
+		{name: "clientInfo", opts: []interceptor.Option{interceptor.WithClientInfoAgent()}, want: map[string]any{semconv.GenAIAgentName: "c"}},
+		{name: "WithAgent over clientInfo", opts: []interceptor.Option{interceptor.WithClientInfoAgent(), interceptor.WithAgent("planner", "")},
+			want: map[string]any{semconv.GenAIAgentName: "planner"}},
 		{name: "context", opts: []interceptor.Option{interceptor.WithAgent("planner", "planner-7")}, ctxAgent: &interceptor.Agent{Name: "researcher", ID: "researcher-1"},
 			want: map[string]any{semconv.GenAIAgentName: "researcher", semconv.GenAIAgentID: "researcher-1"}},
 	} {

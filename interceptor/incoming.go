@@ -39,7 +39,7 @@ func (ic *Interceptor) StartServerOperation(ctx context.Context, sess *Session, 
 	}
 	attrs := []attribute.KeyValue{attribute.String(semconv.MCPMethodName, method)}
 	if sess != nil {
-		attrs = sess.appendAgent(ctx, attrs)
+		attrs = sess.appendAgent(ctx, attrs, "")
 		attrs = append(attrs, sess.ident.Load().spanAttrs...)
 	}
 	opts = append(opts, trace.WithAttributes(attrs...))

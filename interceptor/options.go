@@ -30,6 +30,7 @@ type config struct {
 	serverURL      string
 	agentName      string
 	agentID        string
+	clientInfoName bool
 	resource       Resource
 	injectContext  bool
 	continueMeta   bool
@@ -112,6 +113,15 @@ func WithServerURL(url string) Option {
 // name is the service.name of WithResource, else OTEL_SERVICE_NAME.
 func WithAgent(name, id string) Option {
 	return optionFunc(func(c *config) { c.agentName, c.agentID = name, id })
+}
+
+// WithClientInfoAgent names the agent, for calls that neither the context
+// nor the defaults name, by the clientInfo.name the session's initialize
+// sent (or a 2026-07-28 request's _meta carries). It is for proxies, which
+// stand in for many agents and know them only by what they send; an agent
+// names itself with WithAgent.
+func WithClientInfoAgent() Option {
+	return optionFunc(func(c *config) { c.clientInfoName = true })
 }
 
 // Resource is what the interceptor reads of an OpenTelemetry resource: its

@@ -44,7 +44,10 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 		return s.Notification(ctx, method, params)
 	}
 	ident := s.ident.Load()
-	p := readParams(method, params, ident.protocolVersion == "")
+	p := readParams(method, params, ident.protocolVersion == "", s.wantsClientName(ctx))
+	if method == methodInitialize && p.clientName != "" {
+		s.clientName.Store(&p.clientName) // only read with WithClientInfoAgent
+	}
 	if ident.protocolVersion == "" && p.protocolVersion != "" && method != methodInitialize && method != methodDiscover {
 		// 2026-07-28 requests carry the version they speak in _meta.
 		s.updateIdentity(func(i *identity) { i.protocolVersion = p.protocolVersion })
@@ -57,7 +60,7 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 	attrs := append(b.attrs[:0],
 		attribute.String(semconv.MCPMethodName, method),
 		attribute.String(semconv.JSONRPCRequestID, id.String()))
-	attrs = s.appendAgent(ctx, attrs)
+	attrs = s.appendAgent(ctx, attrs, p.clientName)
 	attrs = append(attrs, ident.spanAttrs...)
 	name := method
 	switch method {
@@ -140,7 +143,7 @@ func (s *Session) Notification(ctx context.Context, method string, params json.R
 	b := s.ic.starts.get()
 	defer s.ic.starts.put(b)
 	b.attrs = append(b.attrs[:0], attribute.String(semconv.MCPMethodName, method))
-	b.attrs = s.appendAgent(ctx, b.attrs)
+	b.attrs = s.appendAgent(ctx, b.attrs, "")
 	b.attrs = append(b.attrs, ident.spanAttrs...)
 	ctx, c.span = s.ic.tracer.Start(ctx, method, b.options()...)
 	c.started(ctx)
@@ -149,8 +152,11 @@ func (s *Session) Notification(ctx context.Context, method string, params json.R
 	return params
 }
 
-// appendAgent adds the calling agent's identity from ctx (or the defaults).
-func (s *Session) appendAgent(ctx context.Context, attrs []attribute.KeyValue) []attribute.KeyValue {
+// appendAgent adds the calling agent's identity: from ctx, else the
+// defaults (WithAgent), else (WithClientInfoAgent) the clientInfo name the
+// request carries (2026-07-28 _meta; client), else the one the session's
+// initialize did.
+func (s *Session) appendAgent(ctx context.Context, attrs []attribute.KeyValue, client string) []attribute.KeyValue {
 	name, id := s.ic.cfg.agentName, s.ic.cfg.agentID
 	if a, ok := AgentFromContext(ctx); ok {
 		if a.Name != "" {
@@ -158,6 +164,14 @@ func (s *Session) appendAgent(ctx context.Context, attrs []attribute.KeyValue) [
 		}
 		if a.ID != "" {
 			id = a.ID
+		}
+	}
+	if name == "" {
+		name = client
+	}
+	if name == "" {
+		if c := s.clientName.Load(); c != nil {
+			name = *c
 		}
 	}
 	if name != "" {
@@ -290,11 +304,22 @@ type reqParams struct {
 	arguments       []byte
 	cursor          bool   // a non-empty cursor: a later page of a listing
 	protocolVersion string // initialize params.protocolVersion, or _meta's
+	clientName      string // initialize params.clientInfo.name, or _meta's (when asked for)
+}
+
+// wantsClientName reports whether a request's clientInfo may name the agent
+// (WithClientInfoAgent): nothing else does.
+func (s *Session) wantsClientName(ctx context.Context) bool {
+	if !s.ic.cfg.clientInfoName || s.ic.cfg.agentName != "" {
+		return false
+	}
+	a, ok := AgentFromContext(ctx)
+	return !ok || a.Name == ""
 }
 
 // readParams reads, in one pass over the top-level members, what the method
 // needs. Malformed params yield what was read before the fault.
-func readParams(method string, params []byte, needVersion bool) reqParams {
+func readParams(method string, params []byte, needVersion, needClient bool) reqParams {
 	var p reqParams
 	o, ok := jsonwire.NewObject(params)
 	if !ok {
@@ -317,9 +342,14 @@ func readParams(method string, params []byte, needVersion bool) reqParams {
 			p.cursor = ok && c != ""
 		case jsonwire.KeyIs(m.Key, "protocolVersion") && method == methodInitialize:
 			p.protocolVersion, _ = jsonwire.String(m.Value)
-		case needVersion && method != methodInitialize && jsonwire.KeyIs(m.Key, mcpwire.Meta):
-			if v, ok := jsonwire.String(jsonwire.Lookup(m.Value, metaProtocolVersion)); ok {
+		case needClient && method == methodInitialize && jsonwire.KeyIs(m.Key, "clientInfo"):
+			p.clientName, _ = jsonwire.String(jsonwire.Lookup(m.Value, "name"))
+		case (needVersion || needClient) && method != methodInitialize && jsonwire.KeyIs(m.Key, mcpwire.Meta):
+			if v, ok := jsonwire.String(jsonwire.Lookup(m.Value, metaProtocolVersion)); ok && needVersion {
 				p.protocolVersion = v
+			}
+			if needClient {
+				p.clientName, _ = jsonwire.String(jsonwire.Lookup(jsonwire.Lookup(m.Value, mcpwire.MetaClientInfo), "name"))
 			}
 		}
 	}

@@ -34,6 +34,10 @@ type Session struct {
 
 	listMu  sync.Mutex // serializes applying tools/list pages
 	schemas schemaCache
+
+	// clientName is the initialize clientInfo.name: gen_ai.agent.name when
+	// neither the context nor WithAgent names the agent.
+	clientName atomic.Pointer[string]
 }
 
 // NewSession starts tracking one client connection that reaches its server

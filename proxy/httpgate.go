@@ -118,6 +118,9 @@ func (g *httpSession) busy() bool {
 
 func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	sid := req.Header.Get(headerSessionID)
+	if c, ok := httptap.ClientFromContext(req.Context()); ok && sid == "" {
+		sid = "\x00" + c // a sessionless client: its connection (no session id starts with NUL)
+	}
 	if req.Method == http.MethodDelete {
 		h.session(sid, true)
 		return h.next.RoundTrip(req)
@@ -126,7 +129,7 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := h.next.RoundTrip(req) // the session's standing stream
 		if err == nil && resp.StatusCode == http.StatusOK {
 			g := h.session(sid, false)
-			g.remember(req)
+			g.remember(req, nil)
 			if h.watch(resp, g, nil) && h.cfg.RelistInterval > 0 {
 				h.standing(resp, g)
 			}
@@ -145,7 +148,7 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		return h.next.RoundTrip(req)
 	}
 	g := h.session(sid, false)
-	g.remember(req)
+	g.remember(req, m.Params)
 	if g.sessionFailed() {
 		return h.answer(req, m, g.failure), nil
 	}

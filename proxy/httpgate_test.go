@@ -330,3 +330,65 @@ func TestHTTPGateSessionsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPStatelessPerConnection: two agents of a 2026-07-28 stateless
+// server (no session id) through one HTTP → HTTP proxy, each on its own
+// connection, are two sessions: their spans carry their own client session
+// and their own clientInfo name, and the gate judges each on the listing it
+// was served — agent A listed before the server changed search, agent B
+// after: A's call is refused as stale, B's passes.
+func TestHTTPStatelessPerConnection(t *testing.T) {
+	var searchCalls atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "stateless", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: map[string]any{"type": "object"}}, count(&searchCalls))
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer up.Close()
+	tel := newTelemetry(t)
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", OnStale: proxy.OnStaleRefuse, RelistInterval: time.Nanosecond}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+	connect := func(name string) *mcp.ClientSession {
+		tr := http.DefaultTransport.(*http.Transport).Clone() // a connection of its own
+		t.Cleanup(tr.CloseIdleConnections)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).
+			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: tr}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	a := connect("agent-a")
+	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: map[string]any{"type": "object", "required": []string{"q"},
+		"properties": map[string]any{"q": map[string]any{"type": "string"}}}}, count(&searchCalls))
+	b := connect("agent-b")
+
+	resA, err := a.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc, _ := resA.StructuredContent.(map[string]any); !resA.IsError || sc["error_code"] != semconv.RefusalStaleToolSchema {
+		t.Errorf("agent A's call planned on the old definition: %v", resA.StructuredContent)
+	}
+	resB, err := b.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"q": "x"}})
+	if err != nil || resB.IsError {
+		t.Fatalf("agent B's call planned on the new definition: %v %v", err, resB)
+	}
+	if n := searchCalls.Load(); n != 1 {
+		t.Errorf("search reached the server %d times, want 1 (B's)", n)
+	}
+	spans := tel.waitNamed(t, "tools/call search", 2)
+	byAgent := map[string]string{}
+	for _, s := range spans {
+		byAgent[str(s, semconv.GenAIAgentName)] = str(s, semconv.ClientSession)
+	}
+	if len(byAgent) != 2 || byAgent["agent-a"] == "" || byAgent["agent-b"] == "" || byAgent["agent-a"] == byAgent["agent-b"] {
+		t.Errorf("agents and their client sessions: %v", byAgent)
+	}
+}

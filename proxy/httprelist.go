@@ -9,12 +9,15 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -32,14 +35,20 @@ import (
 type lastRequest struct {
 	url    *url.URL
 	header http.Header
+	meta   []byte // its params._meta (a 2026-07-28 request's carries the protocol version and client)
 }
 
-// remember records req as the session's last request. It keeps req's own
-// URL and header (a forwarded request's, never modified after it is sent):
-// no copy on the call path.
-func (g *httpSession) remember(req *http.Request) {
+// remember records req (with params) as the session's last request. It
+// keeps req's own URL and header (a forwarded request's, never modified
+// after it is sent) and a slice of its body: no copy on the call path. A
+// request without params (a GET) keeps the _meta last remembered.
+func (g *httpSession) remember(req *http.Request, params []byte) {
 	g.pendMu.Lock()
-	g.last = lastRequest{url: req.URL, header: req.Header}
+	meta := g.last.meta
+	if params != nil {
+		meta = jsonwire.Lookup(params, mcpwire.Meta)
+	}
+	g.last = lastRequest{url: req.URL, header: req.Header, meta: meta}
 	g.pendMu.Unlock()
 }
 
@@ -121,7 +130,10 @@ func (h *httpGate) relistDue(req *http.Request, g *httpSession) {
 	if !announced && (h.cfg.RelistInterval <= 0 || time.Since(g.learned) < h.cfg.RelistInterval) {
 		return
 	}
-	changed, err := h.relist(req.Context(), g, lastRequest{url: req.URL, header: req.Header})
+	g.pendMu.Lock()
+	last := g.last // req, remembered
+	g.pendMu.Unlock()
+	changed, err := h.relist(req.Context(), g, last)
 	switch {
 	case err != nil:
 		g.announced.CompareAndSwap(false, announced) // still to do
@@ -171,6 +183,12 @@ var listChangedEvent = []byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notificat
 // event stream.
 func (h *httpGate) call(ctx context.Context, last lastRequest, method string, params []byte) (json.RawMessage, error) {
 	id := []byte(`"` + ownPrefix + strconv.FormatUint(h.ids.Add(1), 10) + `"`)
+	stateless := last.header.Get(headerProtocolVersion) >= mcpwire.ProtocolStateless
+	if stateless && last.meta != nil {
+		// Every 2026-07-28 request carries its protocol version and
+		// client in _meta: the relist carries the agent's.
+		params = withMeta(params, protocolMeta(last.meta))
+	}
 	body := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"method":"`+method+`","params":`...)
 	body = append(append(body, params...), '}')
 	out, err := http.NewRequestWithContext(ctx, http.MethodPost, last.url.String(), bytes.NewReader(body))
@@ -181,6 +199,16 @@ func (h *httpGate) call(ctx context.Context, last lastRequest, method string, pa
 	out.Header.Del("Content-Length")
 	out.Header.Set("Content-Type", "application/json")
 	out.Header.Set("Accept", "application/json, text/event-stream")
+	// The headers that mirror the body (2026-07-28) must mirror this one:
+	// servers refuse a request whose headers and body disagree.
+	for k := range out.Header {
+		if k == headerName || strings.HasPrefix(k, paramHeaderPrefix) {
+			delete(out.Header, k)
+		}
+	}
+	if stateless {
+		out.Header.Set(headerMethod, method)
+	}
 	resp, err := h.next.RoundTrip(out)
 	if err != nil {
 		return nil, err

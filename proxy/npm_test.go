@@ -79,7 +79,8 @@ func TestNodeAgentOverStdio(t *testing.T) {
 
 // TestNodeAgentThroughHTTP: a TypeScript SDK agent reaches server-everything
 // through the HTTP → HTTP proxy over Streamable HTTP: its calls are spans
-// stamped with the definition its session was served.
+// stamped with the definition its session was served, and named by its
+// clientInfo.
 func TestNodeAgentThroughHTTP(t *testing.T) {
 	upstream := testservers.EverythingHTTP(t, "2025.11.25", "streamableHttp") + "/mcp"
 	tel := newTelemetry(t)
@@ -96,6 +97,7 @@ func TestNodeAgentThroughHTTP(t *testing.T) {
 		semconv.ServerName:     "example-servers/everything",
 		semconv.ToolsSetDigest: str(list, semconv.ToolsSetDigest),
 		semconv.ClientSession:  str(list, semconv.ClientSession),
+		semconv.GenAIAgentName: "node-agent", // its initialize clientInfo: the proxy names no agent itself
 	})
 }
 

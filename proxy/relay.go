@@ -51,10 +51,9 @@ type relay struct {
 	agent    *lineWriter
 	gate     *gate
 
-	ctx       atomic.Pointer[context.Context] // the agent's context: its name once initialize told it
-	initFrame atomic.Pointer[[]byte]          // the agent's initialize request, replayed on re-initialization
-	ready     atomic.Bool                     // the handshake is complete: the proxy may send its own requests
-	lists     sync.Map                        // id of an agent's tools/list in flight -> its cursor was empty
+	initFrame atomic.Pointer[[]byte] // the agent's initialize request, replayed on re-initialization
+	ready     atomic.Bool            // the handshake is complete: the proxy may send its own requests
+	lists     sync.Map               // id of an agent's tools/list in flight -> its cursor was empty
 	own       ownCalls
 	relist    chan bool // a relist is wanted; true when the server announced the change
 
@@ -79,12 +78,8 @@ func newRelay(cfg *Config, tel Telemetry, ep interceptor.Endpoint, g *gate) *rel
 		cfg: cfg, ic: ic, sess: ic.NewSession(ep), tracer: tel.Tracer.Tracer(ScopeName),
 		refusals: refusals, gate: g, relist: make(chan bool, 1),
 	}
-	ctx := context.Background()
-	r.ctx.Store(&ctx)
 	return r
 }
-
-func (r *relay) agentContext() context.Context { return *r.ctx.Load() }
 
 // interceptorOptions configure the interceptor as the proxy's flags say.
 func interceptorOptions(cfg *Config, tel Telemetry) []interceptor.Option {
@@ -100,13 +95,15 @@ func interceptorOptions(cfg *Config, tel Telemetry) []interceptor.Option {
 	}
 	if cfg.AgentName != "" {
 		opts = append(opts, interceptor.WithAgent(cfg.AgentName, ""))
+	} else {
+		opts = append(opts, interceptor.WithClientInfoAgent()) // the agents name themselves
 	}
 	return opts
 }
 
 // fromAgent handles one whole frame the agent sent.
 func (r *relay) fromAgent(frame []byte) {
-	ctx := r.agentContext()
+	ctx := context.Background()
 	m, ok := interceptor.ParseMessage(frame)
 	if !ok {
 		if i := jsonwire.SkipSpace(frame, 0); i < len(frame) && frame[i] == '[' {
@@ -121,8 +118,6 @@ func (r *relay) fromAgent(frame []byte) {
 	case "":
 		// A response to a server request (sampling, elicitation, roots).
 	case mcpwire.MethodInitialize:
-		r.learnAgent(m.Params)
-		ctx = r.agentContext() // the initialize span names the agent too
 		f := bytes.Clone(frame)
 		r.initFrame.Store(&f)
 	case mcpwire.NotifyInitialized:
@@ -250,20 +245,6 @@ func (r *relay) toAgent(frame []byte) {
 	_ = r.agent.frame(frame) // a gone agent ends the relay on its own (stdin EOF)
 }
 
-// learnAgent takes the agent's name from initialize's clientInfo when
-// neither --agent-name nor OTEL_SERVICE_NAME gave one.
-func (r *relay) learnAgent(params json.RawMessage) {
-	if r.cfg.AgentName != "" {
-		return
-	}
-	name, _ := jsonwire.String(jsonwire.Lookup(jsonwire.Lookup(params, "clientInfo"), "name"))
-	if name == "" {
-		return
-	}
-	ctx := interceptor.ContextWithAgent(context.Background(), interceptor.Agent{Name: name})
-	r.ctx.Store(&ctx)
-}
-
 // fromServer handles one whole frame the server sent; the frame is valid
 // until it returns. Frames reach the agent before the proxy's span work
 // unless the session must see them first.
@@ -388,7 +369,7 @@ func (r *relay) answerRefusal(ctx context.Context, m interceptor.Message, ref *r
 
 // unparsed records a frame the proxy could not read; it is relayed as is.
 func (r *relay) unparsed(from string, frame []byte) {
-	_, span := r.tracer.Start(r.agentContext(), "mcpdrift.proxy unparsed frame", trace.WithAttributes(
+	_, span := r.tracer.Start(context.Background(), "mcpdrift.proxy unparsed frame", trace.WithAttributes(
 		attribute.String(semconv.ErrorType, "malformed_frame"),
 		attribute.String("mcpdrift.proxy.direction", from),
 		attribute.Int("mcpdrift.proxy.frame_bytes", len(frame)),
@@ -399,7 +380,7 @@ func (r *relay) unparsed(from string, frame []byte) {
 
 // oversized records a frame too large to parse; it is relayed unparsed.
 func (r *relay) oversized(from string) {
-	_, span := r.tracer.Start(r.agentContext(), "mcpdrift.proxy oversized frame", trace.WithAttributes(
+	_, span := r.tracer.Start(context.Background(), "mcpdrift.proxy oversized frame", trace.WithAttributes(
 		attribute.String("mcpdrift.proxy.direction", from),
 		attribute.Int("mcpdrift.proxy.limit_bytes", r.cfg.Limits.MaxDocumentBytes),
 		attribute.String(semconv.ClientSession, r.sess.ClientSessionID())))

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -93,7 +94,7 @@ func (r *relay) regate(m *interceptor.Message) bool {
 	if ref == nil {
 		return false
 	}
-	r.answerRefusal(r.agentContext(), *m, ref)
+	r.answerRefusal(context.Background(), *m, ref)
 	return true
 }
 

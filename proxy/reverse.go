@@ -106,7 +106,14 @@ func (b *bufferPool) Put(buf []byte) {
 	}
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.rp.ServeHTTP(w, r) }
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(headerSessionID) == "" {
+		// A sessionless (2026-07-28) client is its connection: the tap's
+		// spans and the gate's state are kept per client connection.
+		r = r.WithContext(httptap.ContextWithClient(r.Context(), r.RemoteAddr))
+	}
+	h.rp.ServeHTTP(w, r)
+}
 
 // Close ends the sessions the handler tracks.
 func (h *Handler) Close() {

@@ -437,14 +437,26 @@ func (u *streamable) withMeta(x *exchange) []byte {
 	if at < 0 || at >= len(x.frame) || x.frame[at] != '{' {
 		return x.frame
 	}
-	open := at + 1
+	end := at + len(x.msg.Params)
 	out := make([]byte, 0, len(x.frame)+len(meta)+16)
-	out = append(out, x.frame[:open]...)
+	out = append(out, x.frame[:at]...)
+	out = append(out, withMeta(x.frame[at:end], meta)...)
+	return append(out, x.frame[end:]...)
+}
+
+// withMeta is the JSON object params with "_meta": meta as its first member.
+func withMeta(params, meta []byte) []byte {
+	i := jsonwire.SkipSpace(params, 0)
+	if i >= len(params) || params[i] != '{' {
+		return params
+	}
+	out := make([]byte, 0, len(params)+len(meta)+10)
+	out = append(out, params[:i+1]...)
 	out = append(append(out, `"_meta":`...), meta...)
-	if i := jsonwire.SkipSpace(x.frame, open); i < len(x.frame) && x.frame[i] != '}' {
+	if j := jsonwire.SkipSpace(params, i+1); j < len(params) && params[j] != '}' {
 		out = append(out, ',')
 	}
-	return append(out, x.frame[open:]...)
+	return append(out, params[i+1:]...)
 }
 
 // nameOf is what a 2026-07-28 request names in Mcp-Name.

@@ -1,17 +1,62 @@
 package httptap
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/idlemap"
 )
+
+// Bounds on the sessions a Transport keeps (sessionless connections and
+// those with a session id): clients that vanish without DELETE — a killed
+// agent behind a proxy — must not grow its memory for ever. An evicted
+// session is closed; one that comes back is picked up again as a session
+// the tap joined mid-way.
+const (
+	sessionIdle = time.Hour // a session no request named for this long is forgotten
+	maxSessions = 10000     // at most this many of each kind (the least recently used goes)
+)
+
+func newSessionMap() idlemap.Map[*interceptor.Session] {
+	return idlemap.Map[*interceptor.Session]{Idle: sessionIdle, Max: maxSessions,
+		Evicted: func(_ string, s *interceptor.Session) { s.Close() }}
+}
+
+// ContextWithClient marks a request as one of the client connection key
+// (any stable name for it, such as its remote address) — for a Transport
+// on the server side of many clients, a reverse proxy's: the requests of
+// sessionless (2026-07-28) clients are then told apart by connection
+// instead of being credited to the endpoint's latest handshake.
+func ContextWithClient(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, clientKey{}, key)
+}
+
+type clientKey struct{}
+
+// ClientFromContext is the client connection ContextWithClient named.
+func ClientFromContext(ctx context.Context) (string, bool) {
+	c, ok := ctx.Value(clientKey{}).(string)
+	return c, ok
+}
+
+// sessionlessKey names the sessionless connection a request belongs to:
+// its endpoint, and the client connection when ContextWithClient gave one.
+func sessionlessKey(req *http.Request) string {
+	key := endpointKey(req.URL)
+	if c, ok := ClientFromContext(req.Context()); ok {
+		key += "\x00" + c
+	}
+	return key
+}
 
 // sessionFor picks the session a POST belongs to: the legacy SSE connection
 // whose message endpoint it targets, the session named by Mcp-Session-Id,
-// or the endpoint's current sessionless connection. A handshake
-// (initialize, server/discover) without a session id starts a new
-// connection: handshakes in flight at once are different clients (a
+// or the current sessionless connection (the endpoint's, or the client's).
+// A handshake (initialize, server/discover) without a session id starts a
+// new connection: handshakes in flight at once are different clients (a
 // proxy's), never one.
 func (t *Transport) sessionFor(req *http.Request, handshake bool) *interceptor.Session {
 	t.mu.Lock()
@@ -23,18 +68,15 @@ func (t *Transport) sessionFor(req *http.Request, handshake bool) *interceptor.S
 	if sid := req.Header.Get(headerSessionID); sid != "" {
 		return t.sessionByID(req, sid)
 	}
-	key := endpointKey(req.URL)
+	key := sessionlessKey(req)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s = t.current[key]
+	s, _ = t.current.Get(key)
 	if s == nil || handshake {
-		if s != nil {
-			// Replaced, not closed: its calls in flight still get their
-			// responses, which are observed on their own HTTP exchanges.
-			delete(t.current, key)
-		}
+		// One replaced is not closed: its calls in flight still get their
+		// responses, which are observed on their own HTTP exchanges.
 		s = t.ic.NewSession(interceptor.Endpoint{URL: req.URL.String()})
-		t.current[key] = s
+		t.current.Put(key, s)
 	}
 	return s
 }
@@ -44,11 +86,11 @@ func (t *Transport) sessionFor(req *http.Request, handshake bool) *interceptor.S
 func (t *Transport) sessionByID(req *http.Request, sid string) *interceptor.Session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.byID[sid]
+	s, _ := t.byID.Get(sid)
 	if s == nil {
 		s = t.ic.NewSession(interceptor.Endpoint{URL: req.URL.String()})
 		s.SetMCPSessionID(sid)
-		t.byID[sid] = s
+		t.byID.Put(sid, s)
 	}
 	return s
 }
@@ -56,16 +98,12 @@ func (t *Transport) sessionByID(req *http.Request, sid string) *interceptor.Sess
 // bindID records the session id a server issued in response to s's request.
 func (t *Transport) bindID(sid string, s *interceptor.Session) {
 	t.mu.Lock()
-	cur := t.byID[sid]
+	cur, _ := t.byID.Get(sid)
 	if cur == nil {
-		t.byID[sid] = s
+		t.byID.Put(sid, s)
 		// The handshake's connection now has an id: the next sessionless
 		// handshake on the endpoint is another connection.
-		for k, c := range t.current {
-			if c == s {
-				delete(t.current, k)
-			}
-		}
+		t.current.DeleteFunc(func(_ string, c *interceptor.Session) bool { return c == s })
 	}
 	t.mu.Unlock()
 	if cur == nil {
@@ -73,11 +111,12 @@ func (t *Transport) bindID(sid string, s *interceptor.Session) {
 	}
 }
 
-// currentFor is the endpoint's current sessionless connection, if any.
-func (t *Transport) currentFor(u *url.URL) *interceptor.Session {
+// currentFor is the current sessionless connection of req, if any.
+func (t *Transport) currentFor(req *http.Request) *interceptor.Session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.current[endpointKey(u)]
+	s, _ := t.current.Get(sessionlessKey(req))
+	return s
 }
 
 // newSession starts a session for a legacy SSE connection.
@@ -95,8 +134,7 @@ func (t *Transport) bindEndpoint(endpoint string, s *interceptor.Session) {
 // end closes the session with this id (the client sent DELETE).
 func (t *Transport) end(sid string) {
 	t.mu.Lock()
-	s := t.byID[sid]
-	delete(t.byID, sid)
+	s, _ := t.byID.Delete(sid)
 	t.mu.Unlock()
 	if s != nil {
 		s.Close()

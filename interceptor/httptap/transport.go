@@ -23,6 +23,7 @@ import (
 	"sync"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/idlemap"
 )
 
 const headerSessionID = "Mcp-Session-Id"
@@ -30,17 +31,19 @@ const headerSessionID = "Mcp-Session-Id"
 // Transport is an http.RoundTripper that records MCP traffic. Use one per
 // MCP client connection where you can: servers on protocol 2026-07-28 issue
 // no session id, so calls through a shared Transport are attributed to the
-// connection that most recently completed a handshake. Where the server
-// issues a session id (Mcp-Session-Id) or a legacy SSE endpoint, sessions
-// are told apart exactly.
+// connection that most recently completed a handshake — unless each
+// request names its client connection (ContextWithClient), as a reverse
+// proxy's do. Where the server issues a session id (Mcp-Session-Id) or a
+// legacy SSE endpoint, sessions are told apart exactly. Sessions no request
+// named for an hour are forgotten, and at most 10,000 of each kind are kept.
 type Transport struct {
 	base http.RoundTripper
 	ic   *interceptor.Interceptor
 
 	mu         sync.Mutex
-	current    map[string]*interceptor.Session // endpoint URL -> connection without a session id
-	byID       map[string]*interceptor.Session // Mcp-Session-Id -> session
-	byEndpoint map[string]*interceptor.Session // legacy SSE message endpoint -> session
+	current    idlemap.Map[*interceptor.Session] // endpoint URL (and client) -> connection without a session id
+	byID       idlemap.Map[*interceptor.Session] // Mcp-Session-Id -> session
+	byEndpoint map[string]*interceptor.Session   // legacy SSE message endpoint -> session, while its stream is open
 }
 
 // NewTransport wraps base (http.DefaultTransport if nil).
@@ -56,8 +59,8 @@ func NewTransportWith(base http.RoundTripper, ic *interceptor.Interceptor) *Tran
 	return &Transport{
 		base:       base,
 		ic:         ic,
-		current:    map[string]*interceptor.Session{},
-		byID:       map[string]*interceptor.Session{},
+		current:    newSessionMap(),
+		byID:       newSessionMap(),
 		byEndpoint: map[string]*interceptor.Session{},
 	}
 }
@@ -90,11 +93,15 @@ func (t *Transport) CloseIdleConnections() {
 func (t *Transport) Close() {
 	t.mu.Lock()
 	all := map[*interceptor.Session]bool{}
-	for _, m := range []map[string]*interceptor.Session{t.current, t.byID, t.byEndpoint} {
-		for k, s := range m {
+	for _, m := range []*idlemap.Map[*interceptor.Session]{&t.current, &t.byID} {
+		for _, s := range m.All() {
 			all[s] = true
-			delete(m, k)
 		}
+		m.DeleteFunc(func(string, *interceptor.Session) bool { return true })
+	}
+	for k, s := range t.byEndpoint {
+		all[s] = true
+		delete(t.byEndpoint, k)
 	}
 	t.mu.Unlock()
 	for s := range all {
@@ -184,7 +191,7 @@ func (t *Transport) get(req *http.Request) (*http.Response, error) {
 	legacy := false
 	if sid := req.Header.Get(headerSessionID); sid != "" {
 		sess = t.sessionByID(req, sid)
-	} else if s := t.currentFor(req.URL); s != nil && s.Established() {
+	} else if s := t.currentFor(req); s != nil && s.Established() {
 		sess = s // a sessionless Streamable HTTP server's standalone stream
 	} else {
 		sess = t.newSession(req.URL) // a legacy SSE connection starts here
