@@ -53,12 +53,14 @@ func streamable(b *testing.B, url string) mcp.Transport {
 
 // BenchmarkHTTPRoundTrip measures a tools/call round trip over a persistent
 // Streamable HTTP session (2025-11-25, Mcp-Session-Id, SSE responses) on
-// loopback to an in-process go-sdk server, interleaved in one run three
+// loopback to an in-process go-sdk server, interleaved in one run four
 // ways: direct; through a bare httputil.ReverseProxy (what any HTTP proxy
-// costs: a second HTTP exchange); and through the proxy, spans recorded
-// and trace context injected. ns/op and allocs/op are the proxied call's
-// (client and server included, all in this process); overhead-ratio and
-// relay-ratio are over the direct call's time; proxy-allocs/op is what
+// costs: a second HTTP exchange); through the proxy's forwarder without
+// its tap (the same second exchange with the proxy's code, recording
+// nothing); and through the proxy, spans recorded and trace context
+// injected. ns/op and allocs/op are the proxied call's (client and server
+// included, all in this process); overhead-ratio, relay-ratio and
+// forward-ratio are over the direct call's time; proxy-allocs/op is what
 // the proxy allocates per call beyond the client and server.
 func BenchmarkHTTPRoundTrip(b *testing.B) {
 	up := sdkHTTPServer(b, testchild.BenchServer(1))
@@ -69,10 +71,15 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 		ErrorLog:      log.New(io.Discard, "", 0), // streams cut at the end of the run
 	})
 	b.Cleanup(bare.Close)
+	fw, closeFw := proxy.PlainForwarder(up.URL)
+	plain := httptest.NewServer(fw)
+	b.Cleanup(func() { plain.Close(); closeFw() })
 	direct := &benchutil.Variant{Name: "direct", Call: sessionCaller(b, streamable(b, up.URL))}
 	relay := &benchutil.Variant{Name: "reverse proxy", Call: sessionCaller(b, streamable(b, bare.URL))}
+	forward := &benchutil.Variant{Name: "forwarder", Call: sessionCaller(b, streamable(b, plain.URL))}
 	proxied := &benchutil.Variant{Name: "proxy", Timed: true, Call: sessionCaller(b, streamable(b, httpProxyTo(b, up.URL).URL))}
-	compareThree(b, direct, relay, proxied)
+	compareThree(b, direct, relay, proxied, forward)
+	b.ReportMetric(forward.NsPerCall()/direct.NsPerCall(), "forward-ratio")
 }
 
 // BenchmarkHTTPSessions holds 1,000 concurrent Streamable HTTP sessions

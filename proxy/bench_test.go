@@ -74,12 +74,13 @@ func sessionCaller(b *testing.B, t mcp.Transport) func() error {
 	}
 }
 
-// compareThree interleaves the direct, relayed and proxied calls and
-// reports the proxied call against the other two (proxied is b's own).
-func compareThree(b *testing.B, direct, relay, proxied *benchutil.Variant) {
+// compareThree interleaves the direct, relayed and proxied calls (and any
+// more variants) and reports the proxied call against the first two
+// (proxied is b's own).
+func compareThree(b *testing.B, direct, relay, proxied *benchutil.Variant, more ...*benchutil.Variant) {
 	b.ReportAllocs()
 	b.ResetTimer()
-	benchutil.Interleave(b, 100, direct, relay, proxied)
+	benchutil.Interleave(b, 100, append([]*benchutil.Variant{direct, relay, proxied}, more...)...)
 	b.ReportMetric(proxied.NsPerCall()/direct.NsPerCall(), "overhead-ratio")
 	b.ReportMetric(relay.NsPerCall()/direct.NsPerCall(), "relay-ratio")
 	b.ReportMetric(direct.NsPerCall(), "direct-ns/op")

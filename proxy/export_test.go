@@ -1,6 +1,10 @@
 package proxy
 
-import "time"
+import (
+	"net/http"
+	"net/url"
+	"time"
+)
 
 // SetSessionBounds sets the gate's session bounds (tests only).
 func (h *Handler) SetSessionBounds(idle time.Duration, max int) {
@@ -14,4 +18,15 @@ func (h *Handler) GateSessions() int {
 	h.gate.mu.Lock()
 	defer h.gate.mu.Unlock()
 	return h.gate.sessions.Len()
+}
+
+// PlainForwarder is the HTTP → HTTP proxy without its tap: the forwarder
+// over the same upstream transport, recording nothing (a benchmark's
+// floor: what the second HTTP exchange costs with this code).
+func PlainForwarder(upstream string) (http.Handler, func()) {
+	cfg := Config{Upstream: upstream}
+	cfg.complete()
+	up, _ := url.Parse(upstream)
+	base := upstreamTransport(&cfg)
+	return &forwarder{target: up, transport: base, unreachable: "unreachable"}, base.CloseIdleConnections
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
@@ -25,7 +24,7 @@ import (
 // lost session included, reach the client untouched, as the spec wants
 // clients to see them.
 type Handler struct {
-	rp   *httputil.ReverseProxy
+	fw   *forwarder
 	tap  *httptap.Transport
 	gate *httpGate // nil without a gate
 }
@@ -37,13 +36,7 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 	}
 	cfg.complete()
 	up, _ := url.Parse(cfg.Upstream)
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.ResponseHeaderTimeout = cfg.UpstreamTimeout
-	base.MaxIdleConnsPerHost = 256
-	// Every open session holds an upstream connection for its standing
-	// stream; its buffers are per connection, so they are small (reads into
-	// the copy buffer bypass the read buffer).
-	base.ReadBufferSize, base.WriteBufferSize = 2<<10, 2<<10
+	base := upstreamTransport(&cfg)
 	var under http.RoundTripper = base
 	g, err := newGate(&cfg)
 	if err != nil {
@@ -55,55 +48,23 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 		under = hg
 	}
 	tap := httptap.NewTransportWith(under, interceptor.New(interceptorOptions(&cfg, tel)...))
-	rp := &httputil.ReverseProxy{
+	unreachable := "mcpdrift proxy: upstream " + serverid.Display(cfg.Upstream) + " unreachable"
+	fw := &forwarder{target: up, header: cfg.Header, transport: tap, unreachable: unreachable}
+	fw.upgrade = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.Host = up.Scheme, up.Host, up.Host
-			if pr.In.URL.Path == "" || pr.In.URL.Path == "/" {
-				pr.Out.URL.Path, pr.Out.URL.RawPath = up.Path, up.RawPath
-			}
-			for k, v := range cfg.Header {
-				pr.Out.Header[k] = v
-			}
+			pr.Out = fw.outgoing(pr.In).WithContext(pr.Out.Context())
+			pr.Out.Header.Set("Connection", "Upgrade")
+			pr.Out.Header.Set("Upgrade", pr.In.Header.Get("Upgrade"))
 		},
-		Transport:     tap,
-		FlushInterval: -1, // every write reaches the client at once: SSE events, long polls
-		BufferPool:    copyBuffers,
-		// A stream the client or the server cut is not the proxy's error
-		// to report: a server restart would print a line per open session.
-		ErrorLog: log.New(io.Discard, "", 0),
+		Transport: tap,
+		ErrorLog:  log.New(io.Discard, "", 0), // a cut connection is not the proxy's error
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			msg := "mcpdrift proxy: upstream " + serverid.Display(cfg.Upstream) + " unreachable"
-			if errors.Is(err, context.Canceled) {
-				return // the client went away
+			if !errors.Is(err, context.Canceled) {
+				http.Error(w, unreachable, http.StatusBadGateway)
 			}
-			http.Error(w, msg, http.StatusBadGateway)
 		},
 	}
-	return &Handler{rp: rp, tap: tap, gate: hg}, nil
-}
-
-// copyBuffers are the buffers responses are copied through. A standing
-// event stream holds one for as long as it is open, so they are small
-// (httputil's own are 32 KiB each: a thousand open sessions would hold
-// 32 MB); a large response takes more reads, not more memory.
-var copyBuffers httputil.BufferPool = &bufferPool{size: 4 << 10}
-
-type bufferPool struct {
-	size int
-	p    sync.Pool
-}
-
-func (b *bufferPool) Get() []byte {
-	if buf, ok := b.p.Get().(*[]byte); ok {
-		return *buf
-	}
-	return make([]byte, b.size)
-}
-
-func (b *bufferPool) Put(buf []byte) {
-	if cap(buf) == b.size {
-		b.p.Put(&buf)
-	}
+	return &Handler{fw: fw, tap: tap, gate: hg}, nil
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +73,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// spans and the gate's state are kept per client connection.
 		r = r.WithContext(httptap.ContextWithClient(r.Context(), r.RemoteAddr))
 	}
-	h.rp.ServeHTTP(w, r)
+	h.fw.ServeHTTP(w, r)
+}
+
+// upstreamTransport is the HTTP → HTTP proxy's client to the upstream.
+func upstreamTransport(cfg *Config) *http.Transport {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.ResponseHeaderTimeout = cfg.UpstreamTimeout
+	base.MaxIdleConnsPerHost = 256
+	// Every open session holds an upstream connection for its standing
+	// stream; its buffers are per connection, so they are small (reads into
+	// the copy buffer bypass the read buffer).
+	base.ReadBufferSize, base.WriteBufferSize = 2<<10, 2<<10
+	return base
 }
 
 // Close ends the sessions the handler tracks.

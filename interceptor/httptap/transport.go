@@ -241,10 +241,11 @@ func (t *Transport) readBody(req *http.Request) (body []byte, ok bool, err error
 }
 
 // withBody returns a copy of req that sends body. A RoundTripper must not
-// modify the request it was given, so the body is set on a clone, as
-// otelhttp does; the caller's body was read and closed.
+// modify the request it was given, so the body is set on a shallow copy
+// (the headers are shared: RoundTrippers only read them); the caller's body
+// was read and closed.
 func withBody(req *http.Request, body []byte) *http.Request {
-	r := req.Clone(req.Context())
+	r := req.WithContext(req.Context())
 	r.ContentLength = int64(len(body))
 	if len(body) == 0 {
 		r.Body = http.NoBody
@@ -259,7 +260,7 @@ func withBody(req *http.Request, body []byte) *http.Request {
 // the caller's body, which the base transport closes. The caller's GetBody
 // still replays the same bytes.
 func withRest(req *http.Request, read []byte) *http.Request {
-	r := req.Clone(req.Context())
+	r := req.WithContext(req.Context())
 	r.Body = struct {
 		io.Reader
 		io.Closer

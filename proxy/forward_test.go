@@ -1,0 +1,315 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/proxy"
+)
+
+// forwardTo serves the HTTP → HTTP proxy in front of an upstream handler.
+func forwardTo(t *testing.T, upstream http.Handler, cfg proxy.Config) (*httptest.Server, *httptest.Server) {
+	t.Helper()
+	up := httptest.NewServer(upstream)
+	t.Cleanup(up.Close)
+	if cfg.Upstream == "" {
+		cfg.Upstream = up.URL + "/mcp"
+	}
+	cfg.Listen = "test"
+	h, err := proxy.NewHandler(cfg, newTelemetry(t).Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	return up, hs
+}
+
+// TestForwardHeaders: hop-by-hop headers (RFC 9110, 7.6.1, and those the
+// Connection header names) stop at the proxy both ways, the client's
+// forwarding headers are dropped and none added, configured headers win,
+// and the MCP headers, the query and Te: trailers pass.
+func TestForwardHeaders(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	_, hs := forwardTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r
+		w.Header().Set("Connection", "X-Hop")
+		w.Header().Set("X-Hop", "1")
+		w.Header().Set("Keep-Alive", "timeout=5")
+		w.Header().Set("Mcp-Session-Id", "s1")
+		w.WriteHeader(http.StatusAccepted)
+	}), proxy.Config{Header: http.Header{"Authorization": {"Bearer configured"}}})
+
+	req, _ := http.NewRequest(http.MethodGet, hs.URL+"/?a=1&b=%41;c=2", nil)
+	for k, v := range map[string]string{
+		"Connection": "X-Client-Hop", "X-Client-Hop": "1", "Keep-Alive": "timeout=5",
+		"Proxy-Authorization": "Basic c2VjcmV0", "Te": "trailers", "Upgrade-Insecure-Requests": "1",
+		"X-Forwarded-For": "10.0.0.1", "X-Forwarded-Host": "evil", "X-Forwarded-Proto": "https", "Forwarded": "for=10.0.0.1",
+		"Authorization": "Bearer client", "Mcp-Session-Id": "s1", "Last-Event-Id": "s1_7", "Mcp-Protocol-Version": "2025-11-25",
+	} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	r := <-got
+	for _, k := range []string{"X-Client-Hop", "Keep-Alive", "Proxy-Authorization", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "Forwarded"} {
+		if v, ok := r.Header[k]; ok {
+			t.Errorf("upstream got %s: %q", k, v)
+		}
+	}
+	for k, want := range map[string]string{
+		"Authorization": "Bearer configured", "Mcp-Session-Id": "s1", "Last-Event-Id": "s1_7",
+		"Mcp-Protocol-Version": "2025-11-25", "Te": "trailers", "Upgrade-Insecure-Requests": "1",
+	} {
+		if v := r.Header.Get(k); v != want {
+			t.Errorf("upstream got %s: %q, want %q", k, v, want)
+		}
+	}
+	// The path "/" is the upstream's; a query a server could read apart
+	// from the proxy (a semicolon) is re-encoded without the ambiguous pair.
+	if r.URL.Path != "/mcp" || r.URL.RawQuery != "a=1" {
+		t.Errorf("upstream got %s?%s", r.URL.Path, r.URL.RawQuery)
+	}
+	if resp.StatusCode != http.StatusAccepted || resp.Header.Get("Mcp-Session-Id") != "s1" ||
+		resp.Header.Get("X-Hop") != "" || resp.Header.Get("Keep-Alive") != "" {
+		t.Errorf("client got %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// TestForwardTrailers: announced and unannounced trailers reach the client.
+func TestForwardTrailers(t *testing.T) {
+	_, hs := forwardTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Sum")
+		io.WriteString(w, "body")
+		w.Header().Set("X-Sum", "42")
+		w.Header().Set(http.TrailerPrefix+"X-Late", "yes")
+	}), proxy.Config{})
+	resp, err := http.Get(hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "body" || resp.Trailer.Get("X-Sum") != "42" || resp.Trailer.Get("X-Late") != "yes" {
+		t.Errorf("body %q, trailers %v", b, resp.Trailer)
+	}
+}
+
+// TestForwardStreamsEvents: each event reaches the client while the
+// upstream holds the stream open (it writes the next only once the client
+// has the previous one), and the headers of a stream with nothing to say
+// yet reach the client too; the stream ends cleanly when the upstream's
+// does.
+func TestForwardStreamsEvents(t *testing.T) {
+	next := make(chan struct{})
+	_, hs := forwardTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush() // headers alone: the stream is quiet
+		for i := range 3 {
+			select {
+			case <-next:
+			case <-r.Context().Done():
+				return
+			}
+			fmt.Fprintf(w, "id: %d\ndata: {}\n\n", i)
+			w.(http.Flusher).Flush()
+		}
+	}), proxy.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a stalled stream fails
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req) // returns with the headers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for i := range 3 {
+		select {
+		case next <- struct{}{}:
+		case <-ctx.Done():
+			t.Fatal("stalled")
+		}
+		for _, want := range []string{fmt.Sprintf("id: %d\n", i), "data: {}\n", "\n"} {
+			if line, err := br.ReadString('\n'); line != want {
+				t.Fatalf("event %d: %q (%v), want %q", i, line, err, want)
+			}
+		}
+	}
+	if rest, err := io.ReadAll(br); err != nil || len(rest) > 0 {
+		t.Errorf("after the last event: %q, %v", rest, err)
+	}
+}
+
+// TestForwardUpstreamCut: a response the upstream cuts reaches the client
+// cut, not as a complete one.
+func TestForwardUpstreamCut(t *testing.T) {
+	_, hs := forwardTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {}\n\n")
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}), proxy.Config{})
+	resp, err := http.Get(hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil || string(b) != "data: {}\n\n" {
+		t.Errorf("read %q, %v; want the event and an error", b, err)
+	}
+}
+
+// TestForwardClientGone: a client that leaves ends the upstream request.
+func TestForwardClientGone(t *testing.T) {
+	ended := make(chan struct{})
+	_, hs := forwardTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, ": ok\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(ended)
+	}), proxy.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	resp.Body.Close()
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upstream request outlived its client")
+	}
+}
+
+// TestForwardRequestBodyStreams: a body the tap does not read (not JSON)
+// streams to the upstream as the client sends it; DELETE passes.
+func TestForwardRequestBodyStreams(t *testing.T) {
+	first := make(chan string)
+	_, hs := forwardTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		buf := make([]byte, 5)
+		_, _ = io.ReadFull(r.Body, buf)
+		first <- string(buf)
+		rest, _ := io.ReadAll(r.Body)
+		io.WriteString(w, string(buf)+string(rest))
+	}), proxy.Config{})
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, pr)
+	req.Header.Set("Content-Type", "application/octet-stream")
+	type result struct {
+		body string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- result{string(b), err}
+	}()
+	io.WriteString(pw, "first")
+	if got := <-first; got != "first" { // the rest is not sent yet
+		t.Errorf("first part %q", got)
+	}
+	io.WriteString(pw, " second")
+	pw.Close()
+	if r := <-done; r.err != nil || r.body != "first second" {
+		t.Errorf("%q %v", r.body, r.err)
+	}
+
+	req, _ = http.NewRequest(http.MethodDelete, hs.URL, nil)
+	req.Header.Set("Mcp-Session-Id", "s1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("DELETE: %d", resp.StatusCode)
+	}
+}
+
+// TestForwardUpgrade: a request to switch protocols is relayed both ways.
+func TestForwardUpgrade(t *testing.T) {
+	_, hs := forwardTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "echo" {
+			http.Error(w, "no upgrade", http.StatusBadRequest)
+			return
+		}
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+		brw.Flush()
+		line, _ := brw.ReadString('\n')
+		brw.WriteString(line)
+		brw.Flush()
+	}), proxy.Config{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(hs.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: proxy\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("%v %v", resp, err)
+	}
+	fmt.Fprintf(conn, "ping\n")
+	if line, err := br.ReadString('\n'); line != "ping\n" {
+		t.Errorf("%q %v", line, err)
+	}
+}
+
+// TestForwardUpstreamDownNamesIt: the 502 names the upstream, never its
+// credentials.
+func TestForwardUpstreamDownNamesIt(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, hs := forwardTo(t, http.NotFoundHandler(), proxy.Config{Upstream: "http://user:hunter2@" + addr + "/mcp?token=s3cret"})
+	resp, err := http.Get(hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), addr) ||
+		strings.Contains(string(b), "hunter2") || strings.Contains(string(b), "s3cret") {
+		t.Errorf("%d %q", resp.StatusCode, b)
+	}
+}
