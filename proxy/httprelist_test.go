@@ -152,7 +152,7 @@ func TestHTTPNotifiesUnannouncedChange(t *testing.T) {
 				notified = attribute.Bool(semconv.ProxyAgentNotified, false)
 			}
 			if n := tel.counter(t, semconv.MetricProxyUnannouncedChanges, notified); n != 1 {
-				t.Errorf("%s{%s} = %d, want 1", semconv.MetricProxyUnannouncedChanges, notified.Value.Emit(), n)
+				t.Errorf("%s{%s} = %d, want 1", semconv.MetricProxyUnannouncedChanges, notified.Value.String(), n)
 			}
 			// The session's later calls pass once it listed again.
 			if _, err := cs.ListTools(context.Background(), nil); err != nil {
