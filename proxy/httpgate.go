@@ -143,26 +143,17 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !whole {
 		return h.next.RoundTrip(req) // too large to judge (or unreadable): forwarded as it is, ungated
 	}
-	m, ok := interceptor.ParseMessage(body) // a batch does not parse: forwarded ungated
+	m, ok := interceptor.ParseMessage(body)
+	if !ok && isBatch(body) {
+		return h.batch(req, h.session(sid, false), body)
+	}
 	if !ok || !m.ID.Valid() || m.Method == "" {
 		return h.next.RoundTrip(req)
 	}
 	g := h.session(sid, false)
 	g.remember(req, m.Params)
-	if g.sessionFailed() {
-		return h.answer(req, m, g.failure), nil
-	}
-	if m.Method == mcpwire.MethodToolsCall {
-		tool := toolName(m.Params)
-		h.relistDue(req, g)
-		var planned string
-		var listed bool
-		if p := g.planned.Load(); p != nil {
-			planned, listed = (*p)[tool]
-		}
-		if ref := g.check(tool, planned, listed); ref != nil {
-			return h.answer(req, m, ref), nil
-		}
+	if ref := h.judge(req, g, &m); ref != nil {
+		return h.answer(req, map[interceptor.ID]*refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
 	}
 	resp, err := h.next.RoundTrip(req)
 	if err != nil {
@@ -288,43 +279,70 @@ func (b *feedingBody) Read(buf []byte) (int, error) {
 	return n, err
 }
 
-// answer is the proxy's own response to a refused request: HTTP 200, the
-// tool execution error (or, for a failed session, the JSON-RPC error) the
-// stdio modes answer with, counted like theirs.
-func (h *httpGate) answer(req *http.Request, m interceptor.Message, ref *refusal) *http.Response {
+// judge is the gate's verdict on one request of the session: a refusal,
+// or nil to forward it.
+func (h *httpGate) judge(req *http.Request, g *httpSession, m *interceptor.Message) *refusal {
+	if g.sessionFailed() {
+		return g.failure
+	}
+	if m.Method != mcpwire.MethodToolsCall {
+		return nil
+	}
+	tool := toolName(m.Params)
+	h.relistDue(req, g)
+	var planned string
+	var listed bool
+	if p := g.planned.Load(); p != nil {
+		planned, listed = (*p)[tool]
+	}
+	return g.check(tool, planned, listed)
+}
+
+// refusalFrame is what the agent reads for a refused request — the tool
+// execution error (or, for a failed session, the JSON-RPC error) the stdio
+// modes answer with — and counts it like theirs.
+func (h *httpGate) refusalFrame(req *http.Request, m interceptor.Message, ref *refusal) []byte {
 	h.refusals.Add(req.Context(), 1, metric.WithAttributes(
 		attribute.String(semconv.GuardRefusal, ref.code),
 		attribute.String(semconv.ServerName, h.cfg.ServerName)))
-	body := ref.result(m.RawID)
 	if ref.rpcError || m.Method != mcpwire.MethodToolsCall {
-		body = errorFrame(m.RawID, codeUpstream, ref.text())
+		return errorFrame(m.RawID, codeUpstream, ref.text())
+	}
+	return ref.result(m.RawID)
+}
+
+// answer is the proxy's own response to refused requests: HTTP 200 with
+// their frames (one, or as an array when it answers a batch).
+func (h *httpGate) answer(req *http.Request, refused map[interceptor.ID]*refusal, frames [][]byte, batch bool) *http.Response {
+	body := frames[0]
+	if batch {
+		body = jsonArray(frames)
 	}
 	return &http.Response{
 		StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:        http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(body))}},
-		Body:          &refusalBody{Reader: bytes.NewReader(body), id: m.ID, ref: ref},
+		Body:          &answeredBody{Reader: bytes.NewReader(body), Closer: io.NopCloser(nil), refused: refused},
 		ContentLength: int64(len(body)),
 		Request:       req,
 	}
 }
 
-// refusalBody is the body of the gate's own answer. The tap above ends the
-// refused request with the refusal (httptap.Answer) instead of reading the
-// body as the server's answer, so its span is the stdio modes' refusal span:
-// error.type refused and the mcpdrift.guard.* attributes.
-type refusalBody struct {
-	*bytes.Reader
-	id  interceptor.ID
-	ref *refusal
+// answeredBody is a body that holds the gate's own answers (alone, or
+// merged into the server's answer to the rest of a batch). The tap above
+// ends each refused request with its refusal (httptap.Answer) instead of
+// reading the body as the server's answer, so its span is the stdio modes'
+// refusal span: error.type refused and the mcpdrift.guard.* attributes.
+type answeredBody struct {
+	io.Reader
+	io.Closer
+	refused map[interceptor.ID]*refusal
 }
 
-var _ httptap.Answer = (*refusalBody)(nil)
+var _ httptap.Answer = (*answeredBody)(nil)
 
-func (b *refusalBody) Close() error { return nil }
-
-func (b *refusalBody) AnswerError(id interceptor.ID) error {
-	if id == b.id {
-		return b.ref
+func (b *answeredBody) AnswerError(id interceptor.ID) error {
+	if ref := b.refused[id]; ref != nil {
+		return ref
 	}
 	return nil
 }

@@ -392,3 +392,78 @@ func TestHTTPStatelessPerConnection(t *testing.T) {
 		t.Errorf("agents and their client sessions: %v", byAgent)
 	}
 }
+
+// TestHTTPLockGatesBatches: a 2025-03-26 client's JSON-RPC batch through
+// the HTTP → HTTP proxy with --lock, answered as JSON and as an event
+// stream: the unapproved call in it is answered by the proxy with
+// TOOL_NOT_APPROVED and never reaches the server; the approved call in the
+// same batch does, and both answers come back in the one response; a batch
+// of unapproved calls only is answered by the proxy alone.
+func TestHTTPLockGatesBatches(t *testing.T) {
+	for _, jsonResponse := range []bool{true, false} {
+		t.Run(map[bool]string{true: "json", false: "event-stream"}[jsonResponse], func(t *testing.T) {
+			var echoCalls, secretCalls atomic.Int64
+			srv := mcp.NewServer(&mcp.Implementation{Name: "locked", Version: "1"}, nil)
+			srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, count(&echoCalls))
+			srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: map[string]any{"type": "object"}}, count(&secretCalls))
+			up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))
+			defer up.Close()
+			lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+			tel := newTelemetry(t)
+			h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock}, tel.Telemetry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := httptest.NewServer(h)
+			defer func() { hs.Close(); h.Close() }()
+
+			sid := ""
+			post := func(body string) string {
+				t.Helper()
+				req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				if sid != "" {
+					req.Header.Set("Mcp-Session-Id", sid)
+					req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+					sid = s
+				}
+				b, _ := io.ReadAll(resp.Body)
+				return string(b)
+			}
+			post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"batcher","version":"1"}}}`)
+			post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			got := post(`[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"secret","arguments":{}}},` +
+				`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{}}}]`)
+			if !strings.Contains(got, `"TOOL_NOT_APPROVED"`) || !strings.Contains(got, `"id":4`) || !strings.Contains(got, `"ran"`) {
+				t.Errorf("the batch was answered %s", got)
+			}
+			if secretCalls.Load() != 0 || echoCalls.Load() != 1 {
+				t.Errorf("server ran secret %d times and echo %d times, want 0 and 1", secretCalls.Load(), echoCalls.Load())
+			}
+			alone := post(`[{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"secret","arguments":{}}}]`)
+			if !strings.HasPrefix(alone, "[") || !strings.Contains(alone, `"TOOL_NOT_APPROVED"`) || secretCalls.Load() != 0 {
+				t.Errorf("a batch of an unapproved call only was answered %s", alone)
+			}
+			del, _ := http.NewRequest(http.MethodDelete, hs.URL, nil)
+			del.Header.Set("Mcp-Session-Id", sid)
+			if resp, err := http.DefaultClient.Do(del); err == nil {
+				resp.Body.Close() // the server's session ends (goleak)
+			}
+			spans := tel.waitNamed(t, "tools/call secret", 2)
+			for _, s := range spans {
+				if str(s, semconv.GuardRefusal) != semconv.RefusalToolNotApproved || str(s, semconv.ErrorType) != semconv.ErrorTypeRefused {
+					t.Errorf("refusal span %v", s.Attributes)
+				}
+			}
+		})
+	}
+}
