@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -29,8 +31,10 @@ func proxyMain() int {
 	} else if err := json.Unmarshal([]byte(os.Getenv("MCPDRIFT_PROXY_TEST_SERVER")), &cfg.Command); err != nil {
 		return 2
 	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM) // as the CLI does: forwarded, then the exit status
 	code, err := run(context.Background(), cfg, proxy.NoTelemetry(),
-		proxy.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+		proxy.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Signals: sigs})
 	if err != nil {
 		return 1
 	}
