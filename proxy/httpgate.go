@@ -119,7 +119,7 @@ func (g *httpSession) busy() bool {
 func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	sid := req.Header.Get(headerSessionID)
 	if c, ok := httptap.ClientFromContext(req.Context()); ok && sid == "" {
-		sid = "\x00" + c // a sessionless client: its connection (no session id starts with NUL)
+		sid = "\x00" + c // a sessionless client (Handler.client; no session id starts with NUL)
 	}
 	if req.Method == http.MethodDelete {
 		h.session(sid, true)

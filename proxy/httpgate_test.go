@@ -331,13 +331,15 @@ func TestHTTPGateSessionsBounded(t *testing.T) {
 	}
 }
 
-// TestHTTPStatelessPerConnection: two agents of a 2026-07-28 stateless
-// server (no session id) through one HTTP → HTTP proxy, each on its own
-// connection, are two sessions: their spans carry their own client session
-// and their own clientInfo name, and the gate judges each on the listing it
-// was served — agent A listed before the server changed search, agent B
-// after: A's call is refused as stale, B's passes.
-func TestHTTPStatelessPerConnection(t *testing.T) {
+// TestHTTPStatelessPerClient: two agents of a 2026-07-28 stateless server
+// (no session id) through one HTTP → HTTP proxy are two sessions — told
+// apart by the clientInfo their requests carry, not by TCP connection (the
+// Go SDK lists on one pooled connection and calls on another): their spans
+// carry their own client session and their own clientInfo name, and the
+// gate judges each on the listing it was served — agent A listed before
+// the server changed search, agent B after: A's call is refused as stale,
+// B's passes.
+func TestHTTPStatelessPerClient(t *testing.T) {
 	var searchCalls atomic.Int64
 	srv := mcp.NewServer(&mcp.Implementation{Name: "stateless", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: map[string]any{"type": "object"}}, count(&searchCalls))
@@ -351,7 +353,7 @@ func TestHTTPStatelessPerConnection(t *testing.T) {
 	hs := httptest.NewServer(h)
 	defer func() { hs.Close(); h.Close() }()
 	connect := func(name string) *mcp.ClientSession {
-		tr := http.DefaultTransport.(*http.Transport).Clone() // a connection of its own
+		tr := http.DefaultTransport.(*http.Transport).Clone() // connections of its own
 		t.Cleanup(tr.CloseIdleConnections)
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).
 			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: tr}}, nil)

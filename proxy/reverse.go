@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 )
 
@@ -24,9 +27,10 @@ import (
 // lost session included, reach the client untouched, as the spec wants
 // clients to see them.
 type Handler struct {
-	fw   *forwarder
-	tap  *httptap.Transport
-	gate *httpGate // nil without a gate
+	fw    *forwarder
+	tap   *httptap.Transport
+	gate  *httpGate // nil without a gate
+	limit int       // the largest request body read to name a sessionless client
 }
 
 // NewHandler builds the HTTP → HTTP proxy.
@@ -64,14 +68,12 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 			}
 		},
 	}
-	return &Handler{fw: fw, tap: tap, gate: hg}, nil
+	return &Handler{fw: fw, tap: tap, gate: hg, limit: cfg.Limits.MaxDocumentBytes}, nil
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get(headerSessionID) == "" {
-		// A sessionless (2026-07-28) client is its connection: the tap's
-		// spans and the gate's state are kept per client connection.
-		r = r.WithContext(httptap.ContextWithClient(r.Context(), r.RemoteAddr))
+		r = r.WithContext(httptap.ContextWithClient(r.Context(), h.client(r)))
 	}
 	h.fw.ServeHTTP(w, r)
 }
@@ -86,6 +88,30 @@ func upstreamTransport(cfg *Config) *http.Transport {
 	// the copy buffer bypass the read buffer).
 	base.ReadBufferSize, base.WriteBufferSize = 2<<10, 2<<10
 	return base
+}
+
+// client names the agent a sessionless (2026-07-28) request comes from, for
+// the tap's spans (mcpdrift.client.session) and the gate's state: the
+// client's host and the clientInfo its request's _meta carries. Not the
+// TCP connection: clients spread their requests over pooled connections
+// (the Go SDK lists on one and calls on another), so a connection is not a
+// client. Two instances of one agent on one host are one client here.
+func (h *Handler) client(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); r.Method != http.MethodPost || mt != "application/json" || r.Body == nil || r.Body == http.NoBody {
+		return host // only a JSON-RPC body is read (as the tap reads it): anything else streams through
+	}
+	body, whole := readBounded(&r.Body, h.limit)
+	if !whole {
+		return host
+	}
+	info := jsonwire.Lookup(jsonwire.Lookup(jsonwire.Lookup(body, "params"), mcpwire.Meta), mcpwire.MetaClientInfo)
+	name, _ := jsonwire.String(jsonwire.Lookup(info, "name"))
+	version, _ := jsonwire.String(jsonwire.Lookup(info, "version"))
+	return host + "\x00" + name + "\x00" + version
 }
 
 // Close ends the sessions the handler tracks.

@@ -25,25 +25,26 @@ func newSessionMap() idlemap.Map[*interceptor.Session] {
 		Evicted: func(_ string, s *interceptor.Session) { s.Close() }}
 }
 
-// ContextWithClient marks a request as one of the client connection key
-// (any stable name for it, such as its remote address) — for a Transport
-// on the server side of many clients, a reverse proxy's: the requests of
-// sessionless (2026-07-28) clients are then told apart by connection
-// instead of being credited to the endpoint's latest handshake.
+// ContextWithClient marks a request as one of the client key (any stable
+// name for it: a reverse proxy uses the client's host and the clientInfo
+// its requests carry) — for a Transport on the server side of many
+// clients: the requests of sessionless (2026-07-28) clients are then told
+// apart by client instead of being credited to the endpoint's latest
+// handshake.
 func ContextWithClient(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, clientKey{}, key)
 }
 
 type clientKey struct{}
 
-// ClientFromContext is the client connection ContextWithClient named.
+// ClientFromContext is the client ContextWithClient named.
 func ClientFromContext(ctx context.Context) (string, bool) {
 	c, ok := ctx.Value(clientKey{}).(string)
 	return c, ok
 }
 
 // sessionlessKey names the sessionless connection a request belongs to:
-// its endpoint, and the client connection when ContextWithClient gave one.
+// its endpoint, and the client when ContextWithClient named one.
 func sessionlessKey(req *http.Request) string {
 	key := endpointKey(req.URL)
 	if c, ok := ClientFromContext(req.Context()); ok {

@@ -32,7 +32,7 @@ const headerSessionID = "Mcp-Session-Id"
 // MCP client connection where you can: servers on protocol 2026-07-28 issue
 // no session id, so calls through a shared Transport are attributed to the
 // connection that most recently completed a handshake — unless each
-// request names its client connection (ContextWithClient), as a reverse
+// request names its client (ContextWithClient), as a reverse
 // proxy's do. Where the server issues a session id (Mcp-Session-Id) or a
 // legacy SSE endpoint, sessions are told apart exactly. Sessions no request
 // named for an hour are forgotten, and at most 10,000 of each kind are kept.
