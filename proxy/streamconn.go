@@ -27,9 +27,11 @@ type streamTransport struct {
 	base *http.Transport
 }
 
-// streamReadBuffer is a stream connection's read buffer (headers are read
-// through it; a chunk-size line must fit in it).
-const streamReadBuffer = 2 << 10
+// streamReadBuffer is a stream connection's read buffer, held as long as
+// the stream is open: small, since reads as large as it bypass it. Headers
+// are read through it (longer lines too); a chunk-size line must fit in it
+// (a few bytes, unless the upstream adds chunk extensions).
+const streamReadBuffer = 1 << 10
 
 // maxStreamHeaderBytes bounds a stream's response headers when base sets
 // no MaxResponseHeaderBytes (http.Transport's own default).
