@@ -8,10 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/net/http/httpguts"
 )
 
 // streamTransport is the HTTP → HTTP proxy's client to the upstream. Every
@@ -52,7 +51,7 @@ func (t *streamTransport) CloseIdleConnections() { t.base.CloseIdleConnections()
 func (t *streamTransport) standing(req *http.Request) bool {
 	if req.Method != http.MethodGet || req.URL.Scheme != "http" ||
 		(req.Body != nil && req.Body != http.NoBody) ||
-		!httpguts.HeaderValuesContainsToken(req.Header["Accept"], "text/event-stream") ||
+		!acceptsEventStream(req.Header) ||
 		req.Header.Get("Upgrade") != "" {
 		return false
 	}
@@ -62,6 +61,20 @@ func (t *streamTransport) standing(req *http.Request) bool {
 		}
 	}
 	return true
+}
+
+// acceptsEventStream reports whether h's Accept names text/event-stream
+// (with parameters or not, as the tap reads it).
+func acceptsEventStream(h http.Header) bool {
+	for _, v := range h["Accept"] {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // stream dials a connection for req, writes the request and reads the

@@ -340,6 +340,8 @@ func TestStreamOnlyStanding(t *testing.T) {
 	}{
 		{"stream", st, func(*http.Request) {}, true},
 		{"among other types", st, func(r *http.Request) { r.Header.Set("Accept", "application/json, text/event-stream") }, true},
+		{"with a parameter", st, func(r *http.Request) { r.Header.Set("Accept", "application/json, Text/Event-Stream;q=0.9") }, true},
+		{"a longer type", st, func(r *http.Request) { r.Header.Set("Accept", "text/event-streams") }, false},
 		{"POST", st, func(r *http.Request) { r.Method = http.MethodPost }, false},
 		{"DELETE", st, func(r *http.Request) { r.Method = http.MethodDelete }, false},
 		{"not a stream", st, func(r *http.Request) { r.Header.Set("Accept", "application/json") }, false},
