@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -27,6 +28,27 @@ func PlainForwarder(upstream string) (http.Handler, func()) {
 	cfg := Config{Upstream: upstream}
 	cfg.complete()
 	up, _ := url.Parse(upstream)
-	base := upstreamTransport(&cfg)
+	base := &streamTransport{base: upstreamTransport(&cfg)}
 	return &forwarder{target: up, transport: base, unreachable: "unreachable"}, base.CloseIdleConnections
+}
+
+// StreamTransport is the HTTP → HTTP proxy's upstream client for cfg,
+// with the http.Transport under it to adjust (tests only).
+func StreamTransport(cfg Config) (http.RoundTripper, *http.Transport) {
+	cfg.complete()
+	st := &streamTransport{base: upstreamTransport(&cfg)}
+	return st, st.base
+}
+
+// Standing reports whether the upstream client gives req a connection of
+// its own.
+func Standing(rt http.RoundTripper, req *http.Request) bool {
+	return rt.(*streamTransport).standing(req)
+}
+
+// OwnConnection reports whether a response body reads from a connection
+// of its own.
+func OwnConnection(body io.ReadCloser) bool {
+	_, ok := body.(*streamBody)
+	return ok
 }

@@ -117,15 +117,7 @@ func TestForwardStreamsEvents(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush() // headers alone: the stream is quiet
-		for i := range 3 {
-			select {
-			case <-next:
-			case <-r.Context().Done():
-				return
-			}
-			fmt.Fprintf(w, "id: %d\ndata: {}\n\n", i)
-			w.(http.Flusher).Flush()
-		}
+		writeEvents(w, r, next, 3)
 	}), proxy.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a stalled stream fails
 	defer cancel()
@@ -137,18 +129,7 @@ func TestForwardStreamsEvents(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
-	for i := range 3 {
-		select {
-		case next <- struct{}{}:
-		case <-ctx.Done():
-			t.Fatal("stalled")
-		}
-		for _, want := range []string{fmt.Sprintf("id: %d\n", i), "data: {}\n", "\n"} {
-			if line, err := br.ReadString('\n'); line != want {
-				t.Fatalf("event %d: %q (%v), want %q", i, line, err, want)
-			}
-		}
-	}
+	readEvents(ctx, t, br, next, 3)
 	if rest, err := io.ReadAll(br); err != nil || len(rest) > 0 {
 		t.Errorf("after the last event: %q, %v", rest, err)
 	}
@@ -293,7 +274,8 @@ func TestForwardUpgrade(t *testing.T) {
 }
 
 // TestForwardUpstreamDownNamesIt: the 502 names the upstream, never its
-// credentials.
+// credentials, for a standing stream (a connection of its own) as for any
+// other request.
 func TestForwardUpstreamDownNamesIt(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -302,14 +284,38 @@ func TestForwardUpstreamDownNamesIt(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	_, hs := forwardTo(t, http.NotFoundHandler(), proxy.Config{Upstream: "http://user:hunter2@" + addr + "/mcp?token=s3cret"})
-	resp, err := http.Get(hs.URL)
+	for _, accept := range []string{"", "text/event-stream"} {
+		code, b := getWith(t, hs.URL, accept)
+		if code != http.StatusBadGateway || !strings.Contains(b, addr) ||
+			strings.Contains(b, "hunter2") || strings.Contains(b, "s3cret") {
+			t.Errorf("Accept %q: %d %q", accept, code, b)
+		}
+	}
+}
+
+// TestForwardStreamHeaderTimeout: a standing stream whose upstream sends
+// no headers within the upstream timeout is a 502, as any request is.
+func TestForwardStreamHeaderTimeout(t *testing.T) {
+	_, hs := forwardTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}), proxy.Config{UpstreamTimeout: 50 * time.Millisecond})
+	if code, b := getWith(t, hs.URL, "text/event-stream"); code != http.StatusBadGateway {
+		t.Errorf("%d %q", code, b)
+	}
+}
+
+// getWith GETs u with an Accept header and returns the status and body.
+func getWith(t *testing.T, u, accept string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), addr) ||
-		strings.Contains(string(b), "hunter2") || strings.Contains(string(b), "s3cret") {
-		t.Errorf("%d %q", resp.StatusCode, b)
-	}
+	return resp.StatusCode, string(b)
 }

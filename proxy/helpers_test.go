@@ -3,7 +3,9 @@ package proxy_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,6 +112,38 @@ func attr(s tracetest.SpanStub, key string) (attribute.Value, bool) {
 func str(s tracetest.SpanStub, key string) string {
 	v, _ := attr(s, key)
 	return v.String()
+}
+
+// writeEvents writes n events "id: i\ndata: {}\n\n" to an event stream,
+// each when next lets it (so the test knows the upstream holds the rest).
+func writeEvents(w http.ResponseWriter, r *http.Request, next <-chan struct{}, n int) {
+	for i := range n {
+		select {
+		case <-next:
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprintf(w, "id: %d\ndata: {}\n\n", i)
+		w.(http.Flusher).Flush()
+	}
+}
+
+// readEvents lets writeEvents write each of its n events and reads it
+// from br before letting the next go: a stalled stream fails when ctx ends.
+func readEvents(ctx context.Context, t testing.TB, br *bufio.Reader, next chan<- struct{}, n int) {
+	t.Helper()
+	for i := range n {
+		select {
+		case next <- struct{}{}:
+		case <-ctx.Done():
+			t.Fatal("stalled")
+		}
+		for _, want := range []string{fmt.Sprintf("id: %d\n", i), "data: {}\n", "\n"} {
+			if line, err := br.ReadString('\n'); line != want {
+				t.Fatalf("event %d: %q (%v), want %q", i, line, err, want)
+			}
+		}
+	}
 }
 
 // eventually waits for cond with a generous deadline: tests never depend

@@ -40,7 +40,7 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 	}
 	cfg.complete()
 	up, _ := url.Parse(cfg.Upstream)
-	base := upstreamTransport(&cfg)
+	base := &streamTransport{base: upstreamTransport(&cfg)}
 	var under http.RoundTripper = base
 	g, err := newGate(&cfg)
 	if err != nil {
@@ -83,9 +83,9 @@ func upstreamTransport(cfg *Config) *http.Transport {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = cfg.UpstreamTimeout
 	base.MaxIdleConnsPerHost = 256
-	// Every open session holds an upstream connection for its standing
-	// stream; its buffers are per connection, so they are small (reads into
-	// the copy buffer bypass the read buffer).
+	// Its connections are shared by the sessions' POSTs, standing streams
+	// having their own (streamTransport); its buffers are per connection,
+	// so they are small (reads into the copy buffer bypass the read buffer).
 	base.ReadBufferSize, base.WriteBufferSize = 2<<10, 2<<10
 	return base
 }
