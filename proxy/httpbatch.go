@@ -31,6 +31,7 @@ func jsonArray(elems [][]byte) []byte {
 
 // batch gates the batch body of req for session g.
 func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.Response, error) {
+	g.remember(req, nil) // a batch (2025-03-26) carries no protocol _meta to keep
 	a, _ := jsonwire.NewArray(body)
 	var kept, answers [][]byte
 	refused := map[interceptor.ID]*refusal{}
@@ -41,7 +42,6 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 		}
 		m, ok := interceptor.ParseMessage(elem)
 		if ok && m.ID.Valid() && m.Method != "" {
-			g.remember(req, m.Params)
 			if ref := h.judge(req, g, &m); ref != nil {
 				refused[m.ID] = ref
 				answers = append(answers, h.refusalFrame(req, m, ref))

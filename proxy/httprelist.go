@@ -225,14 +225,7 @@ func (h *httpGate) call(ctx context.Context, last lastRequest, method string, pa
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
 		p := &sse.Parser{Max: h.cfg.Limits.MaxDocumentBytes, Dispatch: func(ev sse.Event) { take(bytes.Clone(ev.Data)) }}
-		buf := make([]byte, 4<<10)
-		for answer == nil {
-			n, err := resp.Body.Read(buf)
-			p.Feed(buf[:n])
-			if err != nil {
-				break
-			}
-		}
+		_ = p.Consume(resp.Body, make([]byte, 4<<10), func() bool { return answer != nil })
 	} else if b, whole := readBounded(&resp.Body, h.cfg.Limits.MaxDocumentBytes); whole {
 		take(b)
 	}

@@ -152,14 +152,7 @@ func (u *streamable) readSSE(resp *http.Response, endpoint chan<- endpointEvent)
 			}
 		}
 	}}
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		p.Feed(buf[:n])
-		if err != nil {
-			break
-		}
-	}
+	_ = p.Consume(resp.Body, make([]byte, 32<<10), nil)
 	if !sent {
 		endpoint <- endpointEvent{err: errors.New("the SSE stream ended before its endpoint event")}
 	}

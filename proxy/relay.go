@@ -106,7 +106,7 @@ func (r *relay) fromAgent(frame []byte) {
 	ctx := context.Background()
 	m, ok := interceptor.ParseMessage(frame)
 	if !ok {
-		if i := jsonwire.SkipSpace(frame, 0); i < len(frame) && frame[i] == '[' {
+		if isBatch(frame) {
 			r.fromAgentBatch(ctx, frame)
 			return
 		}
@@ -172,8 +172,7 @@ func (r *relay) fromAgentBatch(ctx context.Context, frame []byte) {
 	case a.Err() || !refused:
 		r.forward(ctx, frame, nil) // malformed (the server answers it), or nothing refused: as it came
 	case len(kept) > 0:
-		out := append([]byte{'['}, bytes.Join(kept, []byte{','})...)
-		r.forward(ctx, append(out, ']'), nil)
+		r.forward(ctx, jsonArray(kept), nil)
 	}
 }
 
@@ -251,7 +250,7 @@ func (r *relay) toAgent(frame []byte) {
 func (r *relay) fromServer(frame []byte) {
 	m, ok := interceptor.ParseMessage(frame)
 	if !ok {
-		if len(bytes.TrimSpace(frame)) > 0 && frame[jsonwire.SkipSpace(frame, 0)] != '[' {
+		if !isBatch(frame) && len(bytes.TrimSpace(frame)) > 0 {
 			r.toAgent(frame)
 			r.unparsed("server", frame)
 			return

@@ -598,14 +598,8 @@ func (u *streamable) readStream(body io.Reader, deliver func([]byte)) *sse.Parse
 			deliver(ev.Data)
 		}
 	}}
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := body.Read(buf)
-		p.Feed(buf[:n])
-		if err != nil {
-			return p
-		}
-	}
+	_ = p.Consume(body, make([]byte, 32<<10), nil)
+	return p
 }
 
 // deliver hands one message from the server to the relay, as one line, and

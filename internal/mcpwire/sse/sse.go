@@ -10,6 +10,7 @@ package sse
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"time"
 )
@@ -71,6 +72,22 @@ func (p *Parser) Feed(b []byte) {
 		p.afterCR = b[i] == '\r'
 		b = b[i+1:]
 		p.endLine()
+	}
+}
+
+// Consume feeds the parser what r gives, through buf, until r ends (or
+// fails) or done reports true after a read; it returns the error that
+// ended the reading (io.EOF at the end of the stream), nil when done.
+func (p *Parser) Consume(r io.Reader, buf []byte, done func() bool) error {
+	for {
+		n, err := r.Read(buf)
+		p.Feed(buf[:n])
+		if err != nil {
+			return err
+		}
+		if done != nil && done() {
+			return nil
+		}
 	}
 }
 
