@@ -3,6 +3,7 @@ package testservers
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -28,20 +29,25 @@ func TestMarked(t *testing.T) {
 	buf := make([]byte, 32)
 	n, _ := out.Read(buf)
 	grandchild, _ := strconv.Atoi(string(buf[:n-1]))
-	if got := Marked(kv); len(got) != 2 {
-		t.Errorf("marked processes %q, want the shell and its sleep", got)
-	}
+	// The shell prints the sleep's pid as soon as it forked it: until the
+	// child has exec'd, it is another "sh" (or, mid-exec, unreadable).
+	sleep := strconv.Itoa(grandchild) + " (sleep)"
+	waitMarked(t, kv, "the shell and its sleep", func(got []string) bool { return len(got) == 2 && slices.Contains(got, sleep) })
 	marked.Process.Kill() // the sleep is orphaned, still marked
 	_ = marked.Wait()
-	if got := Marked(kv); len(got) != 1 || got[0] != strconv.Itoa(grandchild)+" (sleep)" {
-		t.Errorf("after the parent died: %q, want the orphaned sleep %d", got, grandchild)
-	}
+	waitMarked(t, kv, "the orphaned sleep after the parent died", func(got []string) bool { return len(got) == 1 && got[0] == sleep })
 	p, _ := os.FindProcess(grandchild)
 	_ = p.Kill()
+	waitMarked(t, kv, "nothing after the sleep was killed", func(got []string) bool { return len(got) == 0 })
+}
+
+// waitMarked waits (at most 30 s) until the marked processes are as ok says.
+func waitMarked(t *testing.T, kv, want string, ok func([]string) bool) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for len(Marked(kv)) > 0 {
+	for got := Marked(kv); !ok(got); got = Marked(kv) {
 		if time.Now().After(deadline) {
-			t.Fatalf("still marked after it was killed: %q", Marked(kv))
+			t.Fatalf("marked processes %q, want %s", got, want)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
