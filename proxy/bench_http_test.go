@@ -206,11 +206,7 @@ func BenchmarkHTTPRelistCall(b *testing.B) {
 		timed(&list, relisted)
 		timed(&plain, call)
 		srv.AddTool(echo, handler) // the same definition: announced, nothing stale
-		select {
-		case <-changed:
-		case <-time.After(30 * time.Second):
-			b.Fatal("no list_changed")
-		}
+		receive(b, changed, "no list_changed")
 		timed(&relist, call)
 	}
 	n := float64(b.N)

@@ -28,27 +28,42 @@ func PlainForwarder(upstream string) (http.Handler, func()) {
 	cfg := Config{Upstream: upstream}
 	cfg.complete()
 	up, _ := url.Parse(upstream)
-	base := &streamTransport{base: upstreamTransport(&cfg)}
-	return &forwarder{target: up, transport: base, unreachable: "unreachable"}, base.CloseIdleConnections
+	base := newStreamTransport(upstreamTransport(&cfg))
+	return &forwarder{target: up, transport: base, unreachable: "unreachable"}, base.Close
 }
 
 // StreamTransport is the HTTP → HTTP proxy's upstream client for cfg,
 // with the http.Transport under it to adjust (tests only).
 func StreamTransport(cfg Config) (http.RoundTripper, *http.Transport) {
 	cfg.complete()
-	st := &streamTransport{base: upstreamTransport(&cfg)}
+	st := newStreamTransport(upstreamTransport(&cfg))
 	return st, st.base
 }
 
-// Standing reports whether the upstream client gives req a connection of
-// its own.
-func Standing(rt http.RoundTripper, req *http.Request) bool {
-	return rt.(*streamTransport).standing(req)
+// Route names the way the upstream client sends req: "stream" (a
+// connection of its own), "pooled" (a kept-alive connection of its pool)
+// or "transport" (the http.Transport under it).
+func Route(rt http.RoundTripper, req *http.Request) string {
+	switch st := rt.(*streamTransport); {
+	case !st.direct(req):
+		return "transport"
+	case standing(req):
+		return "stream"
+	default:
+		return "pooled"
+	}
 }
 
 // OwnConnection reports whether a response body reads from a connection
 // of its own.
 func OwnConnection(body io.ReadCloser) bool {
 	_, ok := body.(*streamBody)
+	return ok
+}
+
+// Pooled reports whether a response body reads from a kept-alive
+// connection of the proxy's own pool.
+func Pooled(body io.ReadCloser) bool {
+	_, ok := body.(*pooledBody)
 	return ok
 }

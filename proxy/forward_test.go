@@ -176,11 +176,7 @@ func TestForwardClientGone(t *testing.T) {
 	}
 	cancel()
 	resp.Body.Close()
-	select {
-	case <-ended:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the upstream request outlived its client")
-	}
+	receive(t, ended, "the upstream request outlived its client")
 }
 
 // TestForwardRequestBodyStreams: a body the tap does not read (not JSON)

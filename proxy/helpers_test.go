@@ -148,6 +148,20 @@ func readEvents(ctx context.Context, t testing.TB, br *bufio.Reader, next chan<-
 
 // eventually waits for cond with a generous deadline: tests never depend
 // on wall-clock speed.
+// receive waits for a value on ch and returns it; after 30 s it fails t,
+// saying what did not come.
+func receive[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatal(what)
+		var zero T
+		return zero
+	}
+}
+
 func eventually(t testing.TB, cond func() bool, format string, args ...any) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

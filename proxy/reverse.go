@@ -28,6 +28,7 @@ import (
 // clients to see them.
 type Handler struct {
 	fw    *forwarder
+	up    *streamTransport
 	tap   *httptap.Transport
 	gate  *httpGate // nil without a gate
 	limit int       // the largest request body read to name a sessionless client
@@ -40,7 +41,7 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 	}
 	cfg.complete()
 	up, _ := url.Parse(cfg.Upstream)
-	base := &streamTransport{base: upstreamTransport(&cfg)}
+	base := newStreamTransport(upstreamTransport(&cfg))
 	var under http.RoundTripper = base
 	g, err := newGate(&cfg)
 	if err != nil {
@@ -68,7 +69,7 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 			}
 		},
 	}
-	return &Handler{fw: fw, tap: tap, gate: hg, limit: cfg.Limits.MaxDocumentBytes}, nil
+	return &Handler{fw: fw, up: base, tap: tap, gate: hg, limit: cfg.Limits.MaxDocumentBytes}, nil
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -120,7 +121,7 @@ func (h *Handler) Close() {
 		h.gate.Close()
 	}
 	h.tap.Close()
-	h.tap.CloseIdleConnections()
+	h.up.Close()
 }
 
 // Serve runs the HTTP → HTTP proxy on l until ctx ends.

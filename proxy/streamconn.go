@@ -10,20 +10,26 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 )
 
-// streamTransport is the HTTP → HTTP proxy's client to the upstream. Every
-// open session holds a standing GET event stream, so that request gets a
-// connection of its own, written and read on the caller's goroutine: no
-// http.Transport persistConn with its reader and writer goroutines and
-// buffers (≈ 20 KB a session, see docs/proxy.md "Measured"). Everything
-// else — POSTs, DELETEs, TLS upstreams (where http.Transport multiplexes
-// HTTP/2 anyway), upstreams reached through an HTTP proxy from the
-// environment — goes to base, as does a stream it would not handle the
-// same way.
+// streamTransport is the HTTP → HTTP proxy's client to the upstream. For
+// a cleartext upstream reached directly, nothing goes through an
+// http.Transport's persistConn, with its reader and writer goroutines and
+// buffers: every open session holds a standing GET event stream, which
+// gets a connection of its own, written and read on the caller's goroutine
+// (≈ 20 KB a session less, see docs/proxy.md "Measured"); the calls go
+// over calls, kept-alive connections also used on the caller's goroutine.
+// TLS upstreams (where http.Transport multiplexes HTTP/2), upstreams
+// reached through an HTTP proxy from the environment and protocol
+// upgrades go to base.
 type streamTransport struct {
-	base *http.Transport
+	base  *http.Transport
+	calls *connPool
+}
+
+// newStreamTransport is the upstream client with base's dialer and bounds.
+func newStreamTransport(base *http.Transport) *streamTransport {
+	return &streamTransport{base: base, calls: &connPool{base: base}}
 }
 
 // streamReadBuffer is a stream connection's read buffer, held as long as
@@ -37,22 +43,33 @@ const streamReadBuffer = 1 << 10
 const maxStreamHeaderBytes = 10 << 20
 
 func (t *streamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !t.standing(req) {
+	switch {
+	case !t.direct(req):
 		return t.base.RoundTrip(req)
+	case standing(req):
+		return t.stream(req)
+	default:
+		return t.calls.roundTrip(req)
 	}
-	return t.stream(req)
 }
 
-// CloseIdleConnections closes base's idle connections (streams have none).
-func (t *streamTransport) CloseIdleConnections() { t.base.CloseIdleConnections() }
+// CloseIdleConnections closes the idle kept-alive connections (streams
+// have none).
+func (t *streamTransport) CloseIdleConnections() {
+	t.calls.closeIdle(false)
+	t.base.CloseIdleConnections()
+}
 
-// standing reports whether req is a standing event stream to a cleartext
-// upstream reached directly.
-func (t *streamTransport) standing(req *http.Request) bool {
-	if req.Method != http.MethodGet || req.URL.Scheme != "http" ||
-		(req.Body != nil && req.Body != http.NoBody) ||
-		!acceptsEventStream(req.Header) ||
-		req.Header.Get("Upgrade") != "" {
+// Close closes the idle connections, and those in use once their calls end.
+func (t *streamTransport) Close() {
+	t.calls.closeIdle(true)
+	t.base.CloseIdleConnections()
+}
+
+// direct reports whether req goes to a cleartext upstream reached
+// directly, with no protocol upgrade.
+func (t *streamTransport) direct(req *http.Request) bool {
+	if req.URL.Scheme != "http" || req.Header.Get("Upgrade") != "" {
 		return false
 	}
 	if t.base.Proxy != nil {
@@ -61,6 +78,12 @@ func (t *streamTransport) standing(req *http.Request) bool {
 		}
 	}
 	return true
+}
+
+// standing reports whether req opens a standing event stream.
+func standing(req *http.Request) bool {
+	return req.Method == http.MethodGet && (req.Body == nil || req.Body == http.NoBody) &&
+		acceptsEventStream(req.Header)
 }
 
 // acceptsEventStream reports whether h's Accept names text/event-stream
@@ -82,55 +105,15 @@ func acceptsEventStream(h http.Header) bool {
 // them); the body reads straight from the connection, which its Close
 // closes, as does the end of req's context.
 func (t *streamTransport) stream(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	dial := t.base.DialContext
-	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
-	}
-	host, port := req.URL.Hostname(), req.URL.Port()
-	if port == "" {
-		port = "80"
-	}
-	conn, err := dial(ctx, "tcp", net.JoinHostPort(host, port))
+	conn, err := t.calls.dial(req.Context(), "tcp", hostPort(req))
 	if err != nil {
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	fail := func(err error) (*http.Response, error) {
-		stop()
-		conn.Close()
-		if ctx.Err() != nil {
-			return nil, ctx.Err() // the conn was closed because the caller left
-		}
+	res, stop, err := t.calls.send(conn, req, bufio.NewReaderSize(nil, streamReadBuffer))
+	if err != nil {
 		return nil, err
 	}
-	if d := t.base.ResponseHeaderTimeout; d > 0 {
-		_ = conn.SetDeadline(time.Now().Add(d))
-	}
-	w := bufio.NewWriterSize(conn, 1<<10)
-	if err := req.Write(w); err != nil {
-		return fail(err)
-	}
-	if err := w.Flush(); err != nil {
-		return fail(err)
-	}
-	limit := t.base.MaxResponseHeaderBytes
-	if limit <= 0 {
-		limit = maxStreamHeaderBytes
-	}
-	lr := &headerLimit{r: conn, n: limit + streamReadBuffer}
-	br := bufio.NewReaderSize(lr, streamReadBuffer)
-	res, err := readFinalResponse(br, req)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			err = fmt.Errorf("no response headers within %s: %w", t.base.ResponseHeaderTimeout, err)
-		}
-		return fail(err)
-	}
-	_ = conn.SetDeadline(time.Time{})
-	lr.n = -1
-	res.Body = &streamBody{body: res.Body, conn: conn, ctx: ctx, stop: stop}
+	res.Body = &streamBody{body: res.Body, conn: conn, ctx: req.Context(), stop: stop}
 	return res, nil
 }
 

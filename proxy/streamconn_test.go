@@ -78,18 +78,14 @@ func newRawUpstream(t *testing.T, answer string) *rawUpstream {
 // waitClosed waits for the client to close an upstream connection.
 func (u *rawUpstream) waitClosed(t *testing.T) {
 	t.Helper()
-	select {
-	case <-u.closed:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the connection to the upstream was not closed")
-	}
+	receive(t, u.closed, "the connection to the upstream was not closed")
 }
 
 // newStreamTransport is the proxy's upstream client as NewHandler builds
 // it, with the http.Transport under it.
 func newStreamTransport(t *testing.T, timeout time.Duration) (http.RoundTripper, *http.Transport) {
 	rt, base := proxy.StreamTransport(proxy.Config{UpstreamTimeout: timeout})
-	t.Cleanup(base.CloseIdleConnections)
+	t.Cleanup(rt.(interface{ CloseIdleConnections() }).CloseIdleConnections)
 	return rt, base
 }
 
@@ -325,10 +321,11 @@ func TestStreamHeaderTimeout(t *testing.T) {
 	}
 }
 
-// TestStreamOnlyStanding: only a body-less GET for an event stream to a
-// cleartext upstream reached directly gets a connection of its own; the
-// rest goes to http.Transport.
-func TestStreamOnlyStanding(t *testing.T) {
+// TestUpstreamRoutes: a body-less GET for an event stream to a cleartext
+// upstream reached directly gets a connection of its own; other requests
+// to it go over the pool's kept-alive connections; TLS, an HTTP proxy
+// from the environment and protocol upgrades go to http.Transport.
+func TestUpstreamRoutes(t *testing.T) {
 	st, _ := newStreamTransport(t, 0)
 	envProxy, base := newStreamTransport(t, 0)
 	base.Proxy = func(*http.Request) (*url.URL, error) { return url.Parse("http://proxy.example:3128") }
@@ -336,24 +333,25 @@ func TestStreamOnlyStanding(t *testing.T) {
 		name   string
 		st     http.RoundTripper
 		change func(*http.Request)
-		want   bool
+		want   string
 	}{
-		{"stream", st, func(*http.Request) {}, true},
-		{"among other types", st, func(r *http.Request) { r.Header.Set("Accept", "application/json, text/event-stream") }, true},
-		{"with a parameter", st, func(r *http.Request) { r.Header.Set("Accept", "application/json, Text/Event-Stream;q=0.9") }, true},
-		{"a longer type", st, func(r *http.Request) { r.Header.Set("Accept", "text/event-streams") }, false},
-		{"POST", st, func(r *http.Request) { r.Method = http.MethodPost }, false},
-		{"DELETE", st, func(r *http.Request) { r.Method = http.MethodDelete }, false},
-		{"not a stream", st, func(r *http.Request) { r.Header.Set("Accept", "application/json") }, false},
-		{"TLS", st, func(r *http.Request) { r.URL.Scheme = "https" }, false},
-		{"with a body", st, func(r *http.Request) { r.Body = io.NopCloser(strings.NewReader("x")) }, false},
-		{"upgrade", st, func(r *http.Request) { r.Header.Set("Upgrade", "websocket") }, false},
-		{"through a proxy", envProxy, func(*http.Request) {}, false},
+		{"stream", st, func(*http.Request) {}, "stream"},
+		{"among other types", st, func(r *http.Request) { r.Header.Set("Accept", "application/json, text/event-stream") }, "stream"},
+		{"with a parameter", st, func(r *http.Request) { r.Header.Set("Accept", "application/json, Text/Event-Stream;q=0.9") }, "stream"},
+		{"a longer type", st, func(r *http.Request) { r.Header.Set("Accept", "text/event-streams") }, "pooled"},
+		{"POST", st, func(r *http.Request) { r.Method = http.MethodPost }, "pooled"},
+		{"DELETE", st, func(r *http.Request) { r.Method = http.MethodDelete }, "pooled"},
+		{"not a stream", st, func(r *http.Request) { r.Header.Set("Accept", "application/json") }, "pooled"},
+		{"with a body", st, func(r *http.Request) { r.Body = io.NopCloser(strings.NewReader("x")) }, "pooled"},
+		{"TLS", st, func(r *http.Request) { r.URL.Scheme = "https" }, "transport"},
+		{"upgrade", st, func(r *http.Request) { r.Header.Set("Upgrade", "websocket") }, "transport"},
+		{"through a proxy", envProxy, func(*http.Request) {}, "transport"},
+		{"POST through a proxy", envProxy, func(r *http.Request) { r.Method = http.MethodPost }, "transport"},
 	} {
 		req := streamRequest(context.Background(), t, "http://upstream.example/mcp")
 		tc.change(req)
-		if got := proxy.Standing(tc.st, req); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		if got := proxy.Route(tc.st, req); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
 }
