@@ -53,7 +53,8 @@ func (u *connUpstream) waitClosed(t *testing.T) {
 	receive(t, u.closed, "no upstream connection was closed")
 }
 
-// post sends body over rt and returns the answer's body, read to its end.
+// post sends body over rt, the proxy's upstream client, and returns the
+// answer's body, read to its end; the answer must come over the pool.
 func post(t *testing.T, rt http.RoundTripper, url, body string) string {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
@@ -65,6 +66,9 @@ func post(t *testing.T, rt http.RoundTripper, url, body string) string {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
+	if !proxy.Pooled(res.Body) {
+		t.Error("the call did not go over the pool")
+	}
 	got, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatal(err)
