@@ -67,3 +67,8 @@ func Pooled(body io.ReadCloser) bool {
 	_, ok := body.(*pooledBody)
 	return ok
 }
+
+// OAuthStoreFile is the file the store keeps upstream's token in.
+func OAuthStoreFile(o *OAuth, upstream string) string {
+	return (&oauthTransport{cfg: o, upstream: upstream}).storeFile()
+}

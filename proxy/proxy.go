@@ -57,6 +57,10 @@ type Config struct {
 	// Header is sent with every upstream request (authorization and the
 	// like); it is never logged or recorded.
 	Header http.Header
+	// OAuth, if set, authorizes the stdio → HTTP proxy with the upstream's
+	// authorization server when the upstream asks (a 401); its token then
+	// replaces any Authorization in Header.
+	OAuth *OAuth
 
 	// ServerName is mcpdrift.server.name; default the server's serverInfo.name.
 	ServerName string
@@ -102,6 +106,20 @@ func (c *Config) Validate() error {
 		u, err := url.Parse(c.Upstream)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--upstream must be an http(s) URL")
+		}
+	}
+	if c.OAuth != nil {
+		switch {
+		case c.Listen != "":
+			return errors.New("--oauth is for stdio -> HTTP; the HTTP -> HTTP proxy passes the client's own authorization through")
+		case c.Upstream == "":
+			return errors.New("--oauth needs --upstream URL")
+		case c.OAuth.Open == nil:
+			return errors.New("OAuth.Open is required: the user must be shown the authorization URL")
+		case c.OAuth.RedirectPort < 0 || c.OAuth.RedirectPort > 65535:
+			return fmt.Errorf("--oauth-redirect-port must be a port number, not %d", c.OAuth.RedirectPort)
+		case c.OAuth.ClientSecret != "" && c.OAuth.ClientID == "":
+			return errors.New("an OAuth client secret needs --oauth-client-id")
 		}
 	}
 	switch c.UpstreamTransport {

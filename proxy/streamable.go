@@ -108,10 +108,14 @@ func newStreamable(ctx context.Context, cfg *Config, r *relay) *streamable {
 	tr.DialContext = (&net.Dialer{Timeout: cfg.UpstreamTimeout, KeepAlive: 30 * time.Second}).DialContext
 	tr.ResponseHeaderTimeout = cfg.UpstreamTimeout
 	tr.TLSHandshakeTimeout = cfg.UpstreamTimeout
+	var rt http.RoundTripper = tr
+	if cfg.OAuth != nil {
+		rt = newOAuthTransport(tr, cfg.OAuth, cfg.Upstream, cfg.UpstreamTimeout)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	u := &streamable{
 		cfg: cfg, r: r, url: cfg.Upstream, ctx: ctx, cancel: cancel,
-		client: &http.Client{Transport: tr, CheckRedirect: sameOrigin},
+		client: &http.Client{Transport: rt, CheckRedirect: sameOrigin},
 		queue:  make(chan *exchange, 64), dispatched: make(chan struct{}),
 		awaiting: map[interceptor.ID]*exchange{},
 	}
@@ -400,6 +404,10 @@ func (u *streamable) do(req *http.Request) (*http.Response, error) {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
+		}
+		var ae *authError
+		if errors.As(err, &ae) {
+			return nil, ae
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	neturl "net/url"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +29,10 @@ func newProxyCommand() *cobra.Command {
 		noInject    bool
 		serverName  string
 		upstreamEnv string
+		oauth       proxy.OAuth
+		useOAuth    bool
+		secretEnv   string
+		noBrowser   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "proxy [flags] (-- CMD [ARGS...] | --upstream URL [--listen ADDR])",
@@ -49,6 +57,7 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 ` + exitStatusHelp("proxy"),
 		Example: `  mcpdrift proxy --server-name files -- npx -y @modelcontextprotocol/server-filesystem /data
   mcpdrift proxy --on-stale refuse --upstream https://mcp.example.com/mcp --header-env 'Authorization=MCP_AUTH'
+  mcpdrift proxy --oauth --upstream https://mcp.example.com/mcp
   mcpdrift proxy --listen 127.0.0.1:7001 --upstream http://127.0.0.1:3001/mcp --lock mcp.lock.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
@@ -84,6 +93,12 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 				}
 				cfg.Upstream = v
 			}
+			if useOAuth {
+				if err := completeOAuth(cmd, &oauth, secretEnv, noBrowser); err != nil {
+					return err
+				}
+				cfg.OAuth = &oauth
+			}
 			cfg.ServerName = serverName
 			cfg.InjectTraceContext = !noInject
 			if cfg.AgentName == "" {
@@ -102,6 +117,12 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 	fl.StringVar(&cfg.Listen, "listen", "", "address to serve Streamable HTTP on (HTTP -> HTTP), e.g. 127.0.0.1:7001")
 	fl.StringArrayVarP(&headers, "header", "H", nil, "HTTP header 'Name: value' sent upstream (repeatable; values are secrets: never printed)")
 	fl.StringArrayVar(&headerEnv, "header-env", nil, "HTTP header Name=ENV_VAR whose value is read from the environment (repeatable)")
+	fl.BoolVar(&useOAuth, "oauth", false, "stdio -> HTTP: when the upstream answers 401, authorize as the MCP authorization spec says (the user consents in a browser; the token is kept for later runs)")
+	fl.StringVar(&oauth.ClientID, "oauth-client-id", "", "a client id registered with the authorization server beforehand (default: dynamic client registration)")
+	fl.StringVar(&secretEnv, "oauth-client-secret-env", "", "environment variable holding that client's secret (a confidential client)")
+	fl.IntVar(&oauth.RedirectPort, "oauth-redirect-port", 0, "loopback port for the browser's redirect, http://127.0.0.1:PORT/callback (0: a free one, for servers that allow any loopback port)")
+	fl.StringVar(&oauth.Store, "oauth-store", "", "directory keeping the tokens between runs, readable by the user alone (default the user config dir's mcpdrift/oauth; 'none' keeps none)")
+	fl.BoolVar(&noBrowser, "oauth-no-browser", false, "only print the authorization URL on stderr; do not open a browser")
 	fl.StringVar(&serverName, "server-name", "", "mcpdrift.server.name on spans: the receiver's target name (default the server's serverInfo.name)")
 	fl.StringVar(&cfg.AgentName, "agent-name", "", "gen_ai.agent.name on spans (default OTEL_SERVICE_NAME, else initialize's clientInfo.name)")
 	fl.BoolVar(&noInject, "no-inject", false, "do not write trace context into params._meta: relay frames byte for byte")
@@ -112,6 +133,63 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 	fl.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 5*time.Second, "time the stdio server has to exit after its input closes, before SIGTERM (and as long again before SIGKILL)")
 	fl.DurationVar(&cfg.UpstreamTimeout, "upstream-timeout", 30*time.Second, "timeout of an upstream exchange up to its response headers, and of the proxy's own requests")
 	return cmd
+}
+
+// completeOAuth fills in what --oauth's flags leave to the CLI: the
+// client secret from the environment, the token store's default place, and
+// how the user is shown the authorization URL (stderr, where hosts keep a
+// server's log, and a browser).
+func completeOAuth(cmd *cobra.Command, o *proxy.OAuth, secretEnv string, noBrowser bool) error {
+	if secretEnv != "" {
+		v, set := os.LookupEnv(secretEnv)
+		if !set || v == "" {
+			return usageError("--oauth-client-secret-env: %s is not set", secretEnv)
+		}
+		o.ClientSecret = v
+	}
+	switch o.Store {
+	case "none":
+		o.Store = ""
+	case "":
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return usageError("--oauth-store: no user config directory (%v); give a directory or none", err)
+		}
+		o.Store = filepath.Join(dir, "mcpdrift", "oauth")
+	}
+	stderr := cmd.ErrOrStderr()
+	o.Open = func(url string) error {
+		if u, err := neturl.Parse(url); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+			return fmt.Errorf("the authorization server's URL is not http(s): %q", url)
+		}
+		fmt.Fprintf(stderr, "mcpdrift proxy: the MCP server asks for authorization; open this URL to consent:\n  %s\n", url)
+		if !noBrowser {
+			openBrowser(url)
+		}
+		return nil
+	}
+	return nil
+}
+
+// openBrowser asks the desktop to open url; with no desktop (a server, a
+// container) nothing opens and the URL on stderr is the way. Its output
+// goes nowhere: the proxy's stdout is the agent's MCP stream.
+func openBrowser(url string) {
+	argv := []string{"xdg-open", url}
+	switch runtime.GOOS {
+	case "darwin":
+		argv = []string{"open", url}
+	case "windows":
+		argv = []string{"rundll32", "url.dll,FileProtocolHandler", url}
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return
+	}
+	c := exec.Command(path, argv[1:]...)
+	if c.Start() == nil {
+		go func() { _ = c.Wait() }()
+	}
 }
 
 // runProxy runs the mode cfg names with the OpenTelemetry SDK set up from

@@ -1,8 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
 // --upstream-env names the variable that holds the URL (what wrap writes
@@ -17,6 +27,74 @@ func TestProxyUpstreamEnv(t *testing.T) {
 		{[]string{"proxy", "--upstream-env", "MCPDRIFT_TEST_UNSET_UPSTREAM"}, "MCPDRIFT_TEST_UNSET_UPSTREAM is not set"},
 		{[]string{"proxy", "--upstream-env", "MCPDRIFT_TEST_UPSTREAM"}, "MCPDRIFT_TEST_UPSTREAM is not set"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "--upstream-env", "MCPDRIFT_TEST_UPSTREAM"}, "exclusive"},
+	} {
+		code, _, errOut := cli(t, "", tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d %q", tc.args, code, errOut)
+		}
+	}
+}
+
+// --oauth through the CLI, against the TypeScript SDK's OAuth example
+// server: the agent's initialize waits while the user is shown the
+// authorization URL on stderr (no browser here), consents, and the
+// session goes on; the token lands in --oauth-store.
+func TestProxyOAuth(t *testing.T) {
+	upstream := testservers.SDKOAuthServer(t)
+	store := filepath.Join(t.TempDir(), "tokens")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"proxy", "--oauth", "--oauth-no-browser", "--oauth-store", store, "--upstream", upstream}, inR, outW, errW)
+		outW.Close()
+		errW.Close()
+	}()
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(errR)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "http://localhost:") && strings.Contains(line, "/authorize?") {
+				urls <- line
+			}
+		}
+	}()
+	go func() {
+		select {
+		case u := <-urls:
+			if res, err := http.Get(u); err == nil { // consent, and the redirect to the proxy
+				res.Body.Close()
+			}
+		case <-time.After(60 * time.Second):
+		}
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "cli-agent", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("initialize through the proxy: %v", err)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "cli"}}); err != nil {
+		t.Errorf("tools/call: %v", err)
+	}
+	cs.Close()
+	if code := <-done; code != exitOK {
+		t.Errorf("exit %d", code)
+	}
+	if files, _ := filepath.Glob(filepath.Join(store, "*.json")); len(files) != 1 {
+		t.Errorf("token files %v, want one", files)
+	}
+}
+
+// --oauth's flags are checked before anything starts.
+func TestProxyOAuthUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy", "--oauth", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1/mcp"}, "--oauth is for stdio -> HTTP"},
+		{[]string{"proxy", "--oauth", "--upstream", "http://127.0.0.1:1/mcp", "--oauth-client-secret-env", "MCPDRIFT_TEST_UNSET_SECRET"}, "MCPDRIFT_TEST_UNSET_SECRET is not set"},
+		{[]string{"proxy", "--oauth", "--upstream", "http://127.0.0.1:1/mcp", "--oauth-redirect-port", "70000"}, "must be a port number"},
 	} {
 		code, _, errOut := cli(t, "", tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {

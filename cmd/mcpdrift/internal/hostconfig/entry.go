@@ -164,6 +164,11 @@ func (e *entry) wrapRemote(o Options, typ string) (text, kind, note, skip string
 	if kind == "sse" {
 		args = append(args, "--upstream-transport", "sse")
 	}
+	if len(headers) == 0 {
+		// No credentials of its own: the host would sign in with OAuth
+		// when the server asks, so the proxy does.
+		args = append(args, "--oauth")
+	}
 	existing := n.Get("env")
 	names := headerEnvNames(headers, existing)
 	for i, h := range headers {
@@ -196,7 +201,7 @@ func (e *entry) wrapRemote(o Options, typ string) (text, kind, note, skip string
 		fields = insertAfter(fields, "args", field{"env", envText})
 	}
 	if len(headers) == 0 {
-		note = "no headers: if it signs in through the host (OAuth), the proxy cannot; unwrap it, or wrap with --skip " + e.name
+		note = "no headers: if the server asks for OAuth, the proxy signs in (the user consents in a browser once; the token is kept in the user config dir)"
 	}
 	return e.withStash(fields), kind, note, ""
 }

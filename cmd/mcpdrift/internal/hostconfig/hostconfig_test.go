@@ -186,8 +186,13 @@ func TestWrapRemoteEntry(t *testing.T) {
 		!strings.Contains(strings.Join(asana.Args, " "), "--upstream-transport sse") || asana.Env["MCPDRIFT_HEADER_X_API_KEY"] != "${ASANA_KEY}" {
 		t.Errorf("asana (type sse) wrapped as %q %q %v", asana.Command, asana.Args, asana.Env)
 	}
-	if notion := entries["notion"]; !slices.Contains(notion.Args, "https://mcp.notion.com/mcp") {
+	// One with no headers signs in with OAuth if the server asks, as the
+	// host would have; one with headers has its credentials.
+	if notion := entries["notion"]; !slices.Contains(notion.Args, "https://mcp.notion.com/mcp") || !slices.Contains(notion.Args, "--oauth") {
 		t.Errorf("notion args %q", notion.Args)
+	}
+	if slices.Contains(api.Args, "--oauth") {
+		t.Errorf("api (with headers) args %q", api.Args)
 	}
 }
 

@@ -85,13 +85,7 @@ func npmServer(t testing.TB, name, entry string) string {
 // started) is killed when the test ends.
 func EverythingHTTP(t testing.TB, version, mode string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	base, _ := EverythingHTTPAt(t, version, mode, port)
+	base, _ := EverythingHTTPAt(t, version, mode, FreePort(t))
 	return base
 }
 
@@ -101,8 +95,47 @@ func EverythingHTTP(t testing.TB, version, mode string) string {
 func EverythingHTTPAt(t testing.TB, version, mode string, port int) (base string, stop func()) {
 	t.Helper()
 	node, entry := Node(t), Everything(t, version)
-	cmd := exec.Command(node, entry, mode)
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	stop = startListening(t, "server-everything "+version+" "+mode, exec.Command(node, entry, mode),
+		[]string{"PORT=" + strconv.Itoa(port)}, port)
+	return "http://127.0.0.1:" + strconv.Itoa(port), stop
+}
+
+// SDKOAuthServer starts the TypeScript SDK's example Streamable HTTP server
+// with OAuth (simpleStreamableHttp.js --oauth, from the SDK release that
+// server-everything 2025.11.25 pins): an MCP server that answers 401
+// without a bearer token, with protected resource metadata naming its demo
+// authorization server (dynamic client registration, an authorization
+// endpoint that consents at once and redirects, PKCE, tokens checked by
+// introspection). It returns the MCP endpoint, http://localhost:PORT/mcp.
+func SDKOAuthServer(t testing.TB) string {
+	t.Helper()
+	node := Node(t)
+	entry := NPMPackage(t, "server-everything-2025.11.25",
+		filepath.Join("@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleStreamableHttp.js"))
+	mcpPort, authPort := FreePort(t), FreePort(t)
+	startListening(t, "the SDK's OAuth example server", exec.Command(node, entry, "--oauth"),
+		[]string{"MCP_PORT=" + strconv.Itoa(mcpPort), "MCP_AUTH_PORT=" + strconv.Itoa(authPort)}, mcpPort, authPort)
+	return "http://localhost:" + strconv.Itoa(mcpPort) + "/mcp"
+}
+
+// FreePort returns a loopback TCP port nothing listens on (now).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startListening starts cmd (a server, with env added to this process's)
+// in a process group of its own and waits until every port accepts
+// connections; the returned function, also run when the test ends, kills
+// the group and waits for it.
+func startListening(t testing.TB, what string, cmd *exec.Cmd, env []string, ports ...int) (stop func()) {
+	t.Helper()
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -117,18 +150,22 @@ func EverythingHTTPAt(t testing.TB, version, mode string, port int) (base string
 		})
 	}
 	t.Cleanup(stop)
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			return "http://" + addr, stop
+	for _, port := range ports {
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		for {
+			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				stop()
+				t.Fatalf("%s did not listen on %s:\n%s", what, addr, logs.String())
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything %s %s did not listen on %s:\n%s", version, mode, addr, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	return stop
 }
 
 // Fixture returns the captured contract of a server-everything release:
