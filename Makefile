@@ -22,9 +22,13 @@ export CGO_ENABLED ?= 0
 
 all: build
 
+# The binaries built here are for this checkout's tests and demos: built as
+# the tests build their packages (no -trimpath), they reuse every package
+# `go vet` and `go test` compiled instead of compiling the whole graph again
+# (measured cold: 239 CPU-s with -trimpath for the CLI, 6 after go vet).
 ## build: the mcpdrift CLI into bin/
 build:
-	$(GO) build -trimpath -o $(BIN)/mcpdrift ./cmd/mcpdrift
+	$(GO) build -o $(BIN)/mcpdrift ./cmd/mcpdrift
 
 ## download: every module's dependencies, and the pinned Go tools
 download:
@@ -76,12 +80,17 @@ fuzz:
 	done; done
 
 ## distro: the otelcol-mcpdrift collector distribution, with ocb (pinned in tools/)
+# ocb writes the sources and go build compiles them: ocb's own compile step
+# always adds -trimpath, which recompiles every Collector package the tests
+# already compiled (measured cold: 355 CPU-s that way, 184 this way).
+ocb = $(GO) tool -modfile=tools/go.mod builder --config $(1) --skip-compilation && \
+	$(GO) -C $(dir $(2)) build -ldflags='-s -w' -o $(notdir $(2)) .
 DISTRO := _build/otelcol-mcpdrift/otelcol-mcpdrift
 SOURCES := go.mod $(MODULES:%=%/go.mod) $(shell find receiver processor extension contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null) $(shell find extension -path '*/dashboard/*' -type f 2>/dev/null) $(wildcard extension/*/openapi.json)
 distro: $(DISTRO)
 $(DISTRO): builder-config.yaml $(SOURCES)
 	mkdir -p _build
-	$(GO) tool -modfile=tools/go.mod builder --config builder-config.yaml
+	$(call ocb,builder-config.yaml,$(DISTRO))
 
 ## distro-extras: a second build with the loadbalancing and ClickHouse exporters, for the
 ## docs' scale-out and ClickHouse examples: make test validates them, make e2e runs scale-out
@@ -89,7 +98,7 @@ EXTRAS := _build/otelcol-mcpdrift-extras/otelcol-mcpdrift-extras
 distro-extras: $(EXTRAS)
 $(EXTRAS): docs/examples/builder-extras.yaml $(SOURCES)
 	mkdir -p _build
-	$(GO) tool -modfile=tools/go.mod builder --config docs/examples/builder-extras.yaml
+	$(call ocb,docs/examples/builder-extras.yaml,$(EXTRAS))
 
 ## demo: the quickstart: a drifting MCP server, the collector and the demo agent (within 60 s);
 ## make demo DEMO_FLAGS=-dashboard keeps it running with the dashboard on http://127.0.0.1:13180/
@@ -97,9 +106,9 @@ demo: distro demo-bins
 	$(BIN)/quickstart-demo $(DEMO_FLAGS)
 
 demo-bins:
-	$(GO) build -trimpath -o $(BIN)/quickstart-server ./examples/quickstart/server
-	$(GO) build -trimpath -o $(BIN)/quickstart-demo ./internal/dev/quickstart/demo
-	$(GO) build -trimpath -o $(BIN)/demo-agent ./examples/agent
+	$(GO) build -o $(BIN)/quickstart-server ./examples/quickstart/server
+	$(GO) build -o $(BIN)/quickstart-demo ./internal/dev/quickstart/demo
+	$(GO) build -o $(BIN)/demo-agent ./examples/agent
 
 ## jaeger: Jaeger v2 all-in-one for the backends e2e (version pinned in tools/jaeger)
 JAEGER := _build/jaeger
