@@ -94,8 +94,13 @@ func (p *connPool) exchange(c *poolConn, req *http.Request) (*http.Response, err
 		connReaders.Put(br)
 		return nil, err
 	}
-	res.Body = &pooledBody{body: res.Body, br: br, conn: c, pool: p, ctx: req.Context(), stop: stop,
-		keep: !res.Close && !req.Close}
+	keep := !res.Close && !req.Close
+	if res.Body == http.NoBody { // 202, 204, a HEAD: over already, read or not
+		b := &pooledBody{br: br, conn: c, pool: p, stop: stop}
+		b.release(keep, io.EOF)
+		return res, nil
+	}
+	res.Body = &pooledBody{body: res.Body, br: br, conn: c, pool: p, ctx: req.Context(), stop: stop, keep: keep}
 	return res, nil
 }
 

@@ -27,6 +27,10 @@ func newConnUpstream(t *testing.T, h http.HandlerFunc, idle time.Duration) *conn
 	if h == nil {
 		h = func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body) // HTTP/1.1: all of it before answering
+			if r.URL.Path == "/accepted" {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(body)
 		}
@@ -86,8 +90,17 @@ func TestPoolKeepsConnections(t *testing.T) {
 			t.Fatalf("call %d: %d bytes back, want %d", i, len(got), len(body))
 		}
 	}
+	// An answer with no body (202 to a notification) leaves the connection
+	// for the next call even when nobody reads it.
+	req, _ := http.NewRequest(http.MethodPost, up.URL+"/accepted", strings.NewReader("{}"))
+	res, err := st.RoundTrip(req)
+	if err != nil || res.StatusCode != http.StatusAccepted {
+		t.Fatalf("%v %v", res, err)
+	}
+	res.Body.Close()
+	post(t, st, up.URL, "after")
 	if n := len(up.opened); n != 1 {
-		t.Errorf("%d connections for three calls in a row, want 1", n)
+		t.Errorf("%d connections for five calls in a row, want 1", n)
 	}
 }
 

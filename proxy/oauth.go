@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,7 +86,7 @@ func (t *oauthTransport) current() (oauth2.TokenSource, int) {
 func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ts, gen := t.current()
 	resp, err := t.base.RoundTrip(withToken(req, ts))
-	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+	if err != nil || !authorizationWanted(resp) {
 		return resp, err
 	}
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
@@ -102,6 +103,23 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ts, _ = t.current()
 	return t.base.RoundTrip(withToken(again, ts))
+}
+
+// authorizationWanted reports whether resp asks for (more) authorization:
+// a 401, or a 403 whose challenge says insufficient_scope (step-up); any
+// other 403 is the server's answer.
+func authorizationWanted(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		return true
+	case http.StatusForbidden:
+		for _, v := range resp.Header.Values("WWW-Authenticate") {
+			if strings.Contains(v, "insufficient_scope") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // authError is a failed authorization: the upstream is reachable, the
