@@ -58,10 +58,16 @@ type oauthTransport struct {
 	upstream string
 	client   *http.Client // for metadata, registration and tokens
 
-	mu  sync.Mutex // one authorization at a time
-	ts  oauth2.TokenSource
-	gen int // up at every authorization
+	mu      sync.Mutex // one authorization at a time
+	ts      oauth2.TokenSource
+	gen     int       // up at every authorization
+	refused time.Time // the server refused a token just issued: no new flow until refusedFor after
 }
+
+// refusedFor is how long after the upstream refused the token it had just
+// had issued no new authorization starts: an upstream that refuses every
+// token would otherwise send the user to consent at every request.
+const refusedFor = time.Minute
 
 func newOAuthTransport(base http.RoundTripper, cfg *OAuth, upstream string, timeout time.Duration) *oauthTransport {
 	t := &oauthTransport{base: base, cfg: cfg, upstream: upstream,
@@ -92,6 +98,10 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		return resp, nil // cannot be sent again: the next request authorizes
 	}
+	if t.cooling() {
+		resp.Body.Close()
+		return nil, &authError{errors.New("the server refused the token it had just had issued; not asking the user again for " + refusedFor.String())}
+	}
 	if err := t.authorize(req, resp, gen); err != nil {
 		return nil, &authError{err}
 	}
@@ -102,7 +112,21 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	ts, _ = t.current()
-	return t.base.RoundTrip(withToken(again, ts))
+	resp, err = t.base.RoundTrip(withToken(again, ts))
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		t.mu.Lock()
+		t.refused = time.Now()
+		t.mu.Unlock()
+	}
+	return resp, err
+}
+
+// cooling reports whether the upstream refused a fresh token within the
+// last refusedFor.
+func (t *oauthTransport) cooling() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.refused.IsZero() && time.Since(t.refused) < refusedFor
 }
 
 // authorizationWanted reports whether resp asks for (more) authorization:

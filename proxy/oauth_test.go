@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -196,4 +197,58 @@ func TestOAuthRefreshKept(t *testing.T) {
 	if !strings.Contains(string(kept), `"access_token":"a2"`) || !strings.Contains(string(kept), `"refresh_token":"r2"`) {
 		t.Errorf("the store kept %s, want the refreshed token", kept)
 	}
+}
+
+// TestOAuthTokenRefused: an upstream that refuses even the token its
+// authorization server has just issued (here, one that names the SDK demo's
+// authorization server but accepts no token) gets one authorization, not
+// one per request: after the refusal the agent's requests fail at once with
+// an error saying why, and the user is not sent to consent again.
+func TestOAuthTokenRefused(t *testing.T) {
+	authServer := sdkAuthorizationServer(t, testservers.SDKOAuthServer(t))
+	var up *httptest.Server
+	up = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"resource": up.URL + "/mcp", "authorization_servers": []string{authServer}})
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+up.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		http.Error(w, "no token is good enough", http.StatusUnauthorized)
+	}))
+	defer up.Close()
+	b := newBrowser()
+	p := startUpstream(t, proxy.Config{Upstream: up.URL + "/mcp", OAuth: &proxy.OAuth{Open: b.open}}, newTelemetry(t))
+	for id := 1; id <= 3; id++ {
+		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}`, id))
+		answer := p.recvID(t, fmt.Sprint(id))
+		if !strings.Contains(answer, `"error"`) {
+			t.Fatalf("initialize %d: %s", id, answer)
+		}
+		if id > 1 && !strings.Contains(answer, "refused the token it had just had issued") {
+			t.Errorf("initialize %d: %s, want the reason", id, answer)
+		}
+	}
+	if n := b.opened.Load(); n != 1 {
+		t.Errorf("the user was sent to consent %d times, want 1", n)
+	}
+}
+
+// sdkAuthorizationServer is the authorization server the SDK example
+// server's protected resource metadata names.
+func sdkAuthorizationServer(t *testing.T, mcpURL string) string {
+	t.Helper()
+	u, _ := url.Parse(mcpURL)
+	res, err := http.Get(u.Scheme + "://" + u.Host + "/.well-known/oauth-protected-resource" + u.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var prm struct {
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&prm); err != nil || len(prm.AuthorizationServers) == 0 {
+		t.Fatalf("protected resource metadata: %v %+v", err, prm)
+	}
+	return prm.AuthorizationServers[0]
 }
