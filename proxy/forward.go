@@ -93,6 +93,11 @@ func (f *forwarder) outgoing(r *http.Request) *http.Request {
 	for _, k := range forwardingHeaders {
 		delete(h, k)
 	}
+	// The proxy reads what it relays (spans, the gate, --lock hide): it asks
+	// for answers it can read, and relays them uncompressed. (http.Transport
+	// then asks for gzip itself and undoes it; the proxy's own connections
+	// undo a gzip the upstream sends unasked, identity.go.)
+	delete(h, "Accept-Encoding")
 	if httpguts.HeaderValuesContainsToken(r.Header["Te"], "trailers") {
 		h["Te"] = []string{"trailers"} // the proxy passes trailers through
 	}

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
@@ -169,20 +170,27 @@ func lockedSession(t *testing.T, tel *telemetry, lockMode string, jsonResponse b
 	srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: map[string]any{"type": "object"}}, count(secretCalls))
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))
 	t.Cleanup(up.Close)
-	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
-	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock, LockMode: lockMode}, tel.Telemetry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() { hs.Close(); h.Close() })
-	cs, err = mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-agent", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: lockedProxy(t, up.URL, lockMode, tel)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs, echoCalls, secretCalls
+}
+
+// lockedProxy serves the HTTP → HTTP proxy to upstream with a lock that
+// approves echo alone, for the test's duration; it returns its URL.
+func lockedProxy(t *testing.T, upstream, lockMode string, tel *telemetry) string {
+	t.Helper()
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	h, err := proxy.NewHandler(proxy.Config{Upstream: upstream, Listen: "test", Lock: lock, LockMode: lockMode}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	return hs.URL
 }
 
 // TestHTTPLockRefuseSession: with --lock-mode refuse-session, a listing
@@ -260,15 +268,7 @@ func TestHTTPLockFiltersEventStream(t *testing.T) {
 		io.WriteString(w, after)
 	}))
 	defer up.Close()
-	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
-	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock}, newTelemetry(t).Telemetry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(h)
-	defer func() { hs.Close(); h.Close() }()
-
-	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
+	req, _ := http.NewRequest(http.MethodPost, lockedProxy(t, up.URL, "", newTelemetry(t)), strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
@@ -468,4 +468,95 @@ func TestHTTPLockGatesBatches(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHTTPLockCompressedAnswers: an agent asking for gzip (as Node's fetch
+// and Python's httpx do) must not get around --lock hide because the
+// proxy could not read a compressed listing: the proxy does not pass the
+// agent's Accept-Encoding on, and undoes a gzip the upstream uses unasked.
+// Either way the agent gets a listing it can read, without the unapproved
+// tool.
+func TestHTTPLockCompressedAnswers(t *testing.T) {
+	for _, always := range []bool{false, true} {
+		t.Run(map[bool]string{false: "as asked", true: "unasked"}[always], func(t *testing.T) {
+			srv := mcp.NewServer(&mcp.Implementation{Name: "locked", Version: "1"}, nil)
+			srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, count(new(atomic.Int64)))
+			srv.AddTool(&mcp.Tool{Name: "secret", InputSchema: map[string]any{"type": "object"}}, count(new(atomic.Int64)))
+			var asked atomic.Int32
+			up := httptest.NewServer(gzipping(always, &asked, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
+			defer up.Close()
+			agent := &http.Client{Transport: acceptGzip{&http.Transport{DisableCompression: true}}}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "gzip-agent", Version: "1"}, nil).
+				Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: lockedProxy(t, up.URL, "", newTelemetry(t)), HTTPClient: agent}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			lt, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if names := toolNames(lt); slices.Contains(names, "secret") || !slices.Contains(names, "echo") {
+				t.Errorf("listed %v: secret (not in the lock) must be hidden", names)
+			}
+			if n := asked.Load(); n != 0 {
+				t.Errorf("the upstream was asked for gzip %d times", n)
+			}
+		})
+	}
+}
+
+// acceptGzip asks for gzip on every request and undoes it in answers, as
+// fetch and httpx do.
+type acceptGzip struct{ base http.RoundTripper }
+
+func (a acceptGzip) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Accept-Encoding", "gzip")
+	res, err := a.base.RoundTrip(r)
+	if err != nil || res.Header.Get("Content-Encoding") != "gzip" {
+		return res, err
+	}
+	zr, err := gzip.NewReader(res.Body)
+	if err != nil {
+		res.Body.Close()
+		return nil, err
+	}
+	res.Header.Del("Content-Encoding")
+	res.Body = struct {
+		io.Reader
+		io.Closer
+	}{zr, res.Body}
+	return res, nil
+}
+
+// gzipping compresses h's answers with gzip: when asked (counted in
+// asked), or always.
+func gzipping(always bool, asked *atomic.Int32, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wants := strings.Contains(r.Header.Get("Accept-Encoding"), "gzip")
+		if wants {
+			asked.Add(1)
+		}
+		if !wants && !always {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		defer zw.Close()
+		h.ServeHTTP(gzipWriter{w, zw}, r)
+	})
+}
+
+type gzipWriter struct {
+	http.ResponseWriter
+	zw *gzip.Writer
+}
+
+func (g gzipWriter) Write(p []byte) (int, error) { return g.zw.Write(p) }
+
+func (g gzipWriter) Flush() {
+	_ = g.zw.Flush()
+	g.ResponseWriter.(http.Flusher).Flush()
 }

@@ -43,14 +43,20 @@ const streamReadBuffer = 1 << 10
 const maxStreamHeaderBytes = 10 << 20
 
 func (t *streamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var res *http.Response
+	var err error
 	switch {
 	case !t.direct(req):
 		return t.base.RoundTrip(req)
 	case standing(req):
-		return t.stream(req)
+		res, err = t.stream(req)
 	default:
-		return t.calls.roundTrip(req)
+		res, err = t.calls.roundTrip(req)
 	}
+	if err == nil {
+		identity(res)
+	}
+	return res, err
 }
 
 // CloseIdleConnections closes the idle kept-alive connections (streams
