@@ -252,3 +252,64 @@ func sdkAuthorizationServer(t *testing.T, mcpURL string) string {
 	}
 	return prm.AuthorizationServers[0]
 }
+
+// TestOAuthLegacySSE: --oauth over the deprecated HTTP+SSE transport: a
+// go-sdk SSE server that checks bearer tokens with the SDK demo's
+// authorization server (its introspection endpoint) and names it in its
+// protected resource metadata. The stream's GET gets the 401, the user
+// consents once, and the stream and every message posted to its endpoint
+// carry the token.
+func TestOAuthLegacySSE(t *testing.T) {
+	authServer := sdkAuthorizationServer(t, testservers.SDKOAuthServer(t))
+	srv := mcp.NewServer(&mcp.Implementation{Name: "guarded-sse", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
+		})
+	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var up *httptest.Server
+	var unauthorized atomic.Int32
+	up = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/oauth-protected-resource/sse" {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"resource": up.URL + "/sse", "authorization_servers": []string{authServer}})
+			return
+		}
+		if !introspected(t, authServer, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")) {
+			unauthorized.Add(1)
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+up.URL+`/.well-known/oauth-protected-resource/sse"`)
+			http.Error(w, "a token, please", http.StatusUnauthorized)
+			return
+		}
+		sse.ServeHTTP(w, r)
+	}))
+	defer up.Close()
+	b := newBrowser()
+	p := startUpstream(t, proxy.Config{Upstream: up.URL + "/sse", UpstreamTransport: proxy.TransportSSE, OAuth: &proxy.OAuth{Open: b.open}}, newTelemetry(t))
+	a := connectAgent(t, p)
+	res := a.call(t, "echo", nil)
+	if tc, _ := res.Content[0].(*mcp.TextContent); tc == nil || tc.Text != "ran" {
+		t.Errorf("echo answered %v", res.Content)
+	}
+	p.hangUp(t, a)
+	if n, u := b.opened.Load(), unauthorized.Load(); n != 1 || u != 1 {
+		t.Errorf("the user consented %d times and %d requests came without a good token; want 1 and 1 (the first GET)", n, u)
+	}
+}
+
+// introspected asks the authorization server whether token is active.
+func introspected(t *testing.T, authServer, token string) bool {
+	if token == "" {
+		return false
+	}
+	res, err := http.PostForm(strings.TrimSuffix(authServer, "/")+"/introspect", url.Values{"token": {token}})
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	defer res.Body.Close()
+	var out struct {
+		Active bool `json:"active"`
+	}
+	return json.NewDecoder(res.Body).Decode(&out) == nil && out.Active
+}
