@@ -65,18 +65,33 @@ func (p *connPool) roundTrip(req *http.Request) (*http.Response, error) {
 		if attempt > 0 || !c.reused || !errors.As(err, &we) || req.Context().Err() != nil {
 			return nil, err
 		}
-		if req.Body != nil && req.Body != http.NoBody {
-			if req.GetBody == nil {
-				return nil, err
-			}
-			body, gerr := req.GetBody()
-			if gerr != nil {
-				return nil, err
-			}
-			req = req.WithContext(req.Context())
-			req.Body = body
+		if req = resend(req); req == nil {
+			return nil, err
 		}
 	}
+}
+
+// replayable reports whether req's body can be sent again (it has none, or
+// GetBody gives it anew).
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// resend is req to send once more, its body anew from GetBody; nil when the
+// body cannot be had again.
+func resend(req *http.Request) *http.Request {
+	if !replayable(req) {
+		return nil
+	}
+	r := req.WithContext(req.Context())
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil
+		}
+		r.Body = body
+	}
+	return r
 }
 
 // writeError is a failure to send the request.
@@ -96,11 +111,11 @@ func (p *connPool) exchange(c *poolConn, req *http.Request) (*http.Response, err
 	}
 	keep := !res.Close && !req.Close
 	if res.Body == http.NoBody { // 202, 204, a HEAD: over already, read or not
-		b := &pooledBody{br: br, conn: c, pool: p, stop: stop}
+		b := &connBody{br: br, conn: c, pool: p, stop: stop}
 		b.release(keep, io.EOF)
 		return res, nil
 	}
-	res.Body = &pooledBody{body: res.Body, br: br, conn: c, pool: p, ctx: req.Context(), stop: stop, keep: keep}
+	res.Body = &connBody{body: res.Body, br: br, conn: c, pool: p, ctx: req.Context(), stop: stop, keep: keep}
 	return res, nil
 }
 
@@ -260,10 +275,12 @@ func hostPort(req *http.Request) string {
 	return net.JoinHostPort(req.URL.Hostname(), port)
 }
 
-// pooledBody is a pooled call's response body: the connection goes back to
-// the pool once the body has been read to its end (and nothing more came),
-// and is closed if the body is closed before that or a read fails.
-type pooledBody struct {
+// connBody is a response body read straight from its connection. A call's
+// connection goes back to the pool once the body has been read to its end
+// (and nothing more came); a standing stream's (own) is never reused. Either
+// is closed if the body is closed before its end, a read fails, or the
+// caller's context ends.
+type connBody struct {
 	body io.ReadCloser
 	br   *bufio.Reader
 	conn *poolConn
@@ -271,13 +288,14 @@ type pooledBody struct {
 	ctx  context.Context
 	stop func() bool
 	keep bool // the exchange allows the connection to be reused
+	own  bool // a standing stream: its connection and reader are its own
 
 	mu   sync.Mutex // held by Read
 	done bool       // the connection was given up
 	err  error      // what reads return once it was
 }
 
-func (b *pooledBody) Read(p []byte) (int, error) {
+func (b *connBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.done {
@@ -298,7 +316,7 @@ func (b *pooledBody) Read(p []byte) (int, error) {
 
 // Close gives the connection up, unread. A Read in flight on another
 // goroutine is cut by closing the connection, and releases it itself.
-func (b *pooledBody) Close() error {
+func (b *connBody) Close() error {
 	if !b.mu.TryLock() {
 		b.conn.Close()
 		return nil
@@ -313,10 +331,12 @@ func (b *pooledBody) Close() error {
 // release gives up the body's connection: back to the pool if reuse is
 // true and the caller's context did not cut it, else closed. Later reads
 // return err.
-func (b *pooledBody) release(reuse bool, err error) {
+func (b *connBody) release(reuse bool, err error) {
 	b.done, b.err = true, err
-	b.br.Reset(nil)
-	connReaders.Put(b.br)
+	if !b.own {
+		b.br.Reset(nil)
+		connReaders.Put(b.br)
+	}
 	if b.stop() && reuse {
 		b.pool.put(b.conn)
 		return

@@ -57,15 +57,15 @@ func Route(rt http.RoundTripper, req *http.Request) string {
 // OwnConnection reports whether a response body reads from a connection
 // of its own.
 func OwnConnection(body io.ReadCloser) bool {
-	_, ok := body.(*streamBody)
-	return ok
+	b, ok := body.(*connBody)
+	return ok && b.own
 }
 
 // Pooled reports whether a response body reads from a kept-alive
 // connection of the proxy's own pool.
 func Pooled(body io.ReadCloser) bool {
-	_, ok := body.(*pooledBody)
-	return ok
+	b, ok := body.(*connBody)
+	return ok && !b.own
 }
 
 // OAuthStoreFile is the file the store keeps upstream's token in.

@@ -73,7 +73,8 @@ func newOAuthTransport(base http.RoundTripper, cfg *OAuth, upstream string, time
 	t := &oauthTransport{base: base, cfg: cfg, upstream: upstream,
 		client: &http.Client{Transport: base, Timeout: max(timeout, 30*time.Second)}}
 	if saved, err := t.load(); err == nil {
-		t.ts = t.persisting(saved.config().TokenSource(t.clientContext(), saved.Token), saved.Token)
+		c := saved.config()
+		t.ts = t.persisting(c, c.TokenSource(t.clientContext(), saved.Token), saved.Token)
 	}
 	return t
 }
@@ -95,7 +96,7 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || !authorizationWanted(resp) {
 		return resp, err
 	}
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+	if !replayable(req) {
 		return resp, nil // cannot be sent again: the next request authorizes
 	}
 	if t.cooling() {
@@ -105,11 +106,9 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := t.authorize(req, resp, gen); err != nil {
 		return nil, &authError{err}
 	}
-	again := req.Clone(req.Context())
-	if req.GetBody != nil {
-		if again.Body, err = req.GetBody(); err != nil {
-			return nil, err
-		}
+	again := resend(req)
+	if again == nil {
+		return nil, errors.New("the request's body cannot be sent again after the authorization")
 	}
 	ts, _ = t.current()
 	resp, err = t.base.RoundTrip(withToken(again, ts))
@@ -197,7 +196,7 @@ func (t *oauthTransport) authorize(req *http.Request, resp *http.Response, gen i
 		Client:                   t.client,
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			t.save(c, tok)
-			ts = t.persisting(c.TokenSource(context.WithoutCancel(ctx), tok), tok)
+			ts = t.persisting(c, c.TokenSource(context.WithoutCancel(ctx), tok), tok)
 			return ts, nil
 		},
 	}
@@ -349,17 +348,18 @@ func (t *oauthTransport) save(c *oauth2.Config, tok *oauth2.Token) {
 }
 
 // persisting saves every new token src gives after first (a refresh) to
-// the store.
-func (t *oauthTransport) persisting(src oauth2.TokenSource, first *oauth2.Token) oauth2.TokenSource {
+// the store, with c, what refreshing it takes.
+func (t *oauthTransport) persisting(c *oauth2.Config, src oauth2.TokenSource, first *oauth2.Token) oauth2.TokenSource {
 	if t.cfg.Store == "" {
 		return src
 	}
-	return &persistingSource{src: src, t: t, last: first.AccessToken}
+	return &persistingSource{src: src, t: t, c: c, last: first.AccessToken}
 }
 
 type persistingSource struct {
 	src oauth2.TokenSource
 	t   *oauthTransport
+	c   *oauth2.Config
 
 	mu   sync.Mutex
 	last string
@@ -373,9 +373,7 @@ func (p *persistingSource) Token() (*oauth2.Token, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if tok.AccessToken != p.last {
-		if saved, err := p.t.load(); err == nil {
-			p.t.save(saved.config(), tok)
-		}
+		p.t.save(p.c, tok)
 		p.last = tok.AccessToken
 	}
 	return tok, nil

@@ -2,14 +2,11 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 )
 
 // streamTransport is the HTTP → HTTP proxy's client to the upstream. For
@@ -115,11 +112,12 @@ func (t *streamTransport) stream(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, stop, err := t.calls.send(conn, req, bufio.NewReaderSize(nil, streamReadBuffer))
+	br := bufio.NewReaderSize(nil, streamReadBuffer)
+	res, stop, err := t.calls.send(conn, req, br)
 	if err != nil {
 		return nil, err
 	}
-	res.Body = &streamBody{body: res.Body, conn: conn, ctx: req.Context(), stop: stop}
+	res.Body = &connBody{body: res.Body, br: br, conn: &poolConn{Conn: conn}, ctx: req.Context(), stop: stop, own: true}
 	return res, nil
 }
 
@@ -166,31 +164,4 @@ func (l *headerLimit) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n -= int64(n)
 	return n, err
-}
-
-// streamBody is a stream's body: reads go to the response's own body
-// (which undoes the chunking) over the connection; Close closes the
-// connection, never reading what the upstream has yet to send.
-type streamBody struct {
-	body io.Reader
-	conn net.Conn
-	ctx  context.Context
-	stop func() bool
-	once sync.Once
-}
-
-func (b *streamBody) Read(p []byte) (int, error) {
-	n, err := b.body.Read(p)
-	if err != nil && err != io.EOF && b.ctx.Err() != nil {
-		err = b.ctx.Err() // the caller left: the conn was closed for it
-	}
-	return n, err
-}
-
-func (b *streamBody) Close() error {
-	b.once.Do(func() {
-		b.stop()
-		b.conn.Close()
-	})
-	return nil
 }
