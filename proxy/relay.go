@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,10 @@ type relay struct {
 	lists     sync.Map               // id of an agent's tools/list in flight -> its cursor was empty
 	own       ownCalls
 	relist    chan bool // a relist is wanted; true when the server announced the change
+
+	// The oversized stdio frame the server is sending (fromServerPiece;
+	// the server's reader alone uses these).
+	inPieces, dropPieces bool
 
 	// A relist the server announced is pending until relistWait closes:
 	// the gate judges no call before it (a call right after list_changed
@@ -233,11 +238,21 @@ func errorFrame(id json.RawMessage, code int, message string) []byte {
 	b := make([]byte, 0, 96+len(message))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
+	b = append(b, `,"error":`...)
+	return append(appendErrorObject(b, code, message), '}')
+}
+
+// errorObject is a JSON-RPC error object.
+func errorObject(code int, message string) []byte {
+	return appendErrorObject(make([]byte, 0, 48+len(message)), code, message)
+}
+
+func appendErrorObject(b []byte, code int, message string) []byte {
+	b = append(b, `{"code":`...)
 	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, `,"message":`...)
 	b = jsonwire.AppendString(b, message)
-	return append(b, "}}"...)
+	return append(b, '}')
 }
 
 func (r *relay) toAgent(frame []byte) {
@@ -250,6 +265,10 @@ func (r *relay) toAgent(frame []byte) {
 func (r *relay) fromServer(frame []byte) {
 	m, ok := interceptor.ParseMessage(frame)
 	if !ok {
+		if r.ownUnreadable(frame, "could not be read") {
+			r.unparsed("server", frame)
+			return
+		}
 		if !isBatch(frame) && len(bytes.TrimSpace(frame)) > 0 {
 			r.toAgent(frame)
 			r.unparsed("server", frame)
@@ -294,6 +313,36 @@ func (r *relay) fromServer(frame []byte) {
 	}
 	r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 	r.toAgent(frame)
+}
+
+// ownUnreadable reports whether frame, which the proxy cannot parse (too
+// deep, say, or too large), answers one of the proxy's own requests; if so
+// that request fails with the reason. Such a frame is never the agent's: it
+// must not reach an agent that never sent its id.
+func (r *relay) ownUnreadable(frame []byte, reason string) bool {
+	raw := jsonwire.LookupTop(frame, "id")
+	id, ok := jsonwire.String(raw)
+	if !ok || !strings.HasPrefix(id, ownPrefix) || jsonwire.LookupTop(frame, "method") != nil {
+		return false
+	}
+	r.own.deliver(interceptor.Message{RawID: raw, ID: interceptor.StringID(id),
+		Error: errorObject(codeUpstream, "the server's answer "+reason)})
+	return true
+}
+
+// fromServerPiece relays a piece of an oversized frame from the server to
+// the agent, unless the frame answers one of the proxy's own requests (its
+// id comes before the limit): then its pieces are dropped and the request
+// fails.
+func (r *relay) fromServerPiece(b []byte, last bool) error {
+	if !r.inPieces {
+		r.dropPieces = r.ownUnreadable(b, fmt.Sprintf("is over the %d-byte limit", r.cfg.Limits.MaxDocumentBytes))
+	}
+	r.inPieces = !last
+	if r.dropPieces {
+		return nil
+	}
+	return r.agent.piece(b, last)
 }
 
 // servedListing learns the server's definitions from a listing on its way

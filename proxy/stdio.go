@@ -50,7 +50,7 @@ func RunCommand(ctx context.Context, cfg Config, tel Telemetry, io Stdio) (int, 
 	serverDone := make(chan struct{})
 	go func() {
 		defer close(serverDone)
-		r.readFrames(c.stdout, "server", r.fromServer, r.agent.piece)
+		r.readFrames(c.stdout, "server", r.fromServer, r.fromServerPiece)
 	}()
 	// Agent → server, until the agent's input ends; then the child's input
 	// closes and it has ShutdownGrace to exit.
@@ -74,16 +74,31 @@ wait:
 		}
 	}
 	// The child is gone: end its group, then let its last output reach the
-	// agent (the pipe ends when no process holds it any more).
+	// agent (the pipe ends when no process holds it any more) within
+	// ShutdownGrace, and once more after cutting the pipe. An agent that
+	// stopped reading, or a signal, ends the wait: the proxy never outlives
+	// its server for long.
 	c.signal(syscall.SIGKILL)
-	select {
-	case <-serverDone:
-	case <-time.After(cfg.ShutdownGrace):
+	if !drained(serverDone, cfg.ShutdownGrace, io.Signals) {
+		c.stdout.Close()
+		drained(serverDone, cfg.ShutdownGrace, io.Signals)
 	}
-	c.stdout.Close()
-	<-serverDone
 	r.sess.Close()
 	return code, nil
+}
+
+// drained waits up to grace for done, and reports whether it came; a
+// signal ends the wait.
+func drained(done <-chan struct{}, grace time.Duration, signals <-chan os.Signal) bool {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+	case <-signals:
+	}
+	return false
 }
 
 // readFrames reads newline-delimited frames from in until it ends: whole

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/proxy"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -131,4 +133,69 @@ func alive(pid int) bool {
 	}
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
+}
+
+// TestStdioOwnAnswersUnreadable: the proxy's own relist gets an answer it
+// cannot read (a definition nesting too deep to parse; one over the
+// document limit, relayed in pieces). Neither may reach the agent, which
+// never sent their ids, and the relay goes on: the agent's own requests
+// are answered, and the proxy exits with the server.
+func TestStdioOwnAnswersUnreadable(t *testing.T) {
+	for listing, limit := range map[string]int{"deep": 1 << 20, "big": 1000} {
+		t.Run(listing, func(t *testing.T) {
+			t.Setenv(testchild.Listing, listing)
+			limits := contract.DefaultLimits()
+			limits.MaxDocumentBytes = limit
+			p := startStdio(t, proxy.Config{Limits: limits, RelistInterval: 10 * time.Millisecond}, newTelemetry(t), "echo")
+			p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}`)
+			p.recvID(t, "1")
+			p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			relists := func() (n int) {
+				for _, l := range p.serverLog(t) {
+					if strings.Contains(l, `"mcpdrift-proxy-`) {
+						n++
+					}
+				}
+				return n
+			}
+			for deadline := time.Now().Add(30 * time.Second); relists() < 3; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the proxy did not relist: %q", p.serverLog(t))
+				}
+			}
+			p.send(t, `{"jsonrpc":"2.0","id":2,"method":"test/after"}`)
+			if line := p.recv(t); line != `{"jsonrpc":"2.0","id":2,"result":{"echo":true}}` {
+				t.Errorf("the agent got %.80s, want the answer to its request", line)
+			}
+			p.in.Close()
+			if code := <-p.code; code != 7 {
+				t.Errorf("exit code %d, want the server's 7", code)
+			}
+			p.code <- 7
+		})
+	}
+}
+
+// TestStdioAgentStopsReading: an agent that closes its side and no longer
+// reads (the server's last answer is still on its way to it) does not keep
+// the proxy alive after the server exits: the proxy gives up on that
+// answer after ShutdownGrace.
+func TestStdioAgentStopsReading(t *testing.T) {
+	p := startStdio(t, proxy.Config{ShutdownGrace: 100 * time.Millisecond}, newTelemetry(t), "echo")
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"test/unread"}`)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(strings.Join(p.serverLog(t), "\n"), "test/unread"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request did not reach the server")
+		}
+	}
+	p.in.Close()
+	select {
+	case code := <-p.code:
+		p.code <- code
+		if code != 7 {
+			t.Errorf("exit code %d, want the server's 7", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("the proxy outlived its server, waiting on an agent that stopped reading")
+	}
 }

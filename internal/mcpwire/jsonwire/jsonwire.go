@@ -321,6 +321,46 @@ func Lookup(b []byte, name string) []byte {
 	}
 }
 
+// LookupTop returns the raw value of the first top-level member named name
+// in the object b, or nil, however deeply the members before it nest: it
+// counts brackets instead of skipping values, so a frame too deep (or cut
+// too short) for Lookup still names its id. b may end anywhere after the
+// member. A scalar or shallow value is returned whole; a container deeper
+// than MaxDepth is not.
+func LookupTop(b []byte, name string) []byte {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return nil
+			}
+		case '"':
+			e, ok := endOfString(b, i+1)
+			if !ok {
+				return nil
+			}
+			// At the top level only a key is followed by a colon.
+			if j := SkipSpace(b, e+1); depth == 1 && j < len(b) && b[j] == ':' && KeyIs(b[i+1:e], name) {
+				vs := SkipSpace(b, j+1)
+				ve, ok := SkipValue(b, vs)
+				if !ok {
+					return nil
+				}
+				return b[vs:ve]
+			}
+			i = e
+		}
+	}
+	return nil
+}
+
 // Name decodes the member's key.
 func (m Member) Name() (string, bool) { return decodeString(m.Key) }
 

@@ -222,3 +222,23 @@ func TestDeeper(t *testing.T) {
 		}
 	}
 }
+
+func TestLookupTop(t *testing.T) {
+	deep := strings.Repeat("[", 100*MaxDepth) + strings.Repeat("]", 100*MaxDepth)
+	for in, want := range map[string]string{
+		`{"result":` + deep + `,"id":"p-1"}`:           `"p-1"`, // Lookup gives up at the deep value
+		`{"id":7,"result":` + deep[:1000]:              `7`,     // cut short after the member
+		`{"result":{"id":1},"error":"id","id" : 2}`:    `2`,     // a nested id and a value "id" are not members
+		`{"a":"x\"id\":3","id":4}`:                     `4`,
+		`{"i\u0064":5}`:                                `5`,
+		`{"result":{"id":1}}`:                          ``,
+		`["id",1]`:                                     ``,
+		`{"id":` + deep + `}`:                          ``, // a container too deep to return
+		`{"result":"` + strings.Repeat("x", 100) + `"`: ``,
+		`{"result":[]}, {"id":1}`:                      ``, // after the object's end
+	} {
+		if got := string(LookupTop([]byte(in), "id")); got != want {
+			t.Errorf("LookupTop(%.60q…) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -13,14 +13,19 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Env names the child mode; Log the file a child appends what reached it to.
+// Env names the child mode; Log the file a child appends what reached it to;
+// Listing what the echo child answers tools/list with: "deep" (a
+// definition nesting 2,000 levels deep, id last) or "big" (a 3,000-byte
+// description, id first); else {"echo":true}.
 const (
-	Env = "MCPDRIFT_PROXY_TEST_CHILD"
-	Log = "MCPDRIFT_PROXY_TEST_LOG"
+	Env     = "MCPDRIFT_PROXY_TEST_CHILD"
+	Log     = "MCPDRIFT_PROXY_TEST_LOG"
+	Listing = "MCPDRIFT_PROXY_TEST_LISTING"
 )
 
 // Main runs the child named by Env, if any, and exits; it returns at once
@@ -79,6 +84,15 @@ func echo() int {
 		}
 		result := `{"echo":true}`
 		switch m.Method {
+		case "tools/list":
+			switch os.Getenv(Listing) {
+			case "deep":
+				deep := strings.Repeat("[", 2000) + strings.Repeat("]", 2000)
+				fmt.Printf(`{"jsonrpc":"2.0","result":{"tools":[{"name":"a","inputSchema":{"type":"object","default":%s}}]},"id":%s}`+"\n", deep, m.ID)
+				continue
+			case "big":
+				result = `{"tools":[{"name":"a","description":"` + bigString() + `","inputSchema":{"type":"object"}}]}`
+			}
 		case "test/exit":
 			return m.Params.Code
 		case "test/spawn":
