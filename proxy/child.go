@@ -43,7 +43,7 @@ func startChild(argv []string, stderr io.Writer) (*child, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = childAttr()
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()

@@ -3,6 +3,8 @@ package proxy_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -198,4 +201,39 @@ func TestStdioAgentStopsReading(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Error("the proxy outlived its server, waiting on an agent that stopped reading")
 	}
+}
+
+// TestStdioProxyKilled: a host that SIGKILLs the proxy (no signal to
+// forward) does not leave the server running, even one that ignores the
+// end of its input (sleep).
+func TestStdioProxyKilled(t *testing.T) {
+	testservers.MarkProcesses(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), testchild.Env+"=proxy", `MCPDRIFT_PROXY_TEST_SERVER=["sleep","300"]`)
+	in, err := cmd.StdinPipe() // held open: the proxy does not see its input end
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var server int
+	eventually(t, func() bool { server = childOf(cmd.Process.Pid); return server != 0 }, "the proxy to start its server")
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	eventually(t, func() bool { return !alive(server) }, "the server %d to die with the proxy", server)
+}
+
+// childOf is a child process of pid, or 0.
+func childOf(pid int) int {
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		if fs := strings.Fields(string(b)); len(fs) > 0 {
+			n, _ := strconv.Atoi(fs[0])
+			return n
+		}
+	}
+	return 0
 }
