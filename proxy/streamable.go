@@ -585,7 +585,9 @@ func (u *streamable) answer(x *exchange, resp *http.Response) {
 // readJSON reads a JSON body within the document limit, and within
 // UpstreamTimeout (its headers came: the body follows at once or never).
 func (u *streamable) readJSON(body io.Reader) ([]byte, error) {
+	var late atomic.Bool
 	t := time.AfterFunc(u.cfg.UpstreamTimeout, func() {
+		late.Store(true)
 		if c, ok := body.(io.Closer); ok {
 			c.Close()
 		}
@@ -594,6 +596,8 @@ func (u *streamable) readJSON(body io.Reader) ([]byte, error) {
 	max := u.cfg.Limits.MaxDocumentBytes
 	b, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
 	switch {
+	case err != nil && late.Load():
+		return nil, fmt.Errorf("no response within %s (the body did not end)", u.cfg.UpstreamTimeout)
 	case err != nil:
 		return nil, fmt.Errorf("reading the response: %w", err)
 	case len(b) > max:

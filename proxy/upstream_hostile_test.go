@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +34,7 @@ type hostile struct {
 type rpcRequest struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	ctx    context.Context // the HTTP request's
 }
 
 func newHostile(t *testing.T, post func(http.ResponseWriter, rpcRequest), get http.HandlerFunc) *hostile {
@@ -45,7 +47,7 @@ func newHostile(t *testing.T, post func(http.ResponseWriter, rpcRequest), get ht
 		case http.MethodDelete:
 			return
 		}
-		var m rpcRequest
+		m := rpcRequest{ctx: r.Context()}
 		body, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(body, &m)
 		switch {
@@ -252,5 +254,28 @@ func TestUpstreamLegacySSEReconnectsOnce(t *testing.T) {
 	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
 	if n := strings.Count(b.String(), "proxy.(*streamable).streamEnded("); n > 2 {
 		t.Errorf("%d goroutines reconnecting the same stream", n)
+	}
+}
+
+// TestUpstreamBodyTrickles: a JSON answer whose body never ends is cut at
+// --upstream-timeout, and the error says so (not "use of closed network
+// connection", the proxy's own doing).
+func TestUpstreamBodyTrickles(t *testing.T) {
+	h := newHostile(t, func(w http.ResponseWriter, m rpcRequest) {
+		if m.Method != "tools/call" {
+			answer(w, m, `{}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "1000")
+		io.WriteString(w, `{"jsonrpc":"2.0",`)
+		w.(http.Flusher).Flush()
+		<-m.ctx.Done()
+	}, noStream)
+	p := startUpstream(t, proxy.Config{Upstream: h.URL, UpstreamTimeout: 100 * time.Millisecond}, newTelemetry(t))
+	p.handshake(t)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{}}}`)
+	if got := p.recvID(t, "2"); !strings.Contains(got, "no response within 100ms") {
+		t.Errorf("the call answered %s", got)
 	}
 }
