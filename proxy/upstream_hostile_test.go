@@ -81,6 +81,17 @@ func answer(w http.ResponseWriter, m rpcRequest, result string) {
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
 }
 
+// onCall answers tools/call with call, every other request with {}.
+func onCall(call func(http.ResponseWriter, rpcRequest)) func(http.ResponseWriter, rpcRequest) {
+	return func(w http.ResponseWriter, m rpcRequest) {
+		if m.Method != "tools/call" {
+			answer(w, m, `{}`)
+			return
+		}
+		call(w, m)
+	}
+}
+
 func noStream(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusMethodNotAllowed) }
 
 // handshake initializes the proxy's session as an agent does.
@@ -91,6 +102,13 @@ func (p *stdioProxy) handshake(t *testing.T) {
 	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 }
 
+// callTool initializes, and sends a tools/call with id 2.
+func (p *stdioProxy) callTool(t *testing.T) {
+	t.Helper()
+	p.handshake(t)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{}}}`)
+}
+
 // TestUpstreamUnreadableAnswer: an answer the proxy cannot read (nested
 // past the parse depth, still JSON), as a JSON body or an SSE event,
 // reaches the agent as it came and once: the proxy does not follow it with
@@ -99,11 +117,7 @@ func TestUpstreamUnreadableAnswer(t *testing.T) {
 	deep := strings.Repeat("[", 600) + strings.Repeat("]", 600)
 	for _, sse := range []bool{false, true} {
 		t.Run(fmt.Sprint("sse=", sse), func(t *testing.T) {
-			h := newHostile(t, func(w http.ResponseWriter, m rpcRequest) {
-				if m.Method != "tools/call" {
-					answer(w, m, `{}`)
-					return
-				}
+			h := newHostile(t, onCall(func(w http.ResponseWriter, m rpcRequest) {
 				frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[],"deep":%s}}`, m.ID, deep)
 				if sse {
 					w.Header().Set("Content-Type", "text/event-stream")
@@ -112,11 +126,10 @@ func TestUpstreamUnreadableAnswer(t *testing.T) {
 				}
 				w.Header().Set("Content-Type", "application/json")
 				io.WriteString(w, frame)
-			}, noStream)
+			}), noStream)
 			tel := newTelemetry(t)
 			p := startUpstream(t, proxy.Config{Upstream: h.URL}, tel)
-			p.handshake(t)
-			p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{}}}`)
+			p.callTool(t)
 			if got := p.recv(t); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":2,"result":{"content":[],"deep":[[[`) {
 				t.Fatalf("the agent got %.100s, want the server's answer", got)
 			}
@@ -178,17 +191,12 @@ func TestUpstreamAgentStopsReading(t *testing.T) {
 // in 24 days: the proxy's wait is bounded by --upstream-timeout, and the
 // call that cannot be resumed gets an error, not weeks of silence.
 func TestUpstreamResumeRetryBounded(t *testing.T) {
-	h := newHostile(t, func(w http.ResponseWriter, m rpcRequest) {
-		if m.Method != "tools/call" {
-			answer(w, m, `{}`)
-			return
-		}
+	h := newHostile(t, onCall(func(w http.ResponseWriter, m rpcRequest) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "id: 1\nretry: 2147483647\ndata: \n\n")
-	}, noStream)
+	}), noStream)
 	p := startUpstream(t, proxy.Config{Upstream: h.URL, UpstreamTimeout: 100 * time.Millisecond}, newTelemetry(t))
-	p.handshake(t)
-	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{}}}`)
+	p.callTool(t)
 	got := make(chan string, 1)
 	go func() {
 		line, _ := p.out.ReadString('\n')
@@ -261,20 +269,15 @@ func TestUpstreamLegacySSEReconnectsOnce(t *testing.T) {
 // --upstream-timeout, and the error says so (not "use of closed network
 // connection", the proxy's own doing).
 func TestUpstreamBodyTrickles(t *testing.T) {
-	h := newHostile(t, func(w http.ResponseWriter, m rpcRequest) {
-		if m.Method != "tools/call" {
-			answer(w, m, `{}`)
-			return
-		}
+	h := newHostile(t, onCall(func(w http.ResponseWriter, m rpcRequest) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", "1000")
 		io.WriteString(w, `{"jsonrpc":"2.0",`)
 		w.(http.Flusher).Flush()
 		<-m.ctx.Done()
-	}, noStream)
+	}), noStream)
 	p := startUpstream(t, proxy.Config{Upstream: h.URL, UpstreamTimeout: 100 * time.Millisecond}, newTelemetry(t))
-	p.handshake(t)
-	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{}}}`)
+	p.callTool(t)
 	if got := p.recvID(t, "2"); !strings.Contains(got, "no response within 100ms") {
 		t.Errorf("the call answered %s", got)
 	}
