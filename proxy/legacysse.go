@@ -199,7 +199,9 @@ func endpointSession(ep string) string {
 // a newer stream replaced it, the session is gone: the requests the server
 // took on it can no longer be answered (they get an error: whether they
 // ran is unknown), and the proxy opens a new stream and re-initializes,
-// retrying with back-off until the server is back or the proxy ends.
+// retrying with back-off until the server is back or the proxy ends. One
+// loop does that: a stream that ends while it runs (one it opened) leaves
+// the session lost, and the loop goes on.
 func (u *streamable) streamEnded(gen uint64) {
 	u.mu.Lock()
 	if u.closing || u.gen != gen {
@@ -215,16 +217,29 @@ func (u *streamable) streamEnded(gen uint64) {
 			orphans = append(orphans, x)
 		}
 	}
+	looping := u.reconnecting
+	u.reconnecting = true
 	u.mu.Unlock()
 	for _, x := range orphans {
 		u.fail(x, errStreamEnded)
 	}
+	if looping {
+		return
+	}
 	wait := listenMinWait
-	for u.restart(dead) != nil {
-		if !u.sleep(&wait) {
+	for {
+		err := u.restart(dead)
+		u.mu.Lock()
+		if u.closing || (err == nil && !u.lost) {
+			u.reconnecting = false
+			u.mu.Unlock()
 			return
 		}
-		dead = u.key()
+		u.mu.Unlock()
+		if err != nil && !u.sleep(&wait) {
+			return
+		}
+		dead = "" // the session is known dead: restart("") retries while it is
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -272,6 +271,9 @@ func (r *relay) fromServer(frame []byte) {
 		if !isBatch(frame) && len(bytes.TrimSpace(frame)) > 0 {
 			r.toAgent(frame)
 			r.unparsed("server", frame)
+			if m, ok := unreadableResponse(frame); ok {
+				r.sess.Fail(m.ID, errors.New("the server's answer could not be read"))
+			}
 			return
 		}
 		frame = bytes.Clone(frame) // a batch: the session may keep a listing in it
@@ -320,14 +322,25 @@ func (r *relay) fromServer(frame []byte) {
 // that request fails with the reason. Such a frame is never the agent's: it
 // must not reach an agent that never sent its id.
 func (r *relay) ownUnreadable(frame []byte, reason string) bool {
-	raw := jsonwire.LookupTop(frame, "id")
-	id, ok := jsonwire.String(raw)
-	if !ok || !strings.HasPrefix(id, ownPrefix) || jsonwire.LookupTop(frame, "method") != nil {
+	m, ok := unreadableResponse(frame)
+	if !ok || !bytes.HasPrefix(m.RawID, ownIDStart) {
 		return false
 	}
-	r.own.deliver(interceptor.Message{RawID: raw, ID: interceptor.StringID(id),
-		Error: errorObject(codeUpstream, "the server's answer "+reason)})
+	m.Error = errorObject(codeUpstream, "the server's answer "+reason)
+	r.own.deliver(m)
 	return true
+}
+
+// unreadableResponse is what the proxy can tell of a frame it cannot parse
+// (nested past the parse depth, say, or the start of one too large): a
+// response's top-level id, found without a depth limit. Relayed as it
+// came, such a frame still answers the agent's request with that id.
+func unreadableResponse(frame []byte) (interceptor.Message, bool) {
+	id := jsonwire.LookupTop(frame, "id")
+	if id == nil || jsonwire.LookupTop(frame, "method") != nil {
+		return interceptor.Message{}, false
+	}
+	return interceptor.ParseMessage(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), '}'))
 }
 
 // fromServerPiece relays a piece of an oversized frame from the server to

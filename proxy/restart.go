@@ -22,10 +22,17 @@ import (
 // definition changed tells the agent (notifications/tools/list_changed) and
 // lets the gate judge its calls on what the server now serves.
 
+// restartQuiet is how long after a re-initialization another one is taken
+// as part of the same trouble, and waits first.
+const restartQuiet = 30 * time.Second
+
 // restart re-initializes the session after lost died ("" : whatever the
 // current session is, if it is known dead). Concurrent callers wait for one
 // re-initialization; a caller whose session was already replaced returns at
-// once.
+// once. One that follows the last success within restartQuiet waits first,
+// longer each time (the GET stream's back-off): a server that loses every
+// session at once (its GET route answers 404, its stream drops after the
+// handshake) is not re-initialized as fast as it answers.
 func (u *streamable) restart(lost string) error {
 	u.restartMu.Lock()
 	defer u.restartMu.Unlock()
@@ -45,6 +52,11 @@ func (u *streamable) restart(lost string) error {
 	if init == nil {
 		return errors.New("the session ended before the agent initialized it")
 	}
+	if time.Since(u.restarted) >= restartQuiet {
+		u.restartWait = listenMinWait
+	} else if !u.sleep(&u.restartWait) {
+		return errors.New("the proxy is shutting down")
+	}
 	if u.legacy.Load() {
 		// On HTTP+SSE the session is the stream: open a new one first.
 		if err := u.connectSSE(); err != nil {
@@ -61,6 +73,7 @@ func (u *streamable) restart(lost string) error {
 	u.mu.Lock()
 	u.lost = false
 	u.mu.Unlock()
+	u.restarted = time.Now()
 	// What the agent holds may be gone: list on the proxy's ids; a change
 	// reaches the agent as list_changed and the gate as the new definitions.
 	u.r.relistTools(u.ctx, true)
@@ -168,14 +181,16 @@ const maxResumes = 5
 // resume reads the rest of a POST's event stream that ended before the
 // request was answered: a GET with Last-Event-ID, after the stream's retry
 // time (else the back-off), as the transport allows — and as servers that
-// close a stream to make the client poll (SEP-1699, 2025-11-25) expect. It
-// returns the parser of the last stream read; done reports an answer.
+// close a stream to make the client poll (SEP-1699, 2025-11-25) expect. The
+// retry time counts up to UpstreamTimeout: a server asking for weeks does
+// not hold the request that long. It returns the parser of the last stream
+// read; done reports an answer.
 func (u *streamable) resume(p *sse.Parser, deliver func([]byte), done func() bool) *sse.Parser {
 	sid := u.session()
-	lastID, wait := p.LastID(), max(p.Retry(), listenMinWait)
+	lastID, wait := p.LastID(), listenMinWait
 	for idle := 0; !done() && sid != "" && lastID != "" && idle < maxResumes && !u.legacy.Load(); idle++ {
 		if p.Retry() > 0 {
-			wait = p.Retry()
+			wait = min(p.Retry(), u.cfg.UpstreamTimeout)
 		}
 		if !u.sleep(&wait) {
 			break

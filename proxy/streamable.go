@@ -74,8 +74,11 @@ type streamable struct {
 	gen          uint64                       // the stream generation: up on every connection and every loss
 	awaiting     map[interceptor.ID]*exchange // requests whose answer is to come on the stream
 	streamCancel context.CancelFunc           // ends the current stream
+	reconnecting bool                         // a loop is reopening the stream (streamEnded)
 
-	restartMu sync.Mutex // one re-initialization at a time
+	restartMu   sync.Mutex    // one re-initialization at a time; guards the two below
+	restarted   time.Time     // when the last re-initialization succeeded
+	restartWait time.Duration // the pause before the next one, if it follows soon (restart.go)
 }
 
 // exchange is one frame on its way upstream.
@@ -582,7 +585,9 @@ func (u *streamable) answer(x *exchange, resp *http.Response) {
 // readJSON reads a JSON body within the document limit, and within
 // UpstreamTimeout (its headers came: the body follows at once or never).
 func (u *streamable) readJSON(body io.Reader) ([]byte, error) {
+	var late atomic.Bool
 	t := time.AfterFunc(u.cfg.UpstreamTimeout, func() {
+		late.Store(true)
 		if c, ok := body.(io.Closer); ok {
 			c.Close()
 		}
@@ -591,6 +596,8 @@ func (u *streamable) readJSON(body io.Reader) ([]byte, error) {
 	max := u.cfg.Limits.MaxDocumentBytes
 	b, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
 	switch {
+	case err != nil && late.Load():
+		return nil, fmt.Errorf("no response within %s (the body did not end)", u.cfg.UpstreamTimeout)
 	case err != nil:
 		return nil, fmt.Errorf("reading the response: %w", err)
 	case len(b) > max:
@@ -625,7 +632,11 @@ func (u *streamable) deliver(x *exchange, resp *http.Response, frame []byte) (an
 		frame = b.Bytes()
 	}
 	if x.request() || u.legacy.Load() {
-		if m, ok := interceptor.ParseMessage(frame); ok && m.Method == "" && m.ID.Valid() {
+		m, ok := interceptor.ParseMessage(frame)
+		if !ok {
+			m, ok = unreadableResponse(frame)
+		}
+		if ok && m.Method == "" && m.ID.Valid() {
 			if w := u.awaited(m.ID); w != nil {
 				x = w // on HTTP+SSE the stream answers what was posted
 			}
@@ -704,6 +715,8 @@ func (u *streamable) fail(x *exchange, err error) {
 // and the session is ended with DELETE.
 // With drain unset (a signal: the agent's input is still open, and its
 // reader may still queue frames) nothing waits.
+// What is still writing to an agent that stopped reading is given up on
+// after another grace: the proxy does not outlive its agent for long.
 func (u *streamable) close(grace time.Duration, drain bool) {
 	gctx, gcancel := context.WithTimeout(context.Background(), grace)
 	defer gcancel()
@@ -735,9 +748,19 @@ func (u *streamable) close(grace time.Duration, drain bool) {
 	case <-gctx.Done():
 	}
 	u.cancel()
-	<-inflight
-	<-u.dispatched
-	u.bg.Wait()
+	ended := make(chan struct{})
+	go func() {
+		<-inflight
+		<-u.dispatched
+		u.bg.Wait()
+		close(ended)
+	}()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+	}
 	if sid != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout(u.cfg))
 		if req, err := u.newRequest(ctx, http.MethodDelete, u.url, sid, nil); err == nil {

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
@@ -43,7 +45,8 @@ func NoTelemetry() Telemetry {
 // would try localhost:4318 from every agent host that launches the proxy)
 // but spans are still made, so the context handed on to the server is real.
 // serviceName is the resource's service.name unless the environment names
-// one.
+// one. The console exporters print to stderr, not stdout: in the stdio
+// modes stdout is the agent's MCP stream.
 func TelemetryFromEnv(ctx context.Context, serviceName string) (Telemetry, error) {
 	res, err := resource.New(ctx,
 		resource.WithAttributes(semconvres.ServiceName(serviceName)),
@@ -54,14 +57,14 @@ func TelemetryFromEnv(ctx context.Context, serviceName string) (Telemetry, error
 	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	mopts := []sdkmetric.Option{sdkmetric.WithResource(res)}
 	if configured("TRACES") {
-		exp, err := autoexport.NewSpanExporter(ctx)
+		exp, err := spanExporter(ctx)
 		if err != nil {
 			return Telemetry{}, err
 		}
 		topts = append(topts, sdktrace.WithBatcher(exp))
 	}
 	if configured("METRICS") {
-		r, err := autoexport.NewMetricReader(ctx)
+		r, err := metricReader(ctx)
 		if err != nil {
 			return Telemetry{}, err
 		}
@@ -87,4 +90,26 @@ func configured(signal string) bool {
 		}
 	}
 	return false
+}
+
+// spanExporter is the exporter OTEL_TRACES_EXPORTER names; "console"
+// prints to stderr.
+func spanExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
+	if os.Getenv("OTEL_TRACES_EXPORTER") == "console" {
+		return stdouttrace.New(stdouttrace.WithWriter(os.Stderr))
+	}
+	return autoexport.NewSpanExporter(ctx)
+}
+
+// metricReader is the reader OTEL_METRICS_EXPORTER names; "console"
+// prints to stderr.
+func metricReader(ctx context.Context) (sdkmetric.Reader, error) {
+	if os.Getenv("OTEL_METRICS_EXPORTER") == "console" {
+		exp, err := stdoutmetric.New(stdoutmetric.WithWriter(os.Stderr))
+		if err != nil {
+			return nil, err
+		}
+		return sdkmetric.NewPeriodicReader(exp), nil
+	}
+	return autoexport.NewMetricReader(ctx)
 }

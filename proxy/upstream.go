@@ -29,9 +29,9 @@ func RunUpstream(ctx context.Context, cfg Config, tel Telemetry, io Stdio) (int,
 	u := newStreamable(ctx, &cfg, r)
 	r.up = u
 	relistCtx, stopRelist := context.WithCancel(ctx)
-	relistDone := make(chan struct{})
+	u.bg.Add(1) // u.close waits for it with the streams
 	go func() {
-		defer close(relistDone)
+		defer u.bg.Done()
 		r.relistLoop(relistCtx)
 	}()
 
@@ -50,7 +50,6 @@ func RunUpstream(ctx context.Context, cfg Config, tel Telemetry, io Stdio) (int,
 	case <-ctx.Done():
 	}
 	stopRelist()
-	<-relistDone
 	select {
 	case <-agentDone:
 		u.close(cfg.ShutdownGrace, code == 0 && ctx.Err() == nil)
