@@ -21,12 +21,12 @@ func TestRewritingBody(t *testing.T) {
 		"data: after\r\n\r\n" + "data: unfinished"
 	for chunk := 1; chunk <= len(stream); chunk++ {
 		var seen []string
-		b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: chunk}), 1<<10, func(ev sse.Event) ([]byte, bool) {
+		b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: chunk}), 1<<10, func(ev sse.Event) []byte {
 			seen = append(seen, string(ev.Data))
 			if string(ev.Data) == "old\ntwo" {
-				return []byte("new\nlines"), false
+				return []byte("new\nlines")
 			}
-			return nil, false
+			return nil
 		})
 		got, err := io.ReadAll(iotest.OneByteReader(b))
 		if err != nil || string(got) != want {
@@ -38,15 +38,27 @@ func TestRewritingBody(t *testing.T) {
 	}
 }
 
-// TestRewritingBodyOversized: an event over the limit passes as it came.
+// TestRewritingBodyOversized: an event over the limit passes as it came,
+// or (over set: under a lock, in the answer to a tools/list) is dropped
+// and replaced; either way the next event is rewritten as usual, and a
+// byte order mark that starts the stream is dropped however it is split.
 func TestRewritingBodyOversized(t *testing.T) {
-	stream := "data: " + strings.Repeat("x", 100) + "\n\ndata: small\n\n"
-	b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: 7}), 50, func(ev sse.Event) ([]byte, bool) {
-		return []byte("rewritten"), false
-	})
-	got, _ := io.ReadAll(b)
-	if want := "data: " + strings.Repeat("x", 100) + "\n\ndata: rewritten\n\n"; string(got) != want {
-		t.Errorf("got %q\nwant %q", got, want)
+	stream := "\xef\xbb\xbfdata: " + strings.Repeat("x", 100) + "\n\ndata: small\n\n"
+	for _, replace := range []bool{false, true} {
+		for _, chunk := range []int{1, 2, 7, len(stream)} {
+			b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: chunk}), 50, func(ev sse.Event) []byte {
+				return []byte("rewritten")
+			})
+			want := "data: " + strings.Repeat("x", 100) + "\n\ndata: rewritten\n\n"
+			if replace {
+				b.over = func() []byte { return []byte("error") }
+				want = "data: error\n\ndata: rewritten\n\n"
+			}
+			got, _ := io.ReadAll(b)
+			if string(got) != want {
+				t.Errorf("replace %v, chunks of %d: got %q\nwant %q", replace, chunk, got, want)
+			}
+		}
 	}
 }
 

@@ -11,8 +11,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/interceptor"
-	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -113,81 +111,6 @@ func (g *gate) check(tool, planned string, listed bool) *refusal {
 		return &refusal{code: semconv.RefusalStaleToolSchema, tool: tool, planned: planned, current: cur, stale: true}
 	}
 	return nil
-}
-
-// filterListing applies the lock to a tools/list result on its way to the
-// agent: in hide mode unapproved definitions are left out; in refuse-session
-// mode one unapproved definition fails the session, and the agent gets a
-// JSON-RPC error instead.
-func (g *gate) filterListing(frame []byte, m interceptor.Message, defs []contract.Definition) []byte {
-	if g.lock == nil {
-		return frame
-	}
-	hide := map[string]bool{}
-	var first *refusal
-	for _, d := range defs {
-		if !g.approved(d.Key, d.Digest) {
-			hide[d.Key] = true
-			if first == nil {
-				first = &refusal{code: semconv.RefusalToolNotApproved, tool: d.Key, current: d.Digest, rpcError: true}
-			}
-		}
-	}
-	if len(hide) == 0 {
-		return frame
-	}
-	if g.lockMode == LockRefuseSession {
-		g.failure = first
-		g.failed.Store(true)
-		return errorFrame(m.RawID, codeUpstream, first.text())
-	}
-	return withoutTools(frame, m.Result, hide)
-}
-
-// withoutTools returns frame with the named tools left out of result.tools
-// (result is a subslice of frame); everything else is kept byte for byte.
-func withoutTools(frame, result []byte, hide map[string]bool) []byte {
-	base := cap(frame) - cap(result) // result's offset in frame
-	o, ok := jsonwire.NewObject(result)
-	if !ok {
-		return frame
-	}
-	for {
-		mem, ok := o.Next()
-		if !ok {
-			return frame
-		}
-		if !jsonwire.KeyIs(mem.Key, "tools") {
-			continue
-		}
-		a, ok := jsonwire.NewArray(mem.Value)
-		if !ok {
-			return frame
-		}
-		start := base + mem.End - len(mem.Value)
-		out := make([]byte, 0, len(frame))
-		out = append(append(out, frame[:start]...), '[')
-		n := 0
-		for {
-			elem, ok := a.Next()
-			if !ok {
-				break
-			}
-			if name, _ := jsonwire.String(jsonwire.Lookup(elem, "name")); hide[name] {
-				continue
-			}
-			if n > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, elem...)
-			n++
-		}
-		if a.Err() {
-			return frame
-		}
-		out = append(out, ']')
-		return append(out, frame[base+mem.End:]...)
-	}
 }
 
 // refusal is a call the proxy answered itself. As an error it ends the

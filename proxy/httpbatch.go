@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
@@ -34,6 +36,7 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 	g.remember(req, nil) // a batch (2025-03-26) carries no protocol _meta to keep
 	a, _ := jsonwire.NewArray(body)
 	var kept, answers [][]byte
+	var listID json.RawMessage // the first tools/list of the batch
 	refused := map[interceptor.ID]*refusal{}
 	for {
 		elem, ok := a.Next()
@@ -41,6 +44,9 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 			break
 		}
 		m, ok := interceptor.ParseMessage(elem)
+		if ok && m.Method == mcpwire.MethodToolsList && m.ID.Valid() && listID == nil {
+			listID = m.RawID
+		}
 		if ok && m.ID.Valid() && m.Method != "" {
 			if ref := h.judge(req, g, &m); ref != nil {
 				refused[m.ID] = ref
@@ -52,7 +58,7 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 	}
 	if a.Err() || len(refused) == 0 {
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		return h.next.RoundTrip(req) // malformed (the server answers it), or nothing refused: as it came
+		return h.forward(req, g, listID) // malformed (the server answers it), or nothing refused: as it came
 	}
 	if len(kept) == 0 {
 		return h.answer(req, refused, answers, true), nil
@@ -61,7 +67,7 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 	out := req.Clone(req.Context())
 	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(rest)), int64(len(rest))
 	out.Header.Set("Content-Length", strconv.Itoa(len(rest)))
-	resp, err := h.next.RoundTrip(out)
+	resp, err := h.forward(out, g, listID)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +90,7 @@ func (h *httpGate) merge(req *http.Request, resp *http.Response, refused map[int
 			events = append(append(append(events, "data: "...), a...), "\n\n"...)
 		}
 		resp.Body = &answeredBody{Reader: io.MultiReader(bytes.NewReader(events), resp.Body), Closer: resp.Body, refused: refused}
+		unsized(resp)
 		return resp
 	case mt == "application/json":
 		b, whole := readBounded(&resp.Body, h.cfg.Limits.MaxDocumentBytes)

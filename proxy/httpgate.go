@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,88 +126,120 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		h.session(sid, true)
 		return h.next.RoundTrip(req)
 	}
-	if req.Method == http.MethodGet && sid != "" && h.proto.refuse {
-		resp, err := h.next.RoundTrip(req) // the session's standing stream
-		if err == nil && resp.StatusCode == http.StatusOK {
-			g := h.session(sid, false)
-			g.remember(req, nil)
-			if h.watch(resp, g, nil) && h.cfg.RelistInterval > 0 {
-				h.standing(resp, g)
-			}
+	if req.Method == http.MethodGet && sid != "" {
+		resp, err := h.next.RoundTrip(req) // the session's standing stream (or a resumed one)
+		if err != nil || resp.StatusCode/100 != 2 {
+			return resp, err
 		}
-		return resp, err
+		g := h.session(sid, false)
+		g.remember(req, nil)
+		resp = h.pass(req, resp, g, nil)
+		if isEventStream(resp) && g.refuse && h.cfg.RelistInterval > 0 && resp.StatusCode == http.StatusOK {
+			h.standing(resp, g)
+		}
+		return resp, nil
 	}
 	if req.Method != http.MethodPost || req.Body == nil || req.Body == http.NoBody {
 		return h.next.RoundTrip(req)
 	}
 	body, whole := readBounded(&req.Body, h.cfg.Limits.MaxDocumentBytes)
+	g := h.session(sid, false)
 	if !whole {
-		return h.next.RoundTrip(req) // too large to judge (or unreadable): forwarded as it is, ungated
+		return h.forward(req, g, nil) // too large to judge (or unreadable): forwarded as it is, ungated
 	}
 	m, ok := interceptor.ParseMessage(body)
 	if !ok && isBatch(body) {
-		return h.batch(req, h.session(sid, false), body)
+		return h.batch(req, g, body)
 	}
 	if !ok || !m.ID.Valid() || m.Method == "" {
-		return h.next.RoundTrip(req)
+		return h.forward(req, g, nil)
 	}
-	g := h.session(sid, false)
 	g.remember(req, m.Params)
 	if ref := h.judge(req, g, &m); ref != nil {
 		return h.answer(req, map[interceptor.ID]*refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
-	}
-	resp, err := h.next.RoundTrip(req)
-	if err != nil {
-		return resp, err
-	}
-	if resp.StatusCode == http.StatusNotFound && sid != "" {
-		h.session(sid, true) // the server ended the session
 	}
 	var listID json.RawMessage
 	if m.Method == mcpwire.MethodToolsList {
 		listID = m.RawID
 	}
-	if h.watch(resp, g, listID) || listID == nil || resp.StatusCode != http.StatusOK {
-		return resp, nil
+	resp, err := h.forward(req, g, listID)
+	if err == nil && resp.StatusCode == http.StatusNotFound && sid != "" {
+		h.session(sid, true) // the server ended the session
 	}
-	return h.listing(resp, g), nil
+	return resp, err
+}
+
+// forward sends req upstream and passes the answer through the gate.
+func (h *httpGate) forward(req *http.Request, g *httpSession, listID json.RawMessage) (*http.Response, error) {
+	resp, err := h.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	return h.pass(req, resp, g, listID), nil
+}
+
+// pass is the gate on an answer's way to the agent: what the session plans
+// with is learned from the answer to its tools/list (listID), list_changed
+// on an event stream has it relist, and with --lock every listing in a
+// successful answer is filtered (lockFrame), whatever its content type or
+// id. An answer the proxy cannot read (an encoding it cannot undo; one
+// over the document limit that answers a tools/list) is not relayed under
+// a lock.
+func (h *httpGate) pass(req *http.Request, resp *http.Response, g *httpSession, listID json.RawMessage) *http.Response {
+	locked := g.lock != nil && resp.StatusCode/100 == 2
+	if enc := strings.Join(resp.Header["Content-Encoding"], ", "); locked && enc != "" && !strings.EqualFold(enc, "identity") {
+		resp.Body.Close()
+		return h.unreadable(req, listID, "in a content encoding it cannot undo ("+enc+")")
+	}
+	if h.watch(resp, g, listID) {
+		return resp
+	}
+	if !locked && (listID == nil || resp.StatusCode != http.StatusOK) {
+		return resp
+	}
+	return h.listing(req, resp, g, listID)
 }
 
 // watch reads an event-stream response as it passes: a list_changed the
 // server sends has the session's next call relist first, and the answer to
-// the session's tools/list (listID) is what it plans with; with --lock, the
-// event carrying that answer is filtered as a JSON listing is (the other
-// events pass unchanged, each as soon as it is whole). It reports whether
-// resp is an event stream.
+// the session's tools/list (listID) is what it plans with. With --lock
+// every event goes through lockFrame (each passes as soon as it is whole);
+// an event over the document limit in the answer to a tools/list is
+// replaced by an error (others pass unread). It reports whether resp is an
+// event stream.
 func (h *httpGate) watch(resp *http.Response, g *httpSession, listID json.RawMessage) bool {
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	if !isEventStream(resp) {
 		return false
 	}
-	limit := h.cfg.Limits.MaxDocumentBytes
-	event := func(ev sse.Event) (data []byte, done bool) {
+	limits := h.cfg.Limits
+	answered := false // the agent takes the first answer to its tools/list
+	event := func(ev sse.Event) []byte {
 		m, ok := interceptor.ParseMessage(ev.Data)
 		switch {
 		case !ok:
 		case m.Method == mcpwire.NotifyToolsListChanged:
 			h.announce(g)
-		case listID != nil && bytes.Equal(m.RawID, listID) && m.Result != nil:
-			defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result)
-			if !readable {
-				return nil, true
+		case listID != nil && !answered && bytes.Equal(m.RawID, listID) && m.Result != nil:
+			answered = true
+			if defs, readable, _ := interceptor.ToolDefinitions(limits, m.Result); readable {
+				g.listed(m.Result, defs)
 			}
-			g.listed(m.Result, defs)
-			if out := g.filterListing(ev.Data, m, defs); !sameSlice(out, ev.Data) {
-				return out, true
-			}
-			return nil, true
 		}
-		return nil, false
+		if out := g.lockFrame(limits, ev.Data, listID); !sameSlice(out, ev.Data) {
+			return out
+		}
+		return nil
 	}
-	if listID != nil && g.lock != nil {
-		resp.Body = newRewritingBody(resp.Body, limit, event)
+	if g.lock != nil && resp.StatusCode/100 == 2 {
+		b := newRewritingBody(resp.Body, limits.MaxDocumentBytes, event)
+		if listID != nil {
+			b.over = func() []byte { return errorFrame(listID, codeUpstream, unreadableText(overLimit(limits))) }
+		}
+		resp.Body = b
+		unsized(resp)
 		return true
 	}
-	p := &sse.Parser{Max: limit, Dispatch: func(ev sse.Event) { event(ev) }}
+	p := &sse.Parser{Max: limits.MaxDocumentBytes, Dispatch: func(ev sse.Event) { event(ev) }}
 	resp.Body = &feedingBody{ReadCloser: resp.Body, p: p}
 	return true
 }
@@ -219,6 +252,7 @@ func (h *httpGate) standing(resp *http.Response, g *httpSession) {
 	s = newInjectingStream(resp.Body, func() { g.stream.CompareAndSwap(s, nil) })
 	g.stream.Store(s)
 	resp.Body = s
+	unsized(resp)
 }
 
 // sameSlice reports whether a and b are the same bytes in memory.
@@ -226,28 +260,74 @@ func sameSlice(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// listing learns the session's definitions from a tools/list JSON response
-// and applies the lock to it.
-func (h *httpGate) listing(resp *http.Response, g *httpSession) *http.Response {
+// listing reads a JSON answer (with --lock, a successful answer of any
+// content type but an event stream): a tools/list's answer is what the
+// session plans with, and the lock is applied to it. One over the document
+// limit passes unread, unless it answers a tools/list under a lock: then
+// the agent gets an error instead.
+func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSession, listID json.RawMessage) *http.Response {
+	locked := g.lock != nil && resp.StatusCode/100 == 2
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt != "application/json" {
+	if !locked && mt != "application/json" || resp.Body == nil || resp.Body == http.NoBody {
 		return resp
 	}
 	body, whole := readBounded(&resp.Body, h.cfg.Limits.MaxDocumentBytes)
 	if !whole {
-		return resp
-	}
-	m, ok := interceptor.ParseMessage(body)
-	if ok && m.Result != nil {
-		if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
-			g.listed(m.Result, defs)
-			body = g.filterListing(body, m, defs)
+		if !locked || listID == nil {
+			return resp
 		}
+		resp.Body.Close()
+		return h.unreadable(req, listID, overLimit(h.cfg.Limits))
+	}
+	if listID != nil && mt == "application/json" && resp.StatusCode == http.StatusOK {
+		if m, ok := interceptor.ParseMessage(body); ok && m.Result != nil {
+			if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
+				g.listed(m.Result, defs)
+			}
+		}
+	}
+	if locked {
+		body = g.lockFrame(h.cfg.Limits, body, listID)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	return resp
+}
+
+// unreadable is the proxy's answer, under a lock, in place of an answer
+// it cannot read (why says how): a JSON-RPC error for the request that
+// asked for a listing, else a 502.
+func (h *httpGate) unreadable(req *http.Request, listID json.RawMessage, why string) *http.Response {
+	text := unreadableText(why)
+	if listID != nil {
+		return jsonAnswer(req, http.StatusOK, errorFrame(listID, codeUpstream, text), nil)
+	}
+	return &http.Response{
+		StatusCode: http.StatusBadGateway, Status: "502 Bad Gateway", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Content-Length": {strconv.Itoa(len(text) + 1)}},
+		Body:          io.NopCloser(strings.NewReader(text + "\n")),
+		ContentLength: int64(len(text) + 1),
+		Request:       req,
+	}
+}
+
+// unreadableText is what the agent reads in place of an answer the proxy
+// could not read under a lock.
+func unreadableText(why string) string {
+	return "mcpdrift proxy: the server answered " + why + ", so --lock could not be applied to the answer: it was not relayed"
+}
+
+// overLimit says why an answer over the document limit is not relayed.
+func overLimit(limits contract.Limits) string {
+	return "with more than " + strconv.Itoa(limits.MaxDocumentBytes) + " bytes"
+}
+
+// unsized marks resp's body as one whose length is not known in advance
+// (the proxy changes it as it passes).
+func unsized(resp *http.Response) {
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
 }
 
 // listed records a listing the session was served: what it plans with, and
@@ -318,8 +398,14 @@ func (h *httpGate) answer(req *http.Request, refused map[interceptor.ID]*refusal
 	if batch {
 		body = jsonArray(frames)
 	}
+	return jsonAnswer(req, http.StatusOK, body, refused)
+}
+
+// jsonAnswer is a JSON response of the proxy's own, holding its answers to
+// the refused requests (none: refused is nil).
+func jsonAnswer(req *http.Request, status int, body []byte, refused map[interceptor.ID]*refusal) *http.Response {
 	return &http.Response{
-		StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		StatusCode: status, Status: strconv.Itoa(status) + " " + http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:        http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(body))}},
 		Body:          &answeredBody{Reader: bytes.NewReader(body), Closer: io.NopCloser(nil), refused: refused},
 		ContentLength: int64(len(body)),

@@ -269,12 +269,13 @@ func (r *relay) fromServer(frame []byte) {
 			r.unparsed("server", frame)
 			return
 		}
+		out := r.gate.lockFrame(r.cfg.Limits, frame, nil)
 		if !isBatch(frame) && len(bytes.TrimSpace(frame)) > 0 {
-			r.toAgent(frame)
+			r.toAgent(out)
 			r.unparsed("server", frame)
 			return
 		}
-		frame = bytes.Clone(frame) // a batch: the session may keep a listing in it
+		frame = bytes.Clone(out) // a batch: the session may keep a listing in it
 		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 		r.toAgent(frame)
 		return
@@ -299,6 +300,8 @@ func (r *relay) fromServer(frame []byte) {
 	first, isList := r.lists.LoadAndDelete(m.ID)
 	if !isList && r.sess.Established() {
 		// A call's result: the agent has it first, the span ends after.
+		// (The lock reads it too: an agent takes a listing under any id.)
+		frame = r.gate.lockFrame(r.cfg.Limits, frame, m.RawID)
 		r.toAgent(frame)
 		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 		return
@@ -309,8 +312,9 @@ func (r *relay) fromServer(frame []byte) {
 	frame = bytes.Clone(frame)
 	if isList && m.Result != nil {
 		m, _ = interceptor.ParseMessage(frame)
-		frame = r.servedListing(frame, m, first.(bool))
+		r.servedListing(m, first.(bool))
 	}
+	frame = r.gate.lockFrame(r.cfg.Limits, frame, m.RawID)
 	r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 	r.toAgent(frame)
 }
@@ -346,12 +350,11 @@ func (r *relay) fromServerPiece(b []byte, last bool) error {
 }
 
 // servedListing learns the server's definitions from a listing on its way
-// to the agent and returns the frame the agent gets (the lock may hide
-// definitions).
-func (r *relay) servedListing(frame []byte, m interceptor.Message, firstPage bool) []byte {
+// to the agent (which gets what the lock leaves of it).
+func (r *relay) servedListing(m interceptor.Message, firstPage bool) {
 	defs, readable, _ := interceptor.ToolDefinitions(r.cfg.Limits, m.Result)
 	if !readable {
-		return frame
+		return
 	}
 	r.learnParamHeaders(m.Result, defs)
 	next, _ := jsonwire.String(jsonwire.Lookup(m.Result, "nextCursor"))
@@ -362,7 +365,6 @@ func (r *relay) servedListing(frame []byte, m interceptor.Message, firstPage boo
 		}
 		r.gate.learn(current)
 	}
-	return r.gate.filterListing(frame, m, defs)
 }
 
 // learnParamHeaders keeps the x-mcp-header bindings of a listing's tools

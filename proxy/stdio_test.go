@@ -199,3 +199,34 @@ func TestStdioAgentStopsReading(t *testing.T) {
 		t.Error("the proxy outlived its server, waiting on an agent that stopped reading")
 	}
 }
+
+// TestStdioLockHostileListings: with --lock, a server's listing the proxy
+// cannot read (nesting too deep) does not reach the agent (it gets an
+// error), and one under the agent's id written as a string ("2" for 2,
+// which the TypeScript SDK takes as its answer) loses its unapproved tool
+// like any other.
+func TestStdioLockHostileListings(t *testing.T) {
+	lock := writeLock(t, map[string]string{"a": `{"name":"a","inputSchema":{"type":"object"}}`})
+	for listing, want := range map[string]string{
+		"deep":     `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"mcpdrift proxy: the server's answer could not be read`,
+		"stringid": `{"jsonrpc":"2.0","id":"2","result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}`,
+	} {
+		t.Run(listing, func(t *testing.T) {
+			t.Setenv(testchild.Listing, listing)
+			p := startStdio(t, proxy.Config{Lock: lock}, newTelemetry(t), "echo")
+			p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}`)
+			p.recvID(t, "1")
+			p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			var got string
+			for got == "" || strings.Contains(got, "notifications/") || got == "this is not json" {
+				got = p.recv(t)
+			}
+			if !strings.HasPrefix(got, want) {
+				t.Errorf("the agent got %.200s\nwant %s", got, want)
+			}
+			p.in.Close()
+			<-p.code
+			p.code <- 7
+		})
+	}
+}

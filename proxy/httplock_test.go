@@ -1,0 +1,194 @@
+package proxy_test
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/proxy"
+)
+
+// TestHTTPLockHostileListings: --lock hide in front of a server that
+// serves an unapproved tool ("secret") the ways an agent's SDK still reads
+// it — in a batch's answer or a JSON array, with a 201, as
+// application/json-rpc, under the id "7" for 7, twice on one stream, with
+// a repeated or differently cased member, too deep or too large for the
+// proxy, compressed with deflate, on a resumed GET stream — and an event
+// stream with a Content-Length. The agent (reading as lenient clients do:
+// arrays, any id, the last of repeated members, names in any case) never
+// sees secret: it gets the listing without it, or a JSON-RPC error.
+func TestHTTPLockHostileListings(t *testing.T) {
+	const limit = 64 << 10
+	listing := func(id string, tools ...string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[` + strings.Join(tools, ",") + `]}}`
+	}
+	echo := `{"name":"echo","inputSchema":{"type":"object"}}`
+	secret := `{"name":"secret","inputSchema":{"type":"object"}}`
+	both := listing("7", echo, secret)
+	nested := func(depth int) string {
+		return `{"name":"secret","inputSchema":{"type":"object","default":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}}`
+	}
+	deep := nested(600) // deeper than the proxy walks
+	big := `{"name":"pad","description":"` + strings.Repeat("x", limit) + `","inputSchema":{"type":"object"}}`
+	cases := []struct {
+		name      string
+		get       bool   // the agent resumes a GET stream instead of POSTing tools/list
+		batch     bool   // the agent sends its tools/list in a batch
+		ct        string // the answer's Content-Type (default application/json)
+		status    int
+		header    map[string]string
+		body      string
+		wantError bool
+	}{
+		{name: "batch", batch: true, body: "[" + both + "]"},
+		{name: "array", body: "[" + both + "]"},
+		{name: "201", status: http.StatusCreated, body: both},
+		{name: "json-rpc type", ct: "application/json-rpc", body: both},
+		{name: "string id", ct: "text/event-stream", body: "data: " + listing(`"7"`, echo, secret) + "\n\n"},
+		{name: "second answer", ct: "text/event-stream", body: "data: " + listing("7", echo) + "\n\ndata: " + both + "\n\n"},
+		{name: "sized stream", ct: "text/event-stream", body: "data: " + both + "\n\n"}, // (every answer here has a Content-Length)
+		{name: "repeated tools", body: `{"jsonrpc":"2.0","id":7,"result":{"tools":[` + echo + `],"tools":[` + echo + "," + secret + `]}}`},
+		{name: "repeated name", body: listing("7", echo, `{"name":"echo","name":"secret","inputSchema":{"type":"object"}}`)},
+		{name: "cased result", body: `{"jsonrpc":"2.0","id":7,"result":{"tools":[` + echo + `]},"Result":{"tools":[` + secret + `]}}`},
+		{name: "deep definition", body: listing("7", echo, nested(200))},
+		{name: "too deep", body: listing("7", echo, deep), wantError: true},
+		{name: "too deep event", ct: "text/event-stream", body: "data: " + listing("7", echo, deep) + "\n\n", wantError: true},
+		{name: "too large", body: listing("7", echo, secret, big), wantError: true},
+		{name: "too large event", ct: "text/event-stream", body: "data: " + listing("7", echo, secret, big) + "\n\n", wantError: true},
+		{name: "deflate", header: map[string]string{"Content-Encoding": "deflate"}, body: both, wantError: true},
+		{name: "resumed stream", get: true, ct: "text/event-stream", body: "id: 2\ndata: " + both + "\n\n"},
+	}
+	byName := map[string]int{}
+	for i, c := range cases {
+		byName[c.name] = i
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		c := cases[byName[r.Header.Get("X-Case")]]
+		body := []byte(c.body)
+		if c.header["Content-Encoding"] == "deflate" {
+			var b bytes.Buffer
+			zw := zlib.NewWriter(&b)
+			zw.Write(body)
+			zw.Close()
+			body = b.Bytes()
+		}
+		ct := c.ct
+		if ct == "" {
+			ct = "application/json"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		for k, v := range c.header {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(max(c.status, http.StatusOK))
+		w.Write(body)
+	}))
+	defer up.Close()
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock,
+		Limits: contract.Limits{MaxDocumentBytes: limit}}, newTelemetry(t).Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
+			if c.batch {
+				req, _ = http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`))
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if c.get {
+				req, _ = http.NewRequest(http.MethodGet, hs.URL, nil)
+				req.Header.Set("Accept", "text/event-stream")
+				req.Header.Set("Last-Event-ID", "1")
+			}
+			req.Header.Set("Mcp-Session-Id", "s")
+			req.Header.Set("X-Case", c.name)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatalf("the answer could not be read whole: %v (%d bytes)", err, len(body))
+			}
+			names, errors := readListings(t, resp.Header.Get("Content-Type"), body)
+			for _, n := range names {
+				if strings.EqualFold(n, "secret") {
+					t.Fatalf("the agent was served the unapproved tool: %.300s", body)
+				}
+			}
+			if c.wantError && (errors == 0 || len(names) > 0) || !c.wantError && (errors > 0 || len(names) == 0) {
+				t.Errorf("tools %v and %d errors (want an error: %v) in %.300s", names, errors, c.wantError, body)
+			}
+		})
+	}
+}
+
+// readListings reads an answer as lenient clients do (a JSON body or an
+// event stream; a message or an array of them; the last of repeated
+// members; result and tools in any case) and returns the tool names its
+// listings serve and how many errors it holds.
+func readListings(t *testing.T, contentType string, body []byte) (names []string, errors int) {
+	t.Helper()
+	texts := [][]byte{body}
+	if strings.HasPrefix(contentType, "text/event-stream") {
+		texts = nil
+		for _, ev := range strings.Split(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n\n") {
+			var data []string
+			for _, line := range strings.Split(ev, "\n") {
+				if d, ok := strings.CutPrefix(line, "data:"); ok {
+					data = append(data, strings.TrimPrefix(d, " "))
+				}
+			}
+			if len(data) > 0 {
+				texts = append(texts, []byte(strings.Join(data, "\n")))
+			}
+		}
+	}
+	for _, text := range texts {
+		var v any
+		if json.Unmarshal(text, &v) != nil {
+			t.Fatalf("an answer the agent cannot read: %.300s", text)
+		}
+		msgs, ok := v.([]any)
+		if !ok {
+			msgs = []any{v}
+		}
+		for _, m := range msgs {
+			for k, res := range m.(map[string]any) {
+				switch {
+				case strings.EqualFold(k, "error"):
+					errors++
+				case strings.EqualFold(k, "result"):
+					for k, tools := range res.(map[string]any) {
+						if tools, ok := tools.([]any); ok && strings.EqualFold(k, "tools") {
+							for _, tool := range tools {
+								for k, name := range tool.(map[string]any) {
+									if s, ok := name.(string); ok && strings.EqualFold(k, "name") {
+										names = append(names, s)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return names, errors
+}
