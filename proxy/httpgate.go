@@ -123,8 +123,11 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		sid = "\x00" + c // a sessionless client (Handler.client; no session id starts with NUL)
 	}
 	if req.Method == http.MethodDelete {
-		h.session(sid, true)
-		return h.next.RoundTrip(req)
+		resp, err := h.next.RoundTrip(req)
+		if err == nil && resp.StatusCode/100 == 2 {
+			h.session(sid, true) // the server ended the session (one that refused still has it)
+		}
+		return resp, err
 	}
 	if req.Method == http.MethodGet && sid != "" {
 		resp, err := h.next.RoundTrip(req) // the session's standing stream (or a resumed one)

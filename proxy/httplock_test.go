@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/proxy"
+	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
 // TestHTTPLockHostileListings: --lock hide in front of a server that
@@ -191,4 +194,66 @@ func readListings(t *testing.T, contentType string, body []byte) (names []string
 		}
 	}
 	return names, errors
+}
+
+// TestHTTPDeleteRefused: a DELETE the server refuses (405: it does not let
+// clients end sessions; or another client's, refused) leaves the session
+// as it was, in the gate and in the tap: a session failed by
+// --lock-mode refuse-session stays failed, and with hide a call is still
+// stamped with the definition the session was served.
+func TestHTTPDeleteRefused(t *testing.T) {
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.NewDecoder(r.Body).Decode(&m)
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"secret","inputSchema":{"type":"object"}}]}}`, m.ID)
+		case "tools/call":
+			calls.Add(1)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`, m.ID)
+		}
+	}))
+	defer up.Close()
+	for _, mode := range []string{proxy.LockRefuseSession, proxy.LockHide} {
+		t.Run(mode, func(t *testing.T) {
+			calls.Store(0)
+			tel := newTelemetry(t)
+			url := lockedProxy(t, up.URL, mode, tel)
+			send := func(method, body string) string {
+				t.Helper()
+				req, _ := http.NewRequest(method, url, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Mcp-Session-Id", "s1")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return string(b)
+			}
+			send(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			send(http.MethodDelete, "")
+			got := send(http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+			if mode == proxy.LockRefuseSession {
+				if !strings.Contains(got, `"error"`) || calls.Load() != 0 {
+					t.Errorf("a call of the failed session after a refused DELETE: %s, %d calls reached the server", got, calls.Load())
+				}
+				return
+			}
+			span := tel.waitNamed(t, "tools/call echo", 1)[0]
+			if str(span, semconv.ToolDigest) == "" {
+				t.Errorf("the call after a refused DELETE is not stamped with the served definition: %v", span.Attributes)
+			}
+		})
+	}
 }

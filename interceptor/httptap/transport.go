@@ -118,7 +118,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.get(req)
 	case req.Method == http.MethodDelete && req.Header.Get(headerSessionID) != "":
 		resp, err := t.base.RoundTrip(req)
-		t.end(req.Header.Get(headerSessionID))
+		if err == nil && resp.StatusCode/100 == 2 {
+			t.end(req.Header.Get(headerSessionID)) // a server that refused keeps the session
+		}
 		return resp, err
 	}
 	return t.base.RoundTrip(req)
