@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -559,4 +560,54 @@ func (g gzipWriter) Write(p []byte) (int, error) { return g.zw.Write(p) }
 func (g gzipWriter) Flush() {
 	_ = g.zw.Flush()
 	g.ResponseWriter.(http.Flusher).Flush()
+}
+
+// TestHTTPGateSessionsSmall: what the gate keeps per session stays small
+// whatever the client sends: sessionless clients (each clientInfo its own
+// session, up to the session cap) POSTing 1 MiB bodies with 512 KiB of
+// headers under --on-stale refuse leave the proxy's heap a fraction of
+// what they sent (before, each session's remembered _meta was a slice of
+// its whole request body, and its header was kept whatever its size).
+func TestHTTPGateSessionsSmall(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	defer up.Close()
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", OnStale: proxy.OnStaleRefuse}, newTelemetry(t).Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	const clients, size = 40, 1 << 20
+	pad := strings.Repeat("x", size)
+	before := heap()
+	for i := range clients {
+		body := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"c` +
+			strconv.Itoa(i) + `","version":"1"}},"pad":"` + pad + `"}}`
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("X-Pad", pad[:size/2])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if n := h.GateSessions(); n != clients {
+		t.Fatalf("the gate keeps %d sessions, want %d", n, clients)
+	}
+	if grown := int64(heap()) - int64(before); grown > clients*size/4 {
+		t.Errorf("the heap grew by %d bytes for %d sessions of %d-byte requests", grown, clients, size)
+	}
 }
