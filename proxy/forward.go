@@ -35,10 +35,15 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.transport.RoundTrip(f.outgoing(r))
-	if err != nil {
-		if !errors.Is(err, context.Canceled) { // else the client went away
-			http.Error(w, f.unreachable, http.StatusBadGateway)
-		}
+	switch {
+	case err == nil:
+	case errors.Is(err, errClientIdle):
+		http.Error(w, errClientIdle.Error(), http.StatusRequestTimeout)
+		return
+	case errors.Is(err, context.Canceled): // the client went away
+		return
+	default:
+		http.Error(w, f.unreachable, http.StatusBadGateway)
 		return
 	}
 	announced := len(res.Trailer)
