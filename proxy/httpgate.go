@@ -118,7 +118,7 @@ func (g *httpSession) busy() bool {
 }
 
 func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
-	sid := req.Header.Get(headerSessionID)
+	sid := mcpwire.SessionKey(req.Header.Get(headerSessionID))
 	if c, ok := httptap.ClientFromContext(req.Context()); ok && sid == "" {
 		sid = "\x00" + c // a sessionless client (Handler.client; no session id starts with NUL)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -581,12 +582,6 @@ func TestHTTPGateSessionsSmall(t *testing.T) {
 	}
 	hs := httptest.NewServer(h)
 	defer func() { hs.Close(); h.Close() }()
-	heap := func() uint64 {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
 	const clients, size = 40, 1 << 20
 	pad := strings.Repeat("x", size)
 	before := heap()
@@ -609,5 +604,62 @@ func TestHTTPGateSessionsSmall(t *testing.T) {
 	}
 	if grown := int64(heap()) - int64(before); grown > clients*size/4 {
 		t.Errorf("the heap grew by %d bytes for %d sessions of %d-byte requests", grown, clients, size)
+	}
+}
+
+// heap is the live heap, after a collection.
+func heap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestHTTPSessionIDsBounded: session ids as long as a server (every answer
+// naming a new one) or a client (every request naming its own, to a server
+// that does not check them) likes do not fill the proxy's memory: the tap
+// and the gate keep, and spans record, a digest of an id over
+// mcpwire.MaxSessionIDBytes (before, 40 ids of 256 KiB each way held 50 MB).
+func TestHTTPSessionIDsBounded(t *testing.T) {
+	const n, size = 40, 256 << 10
+	long := func(i int) string { return strconv.Itoa(i) + strings.Repeat("s", size) }
+	var answered atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			w.Header().Set("Mcp-Session-Id", long(int(answered.Add(1))))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	defer up.Close()
+	tel := newTelemetry(t)
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", OnStale: proxy.OnStaleRefuse}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+	before := heap()
+	for i := range 2 * n {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		req.Header.Set("Content-Type", "application/json")
+		if i >= n {
+			req.Header.Set("Mcp-Session-Id", long(-i)) // the client's own
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if grown := int64(heap()) - int64(before); grown > n*size/4 {
+		t.Errorf("the heap grew by %d bytes for %d session ids of %d bytes", grown, 2*n, size)
+	}
+	for _, s := range tel.named("initialize") {
+		if id := str(s, semconv.MCPSessionID); len(id) > mcpwire.MaxSessionIDBytes {
+			t.Fatalf("a span records a session id of %d bytes", len(id))
+		}
 	}
 }
