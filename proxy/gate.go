@@ -121,6 +121,7 @@ type refusal struct {
 	planned, current string
 	stale            bool
 	rpcError         bool // answered with a JSON-RPC error (a failed session), not a tool result
+	unclear          bool // a call the gate could not read as servers would (unclearCall)
 }
 
 func (r *refusal) Error() string     { return r.text() }
@@ -141,6 +142,10 @@ func (r *refusal) SpanAttributes() []attribute.KeyValue {
 // text is what the agent (an LLM, often) reads: what happened, that nothing
 // ran, and what to do.
 func (r *refusal) text() string {
+	if r.unclear {
+		return r.code + ": this tools/call names its method, params or tool more than once or in another case, or has no id, " +
+			"so which tool a server would run cannot be told: it was not sent and nothing ran."
+	}
 	if r.code == semconv.RefusalStaleToolSchema {
 		return fmt.Sprintf("%s: the definition of tool %q changed after your tool list was fetched, so this call was not sent and nothing ran. "+
 			"Fetch the tool list again (tools/list), read the tool's new schema, and plan the call again.", r.code, r.tool)
@@ -172,6 +177,9 @@ func (r *refusal) result(id json.RawMessage) []byte {
 }
 
 func responseFrame(id, result []byte) []byte {
+	if len(id) == 0 {
+		id = []byte("null")
+	}
 	b := make([]byte, 0, 40+len(id)+len(result))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)

@@ -47,6 +47,11 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 		if ok && m.Method == mcpwire.MethodToolsList && m.ID.Valid() && listID == nil {
 			listID = m.RawID
 		}
+		if ref := g.unclearCall(elem); ref != nil {
+			refused[m.ID] = ref
+			answers = append(answers, h.refusalFrame(req, m, ref))
+			continue
+		}
 		if ok && m.ID.Valid() && m.Method != "" {
 			if ref := h.judge(req, g, &m); ref != nil {
 				refused[m.ID] = ref

@@ -154,6 +154,9 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok && isBatch(body) {
 		return h.batch(req, g, body)
 	}
+	if ref := g.unclearCall(body); ref != nil {
+		return h.answer(req, map[interceptor.ID]*refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
+	}
 	if !ok || !m.ID.Valid() || m.Method == "" {
 		return h.forward(req, g, nil)
 	}

@@ -228,22 +228,9 @@ func TestHTTPDeleteRefused(t *testing.T) {
 			calls.Store(0)
 			tel := newTelemetry(t)
 			url := lockedProxy(t, up.URL, mode, tel)
-			send := func(method, body string) string {
-				t.Helper()
-				req, _ := http.NewRequest(method, url, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Mcp-Session-Id", "s1")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				return string(b)
-			}
-			send(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-			send(http.MethodDelete, "")
-			got := send(http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+			send(t, http.MethodPost, url, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			send(t, http.MethodDelete, url, "")
+			got := send(t, http.MethodPost, url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
 			if mode == proxy.LockRefuseSession {
 				if !strings.Contains(got, `"error"`) || calls.Load() != 0 {
 					t.Errorf("a call of the failed session after a refused DELETE: %s, %d calls reached the server", got, calls.Load())
@@ -256,4 +243,61 @@ func TestHTTPDeleteRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHTTPLockUnclearCalls: a tools/call a server could read as calling
+// another tool than the gate does — its tool named twice (servers keep the
+// last), a name, params or method member in another case (servers on
+// encoding/json, mcp-go's, match any case), no id or a null one (a lenient
+// server runs it anyway) — is answered by the proxy and never reaches the
+// server, alone or in a batch beside a clear call, which passes.
+func TestHTTPLockUnclearCalls(t *testing.T) {
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		calls.Add(int64(strings.Count(string(body), "tools/call")))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `[{"jsonrpc":"2.0","id":9,"result":{"content":[]}}]`)
+	}))
+	defer up.Close()
+	url := lockedProxy(t, up.URL, proxy.LockHide, newTelemetry(t))
+	call := func(rest string) string { return `{"jsonrpc":"2.0","id":1,"method":"tools/call",` + rest + `}` }
+	for name, body := range map[string]string{
+		"name twice":    call(`"params":{"name":"echo","name":"secret"}`),
+		"name cased":    call(`"params":{"name":"echo","Name":"secret"}`),
+		"params twice":  call(`"params":{"name":"echo"},"params":{"name":"secret"}`),
+		"params cased":  call(`"params":{"name":"echo"},"Params":{"name":"secret"}`),
+		"method cased":  `{"jsonrpc":"2.0","id":1,"method":"ping","Method":"tools/call","params":{"name":"secret"}}`,
+		"null id":       `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"secret"}}`,
+		"no id":         `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"secret"}}`,
+		"name not text": call(`"params":{"name":["secret"]}`),
+		"in a batch":    `[` + call(`"params":{"name":"echo","name":"secret"}`) + `,{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo"}}]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			calls.Store(0)
+			got := send(t, http.MethodPost, url, body)
+			want := int64(0)
+			if name == "in a batch" {
+				want = 1 // the clear call
+			}
+			if n := calls.Load(); n != want || !strings.Contains(got, `"error"`) || !strings.Contains(got, "TOOL_NOT_APPROVED") {
+				t.Errorf("%d calls reached the server (want %d); the agent got %s", n, want, got)
+			}
+		})
+	}
+}
+
+// send sends body on session s1 with method and returns the answer's body.
+func send(t *testing.T, method, url, body string) string {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Mcp-Session-Id", "s1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

@@ -110,11 +110,15 @@ func interceptorOptions(cfg *Config, tel Telemetry) []interceptor.Option {
 func (r *relay) fromAgent(frame []byte) {
 	ctx := context.Background()
 	m, ok := interceptor.ParseMessage(frame)
+	if !ok && isBatch(frame) {
+		r.fromAgentBatch(ctx, frame)
+		return
+	}
+	if ref := r.gate.unclearCall(frame); ref != nil {
+		r.refuse(ctx, m, frame, ref)
+		return
+	}
 	if !ok {
-		if isBatch(frame) {
-			r.fromAgentBatch(ctx, frame)
-			return
-		}
 		r.unparsed("agent", frame)
 		r.sendUp(ctx, frame, nil)
 		return
@@ -166,7 +170,7 @@ func (r *relay) fromAgentBatch(ctx context.Context, frame []byte) {
 			break
 		}
 		m, ok := interceptor.ParseMessage(elem)
-		if ref := r.batchRefusal(&m, ok); ref != nil {
+		if ref := r.batchRefusal(elem, &m, ok); ref != nil {
 			r.refuse(ctx, m, elem, ref)
 			refused = true
 			continue
@@ -181,9 +185,12 @@ func (r *relay) fromAgentBatch(ctx context.Context, frame []byte) {
 	}
 }
 
-// batchRefusal is the gate's answer to one request of a batch, nil if it
-// passes.
-func (r *relay) batchRefusal(m *interceptor.Message, parsed bool) *refusal {
+// batchRefusal is the gate's answer to one request of a batch (elem, read
+// as m), nil if it passes.
+func (r *relay) batchRefusal(elem []byte, m *interceptor.Message, parsed bool) *refusal {
+	if ref := r.gate.unclearCall(elem); ref != nil {
+		return ref
+	}
 	if !parsed || !m.ID.Valid() || m.Method == "" {
 		return nil
 	}
@@ -233,8 +240,11 @@ func (r *relay) answerError(id json.RawMessage, code int, message string) {
 	r.toAgent(errorFrame(id, code, message))
 }
 
-// errorFrame is a JSON-RPC error response.
+// errorFrame is a JSON-RPC error response (to id null when id is empty).
 func errorFrame(id json.RawMessage, code int, message string) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
 	b := make([]byte, 0, 96+len(message))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)

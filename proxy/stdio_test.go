@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -228,5 +229,29 @@ func TestStdioLockHostileListings(t *testing.T) {
 			<-p.code
 			p.code <- 7
 		})
+	}
+}
+
+// TestStdioLockUnclearCalls: with --lock, a tools/call naming its tool
+// twice (the server would run the last) or carrying no id never reaches the
+// server; the agent gets a JSON-RPC error (id null for the one without).
+func TestStdioLockUnclearCalls(t *testing.T) {
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	p := startStdio(t, proxy.Config{Lock: lock}, newTelemetry(t), "echo")
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","name":"secret"}}`)
+	if got := p.recvID(t, "2"); !strings.Contains(got, `"error"`) || !strings.Contains(got, "TOOL_NOT_APPROVED") {
+		t.Errorf("the agent got %s", got)
+	}
+	p.send(t, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"secret"}}`)
+	p.in.Close()
+	if rest, _ := io.ReadAll(p.out); !strings.Contains(string(rest), `"id":null,"error"`) {
+		t.Errorf("the call without an id: the agent got %q", rest)
+	}
+	<-p.code
+	p.code <- 7
+	for _, line := range p.serverLog(t) {
+		if strings.Contains(line, "secret") {
+			t.Errorf("the server got %s", line)
+		}
 	}
 }
