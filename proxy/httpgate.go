@@ -147,6 +147,11 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	body, whole := readBounded(&req.Body, h.cfg.Limits.MaxDocumentBytes)
 	g := h.session(sid, false)
+	if !whole && g.lock != nil {
+		req.Body.Close()
+		return textAnswer(req, http.StatusRequestEntityTooLarge, "mcpdrift proxy: a request body over "+
+			strconv.Itoa(h.cfg.Limits.MaxDocumentBytes)+" bytes cannot be judged against --lock: it was not sent"), nil
+	}
 	if !whole {
 		return h.forward(req, g, nil) // too large to judge (or unreadable): forwarded as it is, ungated
 	}
@@ -309,11 +314,17 @@ func (h *httpGate) unreadable(req *http.Request, listID json.RawMessage, why str
 	if listID != nil {
 		return jsonAnswer(req, http.StatusOK, errorFrame(listID, codeUpstream, text), nil)
 	}
+	return textAnswer(req, http.StatusBadGateway, text)
+}
+
+// textAnswer is a plain-text response of the proxy's own.
+func textAnswer(req *http.Request, status int, text string) *http.Response {
+	text += "\n"
 	return &http.Response{
-		StatusCode: http.StatusBadGateway, Status: "502 Bad Gateway", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:        http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Content-Length": {strconv.Itoa(len(text) + 1)}},
-		Body:          io.NopCloser(strings.NewReader(text + "\n")),
-		ContentLength: int64(len(text) + 1),
+		StatusCode: status, Status: strconv.Itoa(status) + " " + http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Content-Length": {strconv.Itoa(len(text))}},
+		Body:          io.NopCloser(strings.NewReader(text)),
+		ContentLength: int64(len(text)),
 		Request:       req,
 	}
 }

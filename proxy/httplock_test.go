@@ -301,3 +301,35 @@ func send(t *testing.T, method, url, body string) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+// TestHTTPLockOversizedRequest: under --lock a request body over the
+// document limit, which the gate cannot judge, is refused (413) instead of
+// forwarded ungated: a tools/call for an unapproved tool padded past the
+// limit never reaches the server.
+func TestHTTPLockOversizedRequest(t *testing.T) {
+	var reached atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		io.Copy(io.Discard, r.Body)
+	}))
+	defer up.Close()
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", Lock: lock,
+		Limits: contract.Limits{MaxDocumentBytes: 4 << 10}}, newTelemetry(t).Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"secret","arguments":{"pad":"` + strings.Repeat("x", 8<<10) + `"}}}`
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || reached.Load() != 0 {
+		t.Errorf("status %d, %d requests reached the server; want 413 and none", resp.StatusCode, reached.Load())
+	}
+}
