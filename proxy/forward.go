@@ -79,16 +79,17 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // outgoing is the upstream request for r: a shallow copy (headers are
 // shared read-only; RoundTrippers must not change them) with the target's
-// scheme and host, the target's path for "/" (other paths, a legacy SSE
-// message endpoint, keep theirs), only end-to-end headers, no
-// X-Forwarded-* or Forwarded (the client's are dropped, none are added),
-// and Config.Header over the client's.
+// scheme and host, the target's path and query for "/" and the target's
+// path (other paths, a legacy SSE message endpoint, keep theirs), only
+// end-to-end headers, no X-Forwarded-* or Forwarded (the client's are
+// dropped, none are added), and Config.Header over the client's.
 func (f *forwarder) outgoing(r *http.Request) *http.Request {
 	out := r.WithContext(r.Context())
 	u := *r.URL
 	u.Scheme, u.Host = f.target.Scheme, f.target.Host
-	if u.Path == "" || u.Path == "/" {
+	if u.Path == "" || u.Path == "/" || u.Path == f.target.Path {
 		u.Path, u.RawPath = f.target.Path, f.target.RawPath
+		u.RawQuery = withQuery(f.target.RawQuery, u.RawQuery)
 	}
 	u.RawQuery = cleanQuery(u.RawQuery)
 	out.URL, out.Host, out.RequestURI, out.Close = &u, f.target.Host, "", false
@@ -171,6 +172,23 @@ func cleanQuery(q string) string {
 		}
 	}
 	return q
+}
+
+// withQuery is the target's query (an upstream URL may carry its API key
+// there) with the client's parameters the target does not set.
+func withQuery(target, client string) string {
+	if target == "" || client == "" {
+		return target + client
+	}
+	set, _ := url.ParseQuery(target)
+	extra, _ := url.ParseQuery(client)
+	for k := range set {
+		delete(extra, k)
+	}
+	if len(extra) == 0 {
+		return target
+	}
+	return target + "&" + extra.Encode()
 }
 
 func isHex(c byte) bool {

@@ -241,3 +241,28 @@ func TestHTTPClientStopsSending(t *testing.T) {
 		t.Errorf("the stream was cut after the body was read: %q %v", rest, err)
 	}
 }
+
+// TestHTTPUpstreamQuery: an upstream URL's query (where hosted servers take
+// an API key) goes with every request to the upstream's endpoint, over the
+// client's parameters of the same name; the client's others go too.
+func TestHTTPUpstreamQuery(t *testing.T) {
+	queries := make(chan string, 2)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries <- r.URL.RawQuery
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer up.Close()
+	hs := httpProxy(t, up.URL+"/mcp?api_key=k1", newTelemetry(t))
+	for _, path := range []string{"/", "/mcp?api_key=other&profile=p"} {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+path, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if a, b := <-queries, <-queries; a != "api_key=k1" || b != "api_key=k1&profile=p" {
+		t.Errorf("the upstream got queries %q and %q", a, b)
+	}
+}
