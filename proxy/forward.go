@@ -96,8 +96,10 @@ func (f *forwarder) outgoing(r *http.Request) *http.Request {
 
 	h := make(http.Header, len(r.Header)+len(f.header)+1)
 	copyEndToEnd(h, r.Header)
-	for _, k := range forwardingHeaders {
-		delete(h, k)
+	for k := range h {
+		if isForwarding(k) {
+			delete(h, k)
+		}
 	}
 	// The proxy reads what it relays (spans, the gate, --lock hide): it asks
 	// for answers it can read, and relays them uncompressed. (http.Transport
@@ -130,9 +132,12 @@ func (f *forwarder) outgoing(r *http.Request) *http.Request {
 var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
-// forwardingHeaders are not forwarded from the client: the proxy does not
-// vouch for what they say.
-var forwardingHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
+// isForwarding reports whether k is a header that tells a server about the
+// client or the URL it used (Forwarded, X-Forwarded-*, X-Real-Ip): not
+// forwarded from the client, the proxy does not vouch for what it says.
+func isForwarding(k string) bool {
+	return k == "Forwarded" || k == "X-Real-Ip" || strings.HasPrefix(k, "X-Forwarded-")
+}
 
 // copyEndToEnd adds src's headers to dst except the hop-by-hop ones and
 // those src's Connection header names. Values are shared, not copied.
