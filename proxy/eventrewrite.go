@@ -12,27 +12,32 @@ import (
 // event is held only until its blank line arrives (a client cannot act on
 // part of one anyway); every event rewrite leaves alone reaches the reader
 // byte for byte. An event larger than max passes unread, unless over is
-// set: then it is dropped and an event whose data is over() takes its
-// place. A byte order mark that starts the stream is dropped (every event
+// set: then it is dropped, and an event whose data is over(head) takes its
+// place unless that is nil (head: the event's first bytes, as it came). A byte order mark that starts the stream is dropped (every event
 // stream parser skips it).
 type rewritingBody struct {
 	rc      io.ReadCloser
 	max     int
 	p       sse.Parser
-	rewrite func(sse.Event) []byte // nil: the event as it was
-	over    func() []byte          // nil: an event over max passes unread
+	rewrite func(sse.Event) []byte   // nil: the event as it was
+	over    func(head []byte) []byte // nil: an event over max passes unread
 
 	held     []byte // the current event's bytes so far
 	out      []byte // bytes ready for the reader
 	outOff   int
 	ends     eventEnds
 	tooLarge bool       // the current event is larger than max: passing through (or dropped)
+	head     []byte     // the first bytes of an event over max
 	started  bool       // the stream's first bytes (and any byte order mark) were seen
 	endCR    bool       // the last event ended in a CR: a LF next ends it too
 	rewrote  bool       // the last event was rewritten (its end written as LF)
 	ev       *sse.Event // what the parser dispatched for the event being completed
 	buf      [4 << 10]byte
 }
+
+// eventHead is how much of an event over the limit over is shown: enough
+// for the id of a message that starts with it.
+const eventHead = 4 << 10
 
 func newRewritingBody(rc io.ReadCloser, max int, rewrite func(sse.Event) []byte) *rewritingBody {
 	b := &rewritingBody{rc: rc, max: max, rewrite: rewrite}
@@ -106,6 +111,9 @@ func (b *rewritingBody) take(chunk []byte) {
 			b.tooLarge = true // too large to rewrite: it passes as it comes, or not at all
 			if b.over == nil {
 				b.out = append(append(b.out, b.held...), part...)
+			} else {
+				whole := append(b.held, part...)
+				b.head = bytes.Clone(whole[:min(len(whole), eventHead)])
 			}
 			b.held = b.held[:0]
 		default:
@@ -128,8 +136,10 @@ func (b *rewritingBody) endEvent() {
 	if b.tooLarge {
 		b.tooLarge = false
 		if b.over != nil {
-			b.out = appendWithData(b.out, nil, b.over())
-			b.rewrote = true
+			if data := b.over(b.head); data != nil {
+				b.out = appendWithData(b.out, nil, data)
+			}
+			b.head, b.rewrote = nil, true
 		}
 		return
 	}

@@ -39,24 +39,30 @@ func TestRewritingBody(t *testing.T) {
 }
 
 // TestRewritingBodyOversized: an event over the limit passes as it came,
-// or (over set: under a lock, in the answer to a tools/list) is dropped
-// and replaced; either way the next event is rewritten as usual, and a
-// byte order mark that starts the stream is dropped however it is split.
+// or (over set: under a lock) is dropped and replaced by what over makes
+// of its first bytes, or by nothing; either way the next event is
+// rewritten as usual, and a byte order mark that starts the stream is
+// dropped however it is split.
 func TestRewritingBodyOversized(t *testing.T) {
-	stream := "\xef\xbb\xbfdata: " + strings.Repeat("x", 100) + "\n\ndata: small\n\n"
-	for _, replace := range []bool{false, true} {
+	stream := "\xef\xbb\xbfdata: " + strings.Repeat("x", 100) + "\r\n\r\ndata: small\n\n"
+	for _, over := range []string{"", "error", "nothing"} {
 		for _, chunk := range []int{1, 2, 7, len(stream)} {
 			b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: chunk}), 50, func(ev sse.Event) []byte {
 				return []byte("rewritten")
 			})
-			want := "data: " + strings.Repeat("x", 100) + "\n\ndata: rewritten\n\n"
-			if replace {
-				b.over = func() []byte { return []byte("error") }
+			want := "data: " + strings.Repeat("x", 100) + "\r\n\r\ndata: rewritten\n\n"
+			var head string
+			switch over {
+			case "error":
+				b.over = func(h []byte) []byte { head = string(h); return []byte("error") }
 				want = "data: error\n\ndata: rewritten\n\n"
+			case "nothing":
+				b.over = func(h []byte) []byte { return nil }
+				want = "data: rewritten\n\n"
 			}
 			got, _ := io.ReadAll(b)
-			if string(got) != want {
-				t.Errorf("replace %v, chunks of %d: got %q\nwant %q", replace, chunk, got, want)
+			if string(got) != want || over == "error" && !strings.HasPrefix(head, "data: xxx") {
+				t.Errorf("over %q, chunks of %d: got %q (head %q)\nwant %q", over, chunk, got, head, want)
 			}
 		}
 	}

@@ -2,14 +2,12 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
-	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
@@ -36,7 +34,6 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 	g.remember(req, nil) // a batch (2025-03-26) carries no protocol _meta to keep
 	a, _ := jsonwire.NewArray(body)
 	var kept, answers [][]byte
-	var listID json.RawMessage // the first tools/list of the batch
 	refused := map[interceptor.ID]*refusal{}
 	for {
 		elem, ok := a.Next()
@@ -44,9 +41,6 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 			break
 		}
 		m, ok := interceptor.ParseMessage(elem)
-		if ok && m.Method == mcpwire.MethodToolsList && m.ID.Valid() && listID == nil {
-			listID = m.RawID
-		}
 		if ref := g.unclearCall(elem); ref != nil {
 			refused[m.ID] = ref
 			answers = append(answers, h.refusalFrame(req, m, ref))
@@ -63,7 +57,7 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 	}
 	if a.Err() || len(refused) == 0 {
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		return h.forward(req, g, listID) // malformed (the server answers it), or nothing refused: as it came
+		return h.forward(req, g, asked{}) // malformed (the server answers it), or nothing refused: as it came
 	}
 	if len(kept) == 0 {
 		return h.answer(req, refused, answers, true), nil
@@ -72,7 +66,7 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 	out := req.Clone(req.Context())
 	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(rest)), int64(len(rest))
 	out.Header.Set("Content-Length", strconv.Itoa(len(rest)))
-	resp, err := h.forward(out, g, listID)
+	resp, err := h.forward(out, g, asked{})
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		g := h.session(sid, false)
 		g.remember(req, nil)
-		resp = h.pass(req, resp, g, nil)
+		resp = h.pass(req, resp, g, asked{})
 		if isEventStream(resp) && g.refuse && h.cfg.RelistInterval > 0 && resp.StatusCode == http.StatusOK {
 			h.standing(resp, g)
 		}
@@ -153,7 +153,7 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 			strconv.Itoa(h.cfg.Limits.MaxDocumentBytes)+" bytes cannot be judged against --lock: it was not sent"), nil
 	}
 	if !whole {
-		return h.forward(req, g, nil) // too large to judge (or unreadable): forwarded as it is, ungated
+		return h.forward(req, g, asked{}) // too large to judge (or unreadable): forwarded as it is, ungated
 	}
 	m, ok := interceptor.ParseMessage(body)
 	if !ok && isBatch(body) {
@@ -163,62 +163,63 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		return h.answer(req, map[interceptor.ID]*refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
 	}
 	if !ok || !m.ID.Valid() || m.Method == "" {
-		return h.forward(req, g, nil)
+		return h.forward(req, g, asked{})
 	}
 	g.remember(req, m.Params)
 	if ref := h.judge(req, g, &m); ref != nil {
 		return h.answer(req, map[interceptor.ID]*refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
 	}
-	var listID json.RawMessage
-	if m.Method == mcpwire.MethodToolsList {
-		listID = m.RawID
-	}
-	resp, err := h.forward(req, g, listID)
+	resp, err := h.forward(req, g, asked{id: m.RawID, list: m.Method == mcpwire.MethodToolsList})
 	if err == nil && resp.StatusCode == http.StatusNotFound && sid != "" {
 		h.session(sid, true) // the server ended the session
 	}
 	return resp, err
 }
 
+// asked is what the gate knows of the request an answer answers.
+type asked struct {
+	id   json.RawMessage // a lone request's id (nil: a batch, a GET, a notification)
+	list bool            // the request is a tools/list: its answer is what the session plans with
+}
+
 // forward sends req upstream and passes the answer through the gate.
-func (h *httpGate) forward(req *http.Request, g *httpSession, listID json.RawMessage) (*http.Response, error) {
+func (h *httpGate) forward(req *http.Request, g *httpSession, a asked) (*http.Response, error) {
 	resp, err := h.next.RoundTrip(req)
 	if err != nil {
 		return resp, err
 	}
-	return h.pass(req, resp, g, listID), nil
+	return h.pass(req, resp, g, a), nil
 }
 
 // pass is the gate on an answer's way to the agent: what the session plans
-// with is learned from the answer to its tools/list (listID), list_changed
-// on an event stream has it relist, and with --lock every listing in a
+// with is learned from the answer to its tools/list, list_changed on an
+// event stream has it relist, and with --lock every listing in a
 // successful answer is filtered (lockFrame), whatever its content type or
-// id. An answer the proxy cannot read (an encoding it cannot undo; one
-// over the document limit that answers a tools/list) is not relayed under
-// a lock.
-func (h *httpGate) pass(req *http.Request, resp *http.Response, g *httpSession, listID json.RawMessage) *http.Response {
+// id. Under a lock an answer the proxy cannot read (in an encoding it
+// cannot undo, or over the document limit) is not relayed.
+func (h *httpGate) pass(req *http.Request, resp *http.Response, g *httpSession, a asked) *http.Response {
 	locked := g.lock != nil && resp.StatusCode/100 == 2
 	if enc := strings.Join(resp.Header["Content-Encoding"], ", "); locked && enc != "" && !strings.EqualFold(enc, "identity") {
 		resp.Body.Close()
-		return h.unreadable(req, listID, "in a content encoding it cannot undo ("+enc+")")
+		return h.unreadable(req, a.id, "in a content encoding it cannot undo ("+enc+")")
 	}
-	if h.watch(resp, g, listID) {
+	if h.watch(resp, g, a) {
 		return resp
 	}
-	if !locked && (listID == nil || resp.StatusCode != http.StatusOK) {
+	if !locked && (!a.list || resp.StatusCode != http.StatusOK) {
 		return resp
 	}
-	return h.listing(req, resp, g, listID)
+	return h.listing(req, resp, g, a)
 }
 
 // watch reads an event-stream response as it passes: a list_changed the
 // server sends has the session's next call relist first, and the answer to
-// the session's tools/list (listID) is what it plans with. With --lock
-// every event goes through lockFrame (each passes as soon as it is whole);
-// an event over the document limit in the answer to a tools/list is
-// replaced by an error (others pass unread). It reports whether resp is an
-// event stream.
-func (h *httpGate) watch(resp *http.Response, g *httpSession, listID json.RawMessage) bool {
+// the session's tools/list is what it plans with. With --lock every event
+// goes through lockFrame (each passes as soon as it is whole), and an event
+// over the document limit is replaced by an error for the id it starts
+// with (else for the request's), or dropped when neither is known. It
+// reports whether resp is an event stream.
+func (h *httpGate) watch(resp *http.Response, g *httpSession, a asked) bool {
 	if !isEventStream(resp) {
 		return false
 	}
@@ -230,21 +231,28 @@ func (h *httpGate) watch(resp *http.Response, g *httpSession, listID json.RawMes
 		case !ok:
 		case m.Method == mcpwire.NotifyToolsListChanged:
 			h.announce(g)
-		case listID != nil && !answered && bytes.Equal(m.RawID, listID) && m.Result != nil:
+		case a.list && !answered && bytes.Equal(m.RawID, a.id) && m.Result != nil:
 			answered = true
 			if defs, readable, _ := interceptor.ToolDefinitions(limits, m.Result); readable {
 				g.listed(m.Result, defs)
 			}
 		}
-		if out := g.lockFrame(limits, ev.Data, listID); !sameSlice(out, ev.Data) {
+		if out := g.lockFrame(limits, ev.Data, a.id); !sameSlice(out, ev.Data) {
 			return out
 		}
 		return nil
 	}
 	if g.lock != nil && resp.StatusCode/100 == 2 {
 		b := newRewritingBody(resp.Body, limits.MaxDocumentBytes, event)
-		if listID != nil {
-			b.over = func() []byte { return errorFrame(listID, codeUpstream, unreadableText(overLimit(limits))) }
+		b.over = func(head []byte) []byte {
+			id := eventID(head)
+			if id == nil {
+				id = a.id
+			}
+			if id == nil {
+				return nil
+			}
+			return errorFrame(id, codeUpstream, unreadableText(overLimit(limits)))
 		}
 		resp.Body = b
 		unsized(resp)
@@ -266,6 +274,25 @@ func (h *httpGate) standing(resp *http.Response, g *httpSession) {
 	unsized(resp)
 }
 
+// eventID is the id of the JSON-RPC message an event's first bytes (raw,
+// as the stream carried them) start, or nil.
+func eventID(head []byte) json.RawMessage {
+	for len(head) > 0 {
+		i := bytes.IndexAny(head, "\r\n")
+		if i < 0 {
+			i = len(head)
+		}
+		if v, ok := bytes.CutPrefix(head[:i], []byte("data:")); ok {
+			if id := jsonwire.LookupTop(bytes.TrimPrefix(v, []byte(" ")), "id"); isID(id) {
+				return id
+			}
+			return nil
+		}
+		head = head[min(i+1, len(head)):]
+	}
+	return nil
+}
+
 // sameSlice reports whether a and b are the same bytes in memory.
 func sameSlice(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
@@ -274,9 +301,9 @@ func sameSlice(a, b []byte) bool {
 // listing reads a JSON answer (with --lock, a successful answer of any
 // content type but an event stream): a tools/list's answer is what the
 // session plans with, and the lock is applied to it. One over the document
-// limit passes unread, unless it answers a tools/list under a lock: then
-// the agent gets an error instead.
-func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSession, listID json.RawMessage) *http.Response {
+// limit passes unread without a lock; under one the agent gets an error
+// instead.
+func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSession, a asked) *http.Response {
 	locked := g.lock != nil && resp.StatusCode/100 == 2
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if !locked && mt != "application/json" || resp.Body == nil || resp.Body == http.NoBody {
@@ -284,13 +311,13 @@ func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSessio
 	}
 	body, whole := readBounded(&resp.Body, h.cfg.Limits.MaxDocumentBytes)
 	if !whole {
-		if !locked || listID == nil {
+		if !locked {
 			return resp
 		}
 		resp.Body.Close()
-		return h.unreadable(req, listID, overLimit(h.cfg.Limits))
+		return h.unreadable(req, a.id, overLimit(h.cfg.Limits))
 	}
-	if listID != nil && mt == "application/json" && resp.StatusCode == http.StatusOK {
+	if a.list && mt == "application/json" && resp.StatusCode == http.StatusOK {
 		if m, ok := interceptor.ParseMessage(body); ok && m.Result != nil {
 			if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
 				g.listed(m.Result, defs)
@@ -298,7 +325,7 @@ func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSessio
 		}
 	}
 	if locked {
-		body = g.lockFrame(h.cfg.Limits, body, listID)
+		body = g.lockFrame(h.cfg.Limits, body, a.id)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
@@ -307,12 +334,12 @@ func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSessio
 }
 
 // unreadable is the proxy's answer, under a lock, in place of an answer
-// it cannot read (why says how): a JSON-RPC error for the request that
-// asked for a listing, else a 502.
-func (h *httpGate) unreadable(req *http.Request, listID json.RawMessage, why string) *http.Response {
+// it cannot read (why says how): a JSON-RPC error for the request (id),
+// else (a batch, a GET) a 502.
+func (h *httpGate) unreadable(req *http.Request, id json.RawMessage, why string) *http.Response {
 	text := unreadableText(why)
-	if listID != nil {
-		return jsonAnswer(req, http.StatusOK, errorFrame(listID, codeUpstream, text), nil)
+	if id != nil {
+		return jsonAnswer(req, http.StatusOK, errorFrame(id, codeUpstream, text), nil)
 	}
 	return textAnswer(req, http.StatusBadGateway, text)
 }

@@ -23,8 +23,9 @@ import (
 // it — in a batch's answer or a JSON array, with a 201, as
 // application/json-rpc, under the id "7" for 7, twice on one stream, with
 // a repeated or differently cased member, too deep or too large for the
-// proxy, compressed with deflate, on a resumed GET stream — and an event
-// stream with a Content-Length. The agent (reading as lenient clients do:
+// proxy, compressed with deflate, on a resumed GET stream, in the answer
+// to another request (too large, or an event padded past the limit with a
+// comment) — and an event stream with a Content-Length. The agent (reading as lenient clients do:
 // arrays, any id, the last of repeated members, names in any case) never
 // sees secret: it gets the listing without it, or a JSON-RPC error.
 func TestHTTPLockHostileListings(t *testing.T) {
@@ -44,6 +45,7 @@ func TestHTTPLockHostileListings(t *testing.T) {
 		name      string
 		get       bool   // the agent resumes a GET stream instead of POSTing tools/list
 		batch     bool   // the agent sends its tools/list in a batch
+		call      bool   // the agent sends a tools/call (id 8), and a listing for 7 comes in its answer
 		ct        string // the answer's Content-Type (default application/json)
 		status    int
 		header    map[string]string
@@ -67,6 +69,9 @@ func TestHTTPLockHostileListings(t *testing.T) {
 		{name: "too large event", ct: "text/event-stream", body: "data: " + listing("7", echo, secret, big) + "\n\n", wantError: true},
 		{name: "deflate", header: map[string]string{"Content-Encoding": "deflate"}, body: both, wantError: true},
 		{name: "resumed stream", get: true, ct: "text/event-stream", body: "id: 2\ndata: " + both + "\n\n"},
+		{name: "in a call's answer", call: true, body: "[" + both + "]"},
+		{name: "too large call answer", call: true, body: "[" + listing("7", echo, secret, big) + "]", wantError: true},
+		{name: "padded event", call: true, ct: "text/event-stream", body: ": " + strings.Repeat("x", limit) + "\ndata: " + both + "\n\n", wantError: true},
 	}
 	byName := map[string]int{}
 	for i, c := range cases {
@@ -110,6 +115,9 @@ func TestHTTPLockHostileListings(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
 			if c.batch {
 				req, _ = http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`))
+			}
+			if c.call {
+				req, _ = http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo"}}`))
 			}
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
