@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -62,8 +63,9 @@ func (s *Session) Endpoint() Endpoint { return s.endpoint }
 
 // SetMCPSessionID records the session id the server issued (Mcp-Session-Id
 // on Streamable HTTP before 2026-07-28); later spans carry it as
-// mcp.session.id.
+// mcp.session.id (a digest of an overlong one: mcpwire.SessionKey).
 func (s *Session) SetMCPSessionID(id string) {
+	id = mcpwire.SessionKey(id)
 	if cur := s.ident.Load(); id == "" || cur.mcpSessionID == id {
 		return
 	}

@@ -82,6 +82,31 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 	b.ReportMetric(forward.NsPerCall()/direct.NsPerCall(), "forward-ratio")
 }
 
+// BenchmarkHTTPLockCall measures what --lock costs a tools/call round trip
+// through the HTTP → HTTP proxy (go-sdk server, answers as event streams):
+// interleaved in one run, the proxy without a gate and with a lock that
+// approves the tool, which reads every answer (each event held until it
+// is whole, walked for listings) and judges every call. lock-ratio is the
+// locked call's time over the unlocked one's; lock-allocs/op what the lock
+// allocates per call.
+func BenchmarkHTTPLockCall(b *testing.B) {
+	up := sdkHTTPServer(b, testchild.BenchServer(1))
+	lock := writeLock(b, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}`})
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "bench", InjectTraceContext: true, Lock: lock}, benchTelemetry(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	locked := httptest.NewServer(h)
+	b.Cleanup(func() { locked.Close(); h.Close() })
+	plain := &benchutil.Variant{Name: "proxy", Call: sessionCaller(b, streamable(b, httpProxyTo(b, up.URL).URL))}
+	withLock := &benchutil.Variant{Name: "proxy --lock", Timed: true, Call: sessionCaller(b, streamable(b, locked.URL))}
+	b.ReportAllocs()
+	b.ResetTimer()
+	benchutil.Interleave(b, 100, plain, withLock)
+	b.ReportMetric(withLock.NsPerCall()/plain.NsPerCall(), "lock-ratio")
+	b.ReportMetric(withLock.AllocsPerCall()-plain.AllocsPerCall(), "lock-allocs/op")
+}
+
 // BenchmarkHTTPSessions holds 1,000 concurrent Streamable HTTP sessions
 // through one proxy to a go-sdk server with a 100-tool listing. The agents
 // and the server run in a child process (testchild "sessions"), so this

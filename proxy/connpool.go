@@ -112,7 +112,7 @@ func (p *connPool) exchange(c *poolConn, req *http.Request) (*http.Response, err
 	keep := !res.Close && !req.Close
 	if res.Body == http.NoBody { // 202, 204, a HEAD: over already, read or not
 		b := &connBody{br: br, conn: c, pool: p, stop: stop}
-		b.release(keep, io.EOF)
+		b.release(keep && br.Buffered() == 0, io.EOF) // bytes after it: out of step
 		return res, nil
 	}
 	res.Body = &connBody{body: res.Body, br: br, conn: c, pool: p, ctx: req.Context(), stop: stop, keep: keep}

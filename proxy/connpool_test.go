@@ -214,6 +214,21 @@ func TestPoolConnectionNotReused(t *testing.T) {
 		}
 		up.waitClosed(t)
 	})
+	t.Run("more after a bodiless answer", func(t *testing.T) {
+		// Bytes after an answer without a body (an upstream answering twice)
+		// put the connection out of step: the next call must not read them.
+		up := newRawUpstream(t, "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+		st, _ := newStreamTransport(t, 0)
+		for range 2 {
+			req, _ := http.NewRequest(http.MethodPost, up.url, strings.NewReader("{}"))
+			res, err := st.RoundTrip(req)
+			if err != nil || res.StatusCode != http.StatusNoContent {
+				t.Fatalf("%v %v, want the 204", res, err)
+			}
+			res.Body.Close()
+			up.waitClosed(t)
+		}
+	})
 	t.Run("caller gone", func(t *testing.T) {
 		up := newRawUpstream(t, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n: ok\n\n\r\n")
 		ctx, cancel := context.WithCancel(context.Background())

@@ -8,30 +8,38 @@ import (
 )
 
 // rewritingBody passes an event stream through event by event and lets
-// rewrite replace the data of one event (the lock filtering a tools/list
-// result). An event is held only until its blank line arrives (a client
-// cannot act on part of one anyway); every event rewrite leaves alone
-// reaches the reader byte for byte, and once rewrite is done the rest of
-// the stream passes as it comes. An event larger than max passes unread.
+// rewrite replace the data of any event (the lock filtering listings). An
+// event is held only until its blank line arrives (a client cannot act on
+// part of one anyway); every event rewrite leaves alone reaches the reader
+// byte for byte. An event larger than max passes unread, unless over is
+// set: then it is dropped, and an event whose data is over(head) takes its
+// place unless that is nil (head: the event's first bytes, as it came). A byte order mark that starts the stream is dropped (every event
+// stream parser skips it).
 type rewritingBody struct {
 	rc      io.ReadCloser
 	max     int
 	p       sse.Parser
-	rewrite func(sse.Event) (data []byte, done bool) // data nil: the event as it was
+	rewrite func(sse.Event) []byte   // nil: the event as it was
+	over    func(head []byte) []byte // nil: an event over max passes unread
 
-	held    []byte // the current event's bytes so far
-	out     []byte // bytes ready for the reader
-	outOff  int
-	ends    eventEnds
-	over    bool // the current event is larger than max: passing through
-	done    bool
-	endCR   bool       // the last event ended in a CR: a LF next ends it too
-	rewrote bool       // the last event was rewritten (its end written as LF)
-	ev      *sse.Event // what the parser dispatched for the event being completed
-	buf     [4 << 10]byte
+	held     []byte // the current event's bytes so far
+	out      []byte // bytes ready for the reader
+	outOff   int
+	ends     eventEnds
+	tooLarge bool       // the current event is larger than max: passing through (or dropped)
+	head     []byte     // the first bytes of an event over max
+	started  bool       // the stream's first bytes (and any byte order mark) were seen
+	endCR    bool       // the last event ended in a CR: a LF next ends it too
+	rewrote  bool       // the last event was rewritten (its end written as LF)
+	ev       *sse.Event // what the parser dispatched for the event being completed
+	buf      [4 << 10]byte
 }
 
-func newRewritingBody(rc io.ReadCloser, max int, rewrite func(sse.Event) ([]byte, bool)) *rewritingBody {
+// eventHead is how much of an event over the limit over is shown: enough
+// for the id of a message that starts with it.
+const eventHead = 4 << 10
+
+func newRewritingBody(rc io.ReadCloser, max int, rewrite func(sse.Event) []byte) *rewritingBody {
 	b := &rewritingBody{rc: rc, max: max, rewrite: rewrite}
 	b.p = sse.Parser{Max: max, Dispatch: func(ev sse.Event) { b.ev = &ev }}
 	return b
@@ -40,19 +48,17 @@ func newRewritingBody(rc io.ReadCloser, max int, rewrite func(sse.Event) ([]byte
 func (b *rewritingBody) Read(p []byte) (int, error) {
 	for b.outOff == len(b.out) {
 		b.out, b.outOff = b.out[:0], 0
-		if b.done && len(b.held) == 0 {
-			return b.rc.Read(p) // nothing more to rewrite: straight through
-		}
 		n, err := b.rc.Read(b.buf[:])
 		b.take(b.buf[:n])
 		if err != nil {
-			b.out = append(b.out, b.held...) // an unfinished event, as it came
+			if !b.tooLarge || b.over == nil {
+				b.out = append(b.out, b.held...) // an unfinished event, as it came
+			}
 			b.held = b.held[:0]
 			if b.outOff == len(b.out) {
 				return 0, err
 			}
-			b.done = true // the next Read gets err again from rc
-			break
+			break // the next Read gets err again from rc
 		}
 	}
 	n := copy(p, b.out[b.outOff:])
@@ -63,6 +69,14 @@ func (b *rewritingBody) Read(p []byte) (int, error) {
 // take splits chunk at event ends: whole events go to out (rewritten or
 // not), the unfinished rest is held.
 func (b *rewritingBody) take(chunk []byte) {
+	if !b.started && len(chunk) > 0 {
+		if b.held = append(b.held, chunk...); len(b.held) < len(utf8BOM) && bytes.HasPrefix(utf8BOM, b.held) {
+			return // perhaps a byte order mark, not yet whole
+		}
+		b.started = true
+		chunk = bytes.Clone(bytes.TrimPrefix(b.held, utf8BOM))
+		b.held = b.held[:0]
+	}
 	if b.endCR && len(chunk) > 0 {
 		b.endCR = false
 		if chunk[0] == '\n' { // the rest of the last event's CRLF
@@ -73,10 +87,6 @@ func (b *rewritingBody) take(chunk []byte) {
 		}
 	}
 	for len(chunk) > 0 {
-		if b.done {
-			b.out = append(b.out, chunk...)
-			return
-		}
 		i, end := 0, false
 		for ; i < len(chunk); i++ {
 			if b.ends.step(chunk[i]) {
@@ -92,12 +102,22 @@ func (b *rewritingBody) take(chunk []byte) {
 		part := chunk[:i]
 		chunk = chunk[i:]
 		b.p.Feed(part)
-		if b.over {
-			b.out = append(b.out, part...)
-		} else if b.held = append(b.held, part...); len(b.held) > b.max {
-			b.over = true // too large to rewrite: it passes as it comes
-			b.out = append(b.out, b.held...)
+		switch {
+		case b.tooLarge:
+			if b.over == nil {
+				b.out = append(b.out, part...)
+			}
+		case len(b.held)+len(part) > b.max:
+			b.tooLarge = true // too large to rewrite: it passes as it comes, or not at all
+			if b.over == nil {
+				b.out = append(append(b.out, b.held...), part...)
+			} else {
+				whole := append(b.held, part...)
+				b.head = bytes.Clone(whole[:min(len(whole), eventHead)])
+			}
 			b.held = b.held[:0]
+		default:
+			b.held = append(b.held, part...)
 		}
 		if end {
 			b.endEvent()
@@ -113,13 +133,19 @@ func (b *rewritingBody) endEvent() {
 	held := b.held
 	b.held = b.held[:0]
 	b.endCR, b.rewrote = b.ends.afterCR, false
-	if b.over {
-		b.over = false
+	if b.tooLarge {
+		b.tooLarge = false
+		if b.over != nil {
+			if data := b.over(b.head); data != nil {
+				b.out = appendWithData(b.out, nil, data)
+			}
+			b.head, b.rewrote = nil, true
+		}
 		return
 	}
 	var data []byte
 	if ev != nil {
-		data, b.done = b.rewrite(*ev)
+		data = b.rewrite(*ev)
 	}
 	if data == nil {
 		b.out = append(b.out, held...)

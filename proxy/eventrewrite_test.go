@@ -21,12 +21,12 @@ func TestRewritingBody(t *testing.T) {
 		"data: after\r\n\r\n" + "data: unfinished"
 	for chunk := 1; chunk <= len(stream); chunk++ {
 		var seen []string
-		b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: chunk}), 1<<10, func(ev sse.Event) ([]byte, bool) {
+		b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: chunk}), 1<<10, func(ev sse.Event) []byte {
 			seen = append(seen, string(ev.Data))
 			if string(ev.Data) == "old\ntwo" {
-				return []byte("new\nlines"), false
+				return []byte("new\nlines")
 			}
-			return nil, false
+			return nil
 		})
 		got, err := io.ReadAll(iotest.OneByteReader(b))
 		if err != nil || string(got) != want {
@@ -38,15 +38,33 @@ func TestRewritingBody(t *testing.T) {
 	}
 }
 
-// TestRewritingBodyOversized: an event over the limit passes as it came.
+// TestRewritingBodyOversized: an event over the limit passes as it came,
+// or (over set: under a lock) is dropped and replaced by what over makes
+// of its first bytes, or by nothing; either way the next event is
+// rewritten as usual, and a byte order mark that starts the stream is
+// dropped however it is split.
 func TestRewritingBodyOversized(t *testing.T) {
-	stream := "data: " + strings.Repeat("x", 100) + "\n\ndata: small\n\n"
-	b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: 7}), 50, func(ev sse.Event) ([]byte, bool) {
-		return []byte("rewritten"), false
-	})
-	got, _ := io.ReadAll(b)
-	if want := "data: " + strings.Repeat("x", 100) + "\n\ndata: rewritten\n\n"; string(got) != want {
-		t.Errorf("got %q\nwant %q", got, want)
+	stream := "\xef\xbb\xbfdata: " + strings.Repeat("x", 100) + "\r\n\r\ndata: small\n\n"
+	for _, over := range []string{"", "error", "nothing"} {
+		for _, chunk := range []int{1, 2, 7, len(stream)} {
+			b := newRewritingBody(io.NopCloser(&chunker{s: stream, n: chunk}), 50, func(ev sse.Event) []byte {
+				return []byte("rewritten")
+			})
+			want := "data: " + strings.Repeat("x", 100) + "\r\n\r\ndata: rewritten\n\n"
+			var head string
+			switch over {
+			case "error":
+				b.over = func(h []byte) []byte { head = string(h); return []byte("error") }
+				want = "data: error\n\ndata: rewritten\n\n"
+			case "nothing":
+				b.over = func(h []byte) []byte { return nil }
+				want = "data: rewritten\n\n"
+			}
+			got, _ := io.ReadAll(b)
+			if string(got) != want || over == "error" && !strings.HasPrefix(head, "data: xxx") {
+				t.Errorf("over %q, chunks of %d: got %q (head %q)\nwant %q", over, chunk, got, head, want)
+			}
+		}
 	}
 }
 

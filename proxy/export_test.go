@@ -14,6 +14,10 @@ func (h *Handler) SetSessionBounds(idle time.Duration, max int) {
 	h.gate.mu.Unlock()
 }
 
+// SetClientIdle sets how long the handler waits for more of a request
+// body (tests only).
+func (h *Handler) SetClientIdle(d time.Duration) { h.idle = d }
+
 // GateSessions is the number of sessions the gate keeps state for.
 func (h *Handler) GateSessions() int {
 	h.gate.mu.Lock()

@@ -35,10 +35,15 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.transport.RoundTrip(f.outgoing(r))
-	if err != nil {
-		if !errors.Is(err, context.Canceled) { // else the client went away
-			http.Error(w, f.unreachable, http.StatusBadGateway)
-		}
+	switch {
+	case err == nil:
+	case errors.Is(err, errClientIdle):
+		http.Error(w, errClientIdle.Error(), http.StatusRequestTimeout)
+		return
+	case errors.Is(err, context.Canceled): // the client went away
+		return
+	default:
+		http.Error(w, f.unreachable, http.StatusBadGateway)
 		return
 	}
 	announced := len(res.Trailer)
@@ -74,24 +79,27 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // outgoing is the upstream request for r: a shallow copy (headers are
 // shared read-only; RoundTrippers must not change them) with the target's
-// scheme and host, the target's path for "/" (other paths, a legacy SSE
-// message endpoint, keep theirs), only end-to-end headers, no
-// X-Forwarded-* or Forwarded (the client's are dropped, none are added),
-// and Config.Header over the client's.
+// scheme and host, the target's path and query for "/" and the target's
+// path (other paths, a legacy SSE message endpoint, keep theirs), only
+// end-to-end headers, no X-Forwarded-* or Forwarded (the client's are
+// dropped, none are added), and Config.Header over the client's.
 func (f *forwarder) outgoing(r *http.Request) *http.Request {
 	out := r.WithContext(r.Context())
 	u := *r.URL
 	u.Scheme, u.Host = f.target.Scheme, f.target.Host
-	if u.Path == "" || u.Path == "/" {
+	if u.Path == "" || u.Path == "/" || u.Path == f.target.Path {
 		u.Path, u.RawPath = f.target.Path, f.target.RawPath
+		u.RawQuery = withQuery(f.target.RawQuery, u.RawQuery)
 	}
 	u.RawQuery = cleanQuery(u.RawQuery)
 	out.URL, out.Host, out.RequestURI, out.Close = &u, f.target.Host, "", false
 
 	h := make(http.Header, len(r.Header)+len(f.header)+1)
 	copyEndToEnd(h, r.Header)
-	for _, k := range forwardingHeaders {
-		delete(h, k)
+	for k := range h {
+		if isForwarding(k) {
+			delete(h, k)
+		}
 	}
 	// The proxy reads what it relays (spans, the gate, --lock hide): it asks
 	// for answers it can read, and relays them uncompressed. (http.Transport
@@ -124,9 +132,12 @@ func (f *forwarder) outgoing(r *http.Request) *http.Request {
 var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
-// forwardingHeaders are not forwarded from the client: the proxy does not
-// vouch for what they say.
-var forwardingHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
+// isForwarding reports whether k is a header that tells a server about the
+// client or the URL it used (Forwarded, X-Forwarded-*, X-Real-Ip): not
+// forwarded from the client, the proxy does not vouch for what it says.
+func isForwarding(k string) bool {
+	return k == "Forwarded" || k == "X-Real-Ip" || strings.HasPrefix(k, "X-Forwarded-")
+}
 
 // copyEndToEnd adds src's headers to dst except the hop-by-hop ones and
 // those src's Connection header names. Values are shared, not copied.
@@ -166,6 +177,23 @@ func cleanQuery(q string) string {
 		}
 	}
 	return q
+}
+
+// withQuery is the target's query (an upstream URL may carry its API key
+// there) with the client's parameters the target does not set.
+func withQuery(target, client string) string {
+	if target == "" || client == "" {
+		return target + client
+	}
+	set, _ := url.ParseQuery(target)
+	extra, _ := url.ParseQuery(client)
+	for k := range set {
+		delete(extra, k)
+	}
+	if len(extra) == 0 {
+		return target
+	}
+	return target + "&" + extra.Encode()
 }
 
 func isHex(c byte) bool {

@@ -53,6 +53,7 @@ func TestForwardHeaders(t *testing.T) {
 		"Connection": "X-Client-Hop", "X-Client-Hop": "1", "Keep-Alive": "timeout=5",
 		"Proxy-Authorization": "Basic c2VjcmV0", "Te": "trailers", "Upgrade-Insecure-Requests": "1",
 		"X-Forwarded-For": "10.0.0.1", "X-Forwarded-Host": "evil", "X-Forwarded-Proto": "https", "Forwarded": "for=10.0.0.1",
+		"X-Forwarded-Prefix": "/evil", "X-Forwarded-Port": "1", "X-Real-Ip": "10.0.0.1",
 		"Authorization": "Bearer client", "Mcp-Session-Id": "s1", "Last-Event-Id": "s1_7", "Mcp-Protocol-Version": "2025-11-25",
 	} {
 		req.Header.Set(k, v)
@@ -63,7 +64,8 @@ func TestForwardHeaders(t *testing.T) {
 	}
 	resp.Body.Close()
 	r := <-got
-	for _, k := range []string{"X-Client-Hop", "Keep-Alive", "Proxy-Authorization", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "Forwarded"} {
+	for _, k := range []string{"X-Client-Hop", "Keep-Alive", "Proxy-Authorization", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "Forwarded",
+		"X-Forwarded-Prefix", "X-Forwarded-Port", "X-Real-Ip"} {
 		if v, ok := r.Header[k]; ok {
 			t.Errorf("upstream got %s: %q", k, v)
 		}

@@ -11,8 +11,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/interceptor"
-	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -115,81 +113,6 @@ func (g *gate) check(tool, planned string, listed bool) *refusal {
 	return nil
 }
 
-// filterListing applies the lock to a tools/list result on its way to the
-// agent: in hide mode unapproved definitions are left out; in refuse-session
-// mode one unapproved definition fails the session, and the agent gets a
-// JSON-RPC error instead.
-func (g *gate) filterListing(frame []byte, m interceptor.Message, defs []contract.Definition) []byte {
-	if g.lock == nil {
-		return frame
-	}
-	hide := map[string]bool{}
-	var first *refusal
-	for _, d := range defs {
-		if !g.approved(d.Key, d.Digest) {
-			hide[d.Key] = true
-			if first == nil {
-				first = &refusal{code: semconv.RefusalToolNotApproved, tool: d.Key, current: d.Digest, rpcError: true}
-			}
-		}
-	}
-	if len(hide) == 0 {
-		return frame
-	}
-	if g.lockMode == LockRefuseSession {
-		g.failure = first
-		g.failed.Store(true)
-		return errorFrame(m.RawID, codeUpstream, first.text())
-	}
-	return withoutTools(frame, m.Result, hide)
-}
-
-// withoutTools returns frame with the named tools left out of result.tools
-// (result is a subslice of frame); everything else is kept byte for byte.
-func withoutTools(frame, result []byte, hide map[string]bool) []byte {
-	base := cap(frame) - cap(result) // result's offset in frame
-	o, ok := jsonwire.NewObject(result)
-	if !ok {
-		return frame
-	}
-	for {
-		mem, ok := o.Next()
-		if !ok {
-			return frame
-		}
-		if !jsonwire.KeyIs(mem.Key, "tools") {
-			continue
-		}
-		a, ok := jsonwire.NewArray(mem.Value)
-		if !ok {
-			return frame
-		}
-		start := base + mem.End - len(mem.Value)
-		out := make([]byte, 0, len(frame))
-		out = append(append(out, frame[:start]...), '[')
-		n := 0
-		for {
-			elem, ok := a.Next()
-			if !ok {
-				break
-			}
-			if name, _ := jsonwire.String(jsonwire.Lookup(elem, "name")); hide[name] {
-				continue
-			}
-			if n > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, elem...)
-			n++
-		}
-		if a.Err() {
-			return frame
-		}
-		out = append(out, ']')
-		return append(out, frame[base+mem.End:]...)
-	}
-}
-
 // refusal is a call the proxy answered itself. As an error it ends the
 // call's span: error.type "refused", the reason in mcpdrift.guard.refusal.
 type refusal struct {
@@ -198,6 +121,7 @@ type refusal struct {
 	planned, current string
 	stale            bool
 	rpcError         bool // answered with a JSON-RPC error (a failed session), not a tool result
+	unclear          bool // a call the gate could not read as servers would (unclearCall)
 }
 
 func (r *refusal) Error() string     { return r.text() }
@@ -218,6 +142,10 @@ func (r *refusal) SpanAttributes() []attribute.KeyValue {
 // text is what the agent (an LLM, often) reads: what happened, that nothing
 // ran, and what to do.
 func (r *refusal) text() string {
+	if r.unclear {
+		return r.code + ": this tools/call names its method, params or tool more than once or in another case, or has no id, " +
+			"so which tool a server would run cannot be told: it was not sent and nothing ran."
+	}
 	if r.code == semconv.RefusalStaleToolSchema {
 		return fmt.Sprintf("%s: the definition of tool %q changed after your tool list was fetched, so this call was not sent and nothing ran. "+
 			"Fetch the tool list again (tools/list), read the tool's new schema, and plan the call again.", r.code, r.tool)
@@ -249,6 +177,9 @@ func (r *refusal) result(id json.RawMessage) []byte {
 }
 
 func responseFrame(id, result []byte) []byte {
+	if len(id) == 0 {
+		id = []byte("null")
+	}
 	b := make([]byte, 0, 40+len(id)+len(result))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)

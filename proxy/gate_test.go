@@ -190,7 +190,7 @@ func TestLockHidesUnapproved(t *testing.T) {
 }
 
 // writeLock writes a lock (a sealed snapshot) holding these tool definitions.
-func writeLock(t *testing.T, tools map[string]string) string {
+func writeLock(t testing.TB, tools map[string]string) string {
 	t.Helper()
 	var raws []json.RawMessage
 	for _, def := range tools {

@@ -1,14 +1,18 @@
 package proxy_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -168,5 +172,97 @@ func TestHTTPConcurrentSessions(t *testing.T) {
 	}
 	if len(bySession) != n || len(clients) != n {
 		t.Errorf("%d sessions through the proxy: %d Mcp-Session-Ids, %d client sessions", n, len(bySession), len(clients))
+	}
+}
+
+// TestHTTPClientStopsSending: a client that stops in the middle of its
+// request body (with a session id, or without: then the proxy reads the
+// body to name the client) is answered 408 and its connection closed once
+// it has sent nothing for the idle time, instead of holding a goroutine and
+// the body read so far for as long as it likes; a client that sent its
+// whole body still gets an event stream that outlasts the idle time.
+func TestHTTPClientStopsSending(t *testing.T) {
+	const idle = 50 * time.Millisecond
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+	}))
+	defer up.Close()
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test"}, newTelemetry(t).Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SetClientIdle(idle)
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+
+	for _, sid := range []string{"s1", ""} {
+		conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nMcp-Session-Id: %s\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", sid)
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("session %q: no answer to a request whose client stopped sending: %v", sid, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestTimeout {
+			t.Errorf("session %q: status %d, want 408", sid, resp.StatusCode)
+		}
+	}
+
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`))
+	req.Header.Set("Content-Type", "application/json") // sessionless: the proxy reads the body to its end
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, "notifications/message") {
+		t.Fatalf("first event: %q %v", line, err)
+	}
+	time.Sleep(5 * idle) // the body's read deadline would have passed
+	close(release)
+	rest, err := io.ReadAll(br)
+	if err != nil || !strings.Contains(string(rest), `"result"`) {
+		t.Errorf("the stream was cut after the body was read: %q %v", rest, err)
+	}
+}
+
+// TestHTTPUpstreamQuery: an upstream URL's query (where hosted servers take
+// an API key) goes with every request to the upstream's endpoint, over the
+// client's parameters of the same name; the client's others go too.
+func TestHTTPUpstreamQuery(t *testing.T) {
+	queries := make(chan string, 2)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries <- r.URL.RawQuery
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer up.Close()
+	hs := httpProxy(t, up.URL+"/mcp?api_key=k1", newTelemetry(t))
+	for _, path := range []string{"/", "/mcp?api_key=other&profile=p"} {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+path, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if a, b := <-queries, <-queries; a != "api_key=k1" || b != "api_key=k1&profile=p" {
+		t.Errorf("the upstream got queries %q and %q", a, b)
 	}
 }

@@ -41,6 +41,11 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 			break
 		}
 		m, ok := interceptor.ParseMessage(elem)
+		if ref := g.unclearCall(elem); ref != nil {
+			refused[m.ID] = ref
+			answers = append(answers, h.refusalFrame(req, m, ref))
+			continue
+		}
 		if ok && m.ID.Valid() && m.Method != "" {
 			if ref := h.judge(req, g, &m); ref != nil {
 				refused[m.ID] = ref
@@ -52,7 +57,7 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 	}
 	if a.Err() || len(refused) == 0 {
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		return h.next.RoundTrip(req) // malformed (the server answers it), or nothing refused: as it came
+		return h.forward(req, g, asked{}) // malformed (the server answers it), or nothing refused: as it came
 	}
 	if len(kept) == 0 {
 		return h.answer(req, refused, answers, true), nil
@@ -61,7 +66,7 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 	out := req.Clone(req.Context())
 	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(rest)), int64(len(rest))
 	out.Header.Set("Content-Length", strconv.Itoa(len(rest)))
-	resp, err := h.next.RoundTrip(out)
+	resp, err := h.forward(out, g, asked{})
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +89,7 @@ func (h *httpGate) merge(req *http.Request, resp *http.Response, refused map[int
 			events = append(append(append(events, "data: "...), a...), "\n\n"...)
 		}
 		resp.Body = &answeredBody{Reader: io.MultiReader(bytes.NewReader(events), resp.Body), Closer: resp.Body, refused: refused}
+		unsized(resp)
 		return resp
 	case mt == "application/json":
 		b, whole := readBounded(&resp.Body, h.cfg.Limits.MaxDocumentBytes)

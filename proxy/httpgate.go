@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,96 +118,147 @@ func (g *httpSession) busy() bool {
 }
 
 func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
-	sid := req.Header.Get(headerSessionID)
+	sid := mcpwire.SessionKey(req.Header.Get(headerSessionID))
 	if c, ok := httptap.ClientFromContext(req.Context()); ok && sid == "" {
 		sid = "\x00" + c // a sessionless client (Handler.client; no session id starts with NUL)
 	}
 	if req.Method == http.MethodDelete {
-		h.session(sid, true)
-		return h.next.RoundTrip(req)
-	}
-	if req.Method == http.MethodGet && sid != "" && h.proto.refuse {
-		resp, err := h.next.RoundTrip(req) // the session's standing stream
-		if err == nil && resp.StatusCode == http.StatusOK {
-			g := h.session(sid, false)
-			g.remember(req, nil)
-			if h.watch(resp, g, nil) && h.cfg.RelistInterval > 0 {
-				h.standing(resp, g)
-			}
+		resp, err := h.next.RoundTrip(req)
+		if err == nil && resp.StatusCode/100 == 2 {
+			h.session(sid, true) // the server ended the session (one that refused still has it)
 		}
 		return resp, err
+	}
+	if req.Method == http.MethodGet && sid != "" {
+		resp, err := h.next.RoundTrip(req) // the session's standing stream (or a resumed one)
+		if err != nil || resp.StatusCode/100 != 2 {
+			return resp, err
+		}
+		g := h.session(sid, false)
+		g.remember(req, nil)
+		resp = h.pass(req, resp, g, asked{})
+		if isEventStream(resp) && g.refuse && h.cfg.RelistInterval > 0 && resp.StatusCode == http.StatusOK {
+			h.standing(resp, g)
+		}
+		return resp, nil
 	}
 	if req.Method != http.MethodPost || req.Body == nil || req.Body == http.NoBody {
 		return h.next.RoundTrip(req)
 	}
 	body, whole := readBounded(&req.Body, h.cfg.Limits.MaxDocumentBytes)
+	g := h.session(sid, false)
+	if !whole && g.lock != nil {
+		req.Body.Close()
+		return textAnswer(req, http.StatusRequestEntityTooLarge, "mcpdrift proxy: a request body over "+
+			strconv.Itoa(h.cfg.Limits.MaxDocumentBytes)+" bytes cannot be judged against --lock: it was not sent"), nil
+	}
 	if !whole {
-		return h.next.RoundTrip(req) // too large to judge (or unreadable): forwarded as it is, ungated
+		return h.forward(req, g, asked{}) // too large to judge (or unreadable): forwarded as it is, ungated
 	}
 	m, ok := interceptor.ParseMessage(body)
 	if !ok && isBatch(body) {
-		return h.batch(req, h.session(sid, false), body)
+		return h.batch(req, g, body)
+	}
+	if ref := g.unclearCall(body); ref != nil {
+		return h.answer(req, map[interceptor.ID]*refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
 	}
 	if !ok || !m.ID.Valid() || m.Method == "" {
-		return h.next.RoundTrip(req)
+		return h.forward(req, g, asked{})
 	}
-	g := h.session(sid, false)
 	g.remember(req, m.Params)
 	if ref := h.judge(req, g, &m); ref != nil {
 		return h.answer(req, map[interceptor.ID]*refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
 	}
+	resp, err := h.forward(req, g, asked{id: m.RawID, list: m.Method == mcpwire.MethodToolsList})
+	if err == nil && resp.StatusCode == http.StatusNotFound && sid != "" {
+		h.session(sid, true) // the server ended the session
+	}
+	return resp, err
+}
+
+// asked is what the gate knows of the request an answer answers.
+type asked struct {
+	id   json.RawMessage // a lone request's id (nil: a batch, a GET, a notification)
+	list bool            // the request is a tools/list: its answer is what the session plans with
+}
+
+// forward sends req upstream and passes the answer through the gate.
+func (h *httpGate) forward(req *http.Request, g *httpSession, a asked) (*http.Response, error) {
 	resp, err := h.next.RoundTrip(req)
 	if err != nil {
 		return resp, err
 	}
-	if resp.StatusCode == http.StatusNotFound && sid != "" {
-		h.session(sid, true) // the server ended the session
+	return h.pass(req, resp, g, a), nil
+}
+
+// pass is the gate on an answer's way to the agent: what the session plans
+// with is learned from the answer to its tools/list, list_changed on an
+// event stream has it relist, and with --lock every listing in a
+// successful answer is filtered (lockFrame), whatever its content type or
+// id. Under a lock an answer the proxy cannot read (in an encoding it
+// cannot undo, or over the document limit) is not relayed.
+func (h *httpGate) pass(req *http.Request, resp *http.Response, g *httpSession, a asked) *http.Response {
+	locked := g.lock != nil && resp.StatusCode/100 == 2
+	if enc := strings.Join(resp.Header["Content-Encoding"], ", "); locked && enc != "" && !strings.EqualFold(enc, "identity") {
+		resp.Body.Close()
+		return h.unreadable(req, a.id, "in a content encoding it cannot undo ("+enc+")")
 	}
-	var listID json.RawMessage
-	if m.Method == mcpwire.MethodToolsList {
-		listID = m.RawID
+	if h.watch(resp, g, a) {
+		return resp
 	}
-	if h.watch(resp, g, listID) || listID == nil || resp.StatusCode != http.StatusOK {
-		return resp, nil
+	if !locked && (!a.list || resp.StatusCode != http.StatusOK) {
+		return resp
 	}
-	return h.listing(resp, g), nil
+	return h.listing(req, resp, g, a)
 }
 
 // watch reads an event-stream response as it passes: a list_changed the
 // server sends has the session's next call relist first, and the answer to
-// the session's tools/list (listID) is what it plans with; with --lock, the
-// event carrying that answer is filtered as a JSON listing is (the other
-// events pass unchanged, each as soon as it is whole). It reports whether
-// resp is an event stream.
-func (h *httpGate) watch(resp *http.Response, g *httpSession, listID json.RawMessage) bool {
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+// the session's tools/list is what it plans with. With --lock every event
+// goes through lockFrame (each passes as soon as it is whole), and an event
+// over the document limit is replaced by an error for the id it starts
+// with (else for the request's), or dropped when neither is known. It
+// reports whether resp is an event stream.
+func (h *httpGate) watch(resp *http.Response, g *httpSession, a asked) bool {
+	if !isEventStream(resp) {
 		return false
 	}
-	limit := h.cfg.Limits.MaxDocumentBytes
-	event := func(ev sse.Event) (data []byte, done bool) {
+	limits := h.cfg.Limits
+	answered := false // the agent takes the first answer to its tools/list
+	event := func(ev sse.Event) []byte {
 		m, ok := interceptor.ParseMessage(ev.Data)
 		switch {
 		case !ok:
 		case m.Method == mcpwire.NotifyToolsListChanged:
 			h.announce(g)
-		case listID != nil && bytes.Equal(m.RawID, listID) && m.Result != nil:
-			defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result)
-			if !readable {
-				return nil, true
+		case a.list && !answered && bytes.Equal(m.RawID, a.id) && m.Result != nil:
+			answered = true
+			if defs, readable, _ := interceptor.ToolDefinitions(limits, m.Result); readable {
+				g.listed(m.Result, defs)
 			}
-			g.listed(m.Result, defs)
-			if out := g.filterListing(ev.Data, m, defs); !sameSlice(out, ev.Data) {
-				return out, true
-			}
-			return nil, true
 		}
-		return nil, false
+		if out := g.lockFrame(limits, ev.Data, a.id); !sameSlice(out, ev.Data) {
+			return out
+		}
+		return nil
 	}
-	if listID != nil && g.lock != nil {
-		resp.Body = newRewritingBody(resp.Body, limit, event)
+	if g.lock != nil && resp.StatusCode/100 == 2 {
+		b := newRewritingBody(resp.Body, limits.MaxDocumentBytes, event)
+		b.over = func(head []byte) []byte {
+			id := eventID(head)
+			if id == nil {
+				id = a.id
+			}
+			if id == nil {
+				return nil
+			}
+			return errorFrame(id, codeUpstream, unreadableText(overLimit(limits)))
+		}
+		resp.Body = b
+		unsized(resp)
 		return true
 	}
-	p := &sse.Parser{Max: limit, Dispatch: func(ev sse.Event) { event(ev) }}
+	p := &sse.Parser{Max: limits.MaxDocumentBytes, Dispatch: func(ev sse.Event) { event(ev) }}
 	resp.Body = &feedingBody{ReadCloser: resp.Body, p: p}
 	return true
 }
@@ -219,6 +271,26 @@ func (h *httpGate) standing(resp *http.Response, g *httpSession) {
 	s = newInjectingStream(resp.Body, func() { g.stream.CompareAndSwap(s, nil) })
 	g.stream.Store(s)
 	resp.Body = s
+	unsized(resp)
+}
+
+// eventID is the id of the JSON-RPC message an event's first bytes (raw,
+// as the stream carried them) start, or nil.
+func eventID(head []byte) json.RawMessage {
+	for len(head) > 0 {
+		i := bytes.IndexAny(head, "\r\n")
+		if i < 0 {
+			i = len(head)
+		}
+		if v, ok := bytes.CutPrefix(head[:i], []byte("data:")); ok {
+			if id := jsonwire.LookupTop(bytes.TrimPrefix(v, []byte(" ")), "id"); isID(id) {
+				return id
+			}
+			return nil
+		}
+		head = head[min(i+1, len(head)):]
+	}
+	return nil
 }
 
 // sameSlice reports whether a and b are the same bytes in memory.
@@ -226,28 +298,80 @@ func sameSlice(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// listing learns the session's definitions from a tools/list JSON response
-// and applies the lock to it.
-func (h *httpGate) listing(resp *http.Response, g *httpSession) *http.Response {
+// listing reads a JSON answer (with --lock, a successful answer of any
+// content type but an event stream): a tools/list's answer is what the
+// session plans with, and the lock is applied to it. One over the document
+// limit passes unread without a lock; under one the agent gets an error
+// instead.
+func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSession, a asked) *http.Response {
+	locked := g.lock != nil && resp.StatusCode/100 == 2
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt != "application/json" {
+	if !locked && mt != "application/json" || resp.Body == nil || resp.Body == http.NoBody {
 		return resp
 	}
 	body, whole := readBounded(&resp.Body, h.cfg.Limits.MaxDocumentBytes)
 	if !whole {
-		return resp
-	}
-	m, ok := interceptor.ParseMessage(body)
-	if ok && m.Result != nil {
-		if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
-			g.listed(m.Result, defs)
-			body = g.filterListing(body, m, defs)
+		if !locked {
+			return resp
 		}
+		resp.Body.Close()
+		return h.unreadable(req, a.id, overLimit(h.cfg.Limits))
+	}
+	if a.list && mt == "application/json" && resp.StatusCode == http.StatusOK {
+		if m, ok := interceptor.ParseMessage(body); ok && m.Result != nil {
+			if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
+				g.listed(m.Result, defs)
+			}
+		}
+	}
+	if locked {
+		body = g.lockFrame(h.cfg.Limits, body, a.id)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	return resp
+}
+
+// unreadable is the proxy's answer, under a lock, in place of an answer
+// it cannot read (why says how): a JSON-RPC error for the request (id),
+// else (a batch, a GET) a 502.
+func (h *httpGate) unreadable(req *http.Request, id json.RawMessage, why string) *http.Response {
+	text := unreadableText(why)
+	if id != nil {
+		return jsonAnswer(req, http.StatusOK, errorFrame(id, codeUpstream, text), nil)
+	}
+	return textAnswer(req, http.StatusBadGateway, text)
+}
+
+// textAnswer is a plain-text response of the proxy's own.
+func textAnswer(req *http.Request, status int, text string) *http.Response {
+	text += "\n"
+	return &http.Response{
+		StatusCode: status, Status: strconv.Itoa(status) + " " + http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Content-Length": {strconv.Itoa(len(text))}},
+		Body:          io.NopCloser(strings.NewReader(text)),
+		ContentLength: int64(len(text)),
+		Request:       req,
+	}
+}
+
+// unreadableText is what the agent reads in place of an answer the proxy
+// could not read under a lock.
+func unreadableText(why string) string {
+	return "mcpdrift proxy: the server answered " + why + ", so --lock could not be applied to the answer: it was not relayed"
+}
+
+// overLimit says why an answer over the document limit is not relayed.
+func overLimit(limits contract.Limits) string {
+	return "with more than " + strconv.Itoa(limits.MaxDocumentBytes) + " bytes"
+}
+
+// unsized marks resp's body as one whose length is not known in advance
+// (the proxy changes it as it passes).
+func unsized(resp *http.Response) {
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
 }
 
 // listed records a listing the session was served: what it plans with, and
@@ -318,8 +442,14 @@ func (h *httpGate) answer(req *http.Request, refused map[interceptor.ID]*refusal
 	if batch {
 		body = jsonArray(frames)
 	}
+	return jsonAnswer(req, http.StatusOK, body, refused)
+}
+
+// jsonAnswer is a JSON response of the proxy's own, holding its answers to
+// the refused requests (none: refused is nil).
+func jsonAnswer(req *http.Request, status int, body []byte, refused map[interceptor.ID]*refusal) *http.Response {
 	return &http.Response{
-		StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		StatusCode: status, Status: strconv.Itoa(status) + " " + http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:        http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(body))}},
 		Body:          &answeredBody{Reader: bytes.NewReader(body), Closer: io.NopCloser(nil), refused: refused},
 		ContentLength: int64(len(body)),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -559,4 +561,105 @@ func (g gzipWriter) Write(p []byte) (int, error) { return g.zw.Write(p) }
 func (g gzipWriter) Flush() {
 	_ = g.zw.Flush()
 	g.ResponseWriter.(http.Flusher).Flush()
+}
+
+// TestHTTPGateSessionsSmall: what the gate keeps per session stays small
+// whatever the client sends: sessionless clients (each clientInfo its own
+// session, up to the session cap) POSTing 1 MiB bodies with 512 KiB of
+// headers under --on-stale refuse leave the proxy's heap a fraction of
+// what they sent (before, each session's remembered _meta was a slice of
+// its whole request body, and its header was kept whatever its size).
+func TestHTTPGateSessionsSmall(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	defer up.Close()
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", OnStale: proxy.OnStaleRefuse}, newTelemetry(t).Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+	const clients, size = 40, 1 << 20
+	pad := strings.Repeat("x", size)
+	before := heap()
+	for i := range clients {
+		body := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"c` +
+			strconv.Itoa(i) + `","version":"1"}},"pad":"` + pad + `"}}`
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("X-Pad", pad[:size/2])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if n := h.GateSessions(); n != clients {
+		t.Fatalf("the gate keeps %d sessions, want %d", n, clients)
+	}
+	if grown := int64(heap()) - int64(before); grown > clients*size/4 {
+		t.Errorf("the heap grew by %d bytes for %d sessions of %d-byte requests", grown, clients, size)
+	}
+}
+
+// heap is the live heap, after a collection.
+func heap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestHTTPSessionIDsBounded: session ids as long as a server (every answer
+// naming a new one) or a client (every request naming its own, to a server
+// that does not check them) likes do not fill the proxy's memory: the tap
+// and the gate keep, and spans record, a digest of an id over
+// mcpwire.MaxSessionIDBytes (before, 40 ids of 256 KiB each way held 50 MB).
+func TestHTTPSessionIDsBounded(t *testing.T) {
+	const n, size = 40, 256 << 10
+	long := func(i int) string { return strconv.Itoa(i) + strings.Repeat("s", size) }
+	var answered atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			w.Header().Set("Mcp-Session-Id", long(int(answered.Add(1))))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	defer up.Close()
+	tel := newTelemetry(t)
+	h, err := proxy.NewHandler(proxy.Config{Upstream: up.URL, Listen: "test", OnStale: proxy.OnStaleRefuse}, tel.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+	before := heap()
+	for i := range 2 * n {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		req.Header.Set("Content-Type", "application/json")
+		if i >= n {
+			req.Header.Set("Mcp-Session-Id", long(-i)) // the client's own
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if grown := int64(heap()) - int64(before); grown > n*size/4 {
+		t.Errorf("the heap grew by %d bytes for %d session ids of %d bytes", grown, 2*n, size)
+	}
+	for _, s := range tel.named("initialize") {
+		if id := str(s, semconv.MCPSessionID); len(id) > mcpwire.MaxSessionIDBytes {
+			t.Fatalf("a span records a session id of %d bytes", len(id))
+		}
+	}
 }

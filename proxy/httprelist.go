@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -38,18 +39,50 @@ type lastRequest struct {
 	meta   []byte // its params._meta (a 2026-07-28 request's carries the protocol version and client)
 }
 
-// remember records req (with params) as the session's last request. It
-// keeps req's own URL and header (a forwarded request's, never modified
-// after it is sent) and a slice of its body: no copy on the call path. A
-// request without params (a GET) keeps the _meta last remembered.
+// remember records req (with params) as the session's last request, for
+// the relists (--on-stale refuse; without it nothing is kept). It keeps
+// req's own URL and header (a forwarded request's, never modified after it
+// is sent) and a copy of the protocol members of its params._meta: a slice
+// of the body would keep the whole body (up to the document limit) for as
+// long as the session is known, and a client can open thousands of
+// sessions. For the same reason a request whose header or _meta is larger
+// than a client needs is not remembered (the session's relists go as its
+// last other request did). A request without params (a GET) keeps the
+// _meta last remembered.
 func (g *httpSession) remember(req *http.Request, params []byte) {
+	if !g.refuse || headerBytes(req.Header) > maxRememberedHeader {
+		return
+	}
 	g.pendMu.Lock()
+	defer g.pendMu.Unlock()
 	meta := g.last.meta
 	if params != nil {
-		meta = jsonwire.Lookup(params, mcpwire.Meta)
+		meta = nil
+		if m := jsonwire.Lookup(params, mcpwire.Meta); m != nil {
+			if meta = protocolMeta(m); len(meta) > maxRememberedMeta {
+				return
+			}
+		}
 	}
 	g.last = lastRequest{url: req.URL, header: req.Header, meta: meta}
-	g.pendMu.Unlock()
+}
+
+// Bounds on what a session keeps of its last request (Node's servers
+// refuse request headers over 16 KiB).
+const (
+	maxRememberedHeader = 16 << 10
+	maxRememberedMeta   = 8 << 10
+)
+
+// headerBytes is about the size of h on the wire.
+func headerBytes(h http.Header) int {
+	n := 0
+	for k, vv := range h {
+		for _, v := range vv {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
 }
 
 // announce is the server saying the session's tools changed: a relist is
@@ -146,6 +179,9 @@ func (h *httpGate) relistDue(req *http.Request, g *httpSession) {
 // gate knows; g.relistMu is held. changed: the definitions differ from the
 // ones known before.
 func (h *httpGate) relist(ctx context.Context, g *httpSession, last lastRequest) (changed bool, err error) {
+	if last.url == nil {
+		return false, errors.New("no request of the session to relist as")
+	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.UpstreamTimeout)
 	defer cancel()
 	current, err := listTools(ctx, h.cfg.Limits, func(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
@@ -187,7 +223,7 @@ func (h *httpGate) call(ctx context.Context, last lastRequest, method string, pa
 	if stateless && last.meta != nil {
 		// Every 2026-07-28 request carries its protocol version and
 		// client in _meta: the relist carries the agent's.
-		params = withMeta(params, protocolMeta(last.meta))
+		params = withMeta(params, last.meta) // its protocol members (remember)
 	}
 	body := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"method":"`+method+`","params":`...)
 	body = append(append(body, params...), '}')

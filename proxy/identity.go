@@ -7,13 +7,18 @@ import (
 	"strings"
 )
 
-// identity undoes a gzip Content-Encoding that the upstream used although
-// the proxy asked for none (see forwarder.outgoing), as http.Transport does
-// for the gzip it asks for: the tap, the gate and --lock hide must read the
-// answer, and an answer they cannot read would pass unfiltered. Other
-// encodings are left as they are.
+// identity undoes a gzip Content-Encoding (x-gzip is its old name) that
+// the upstream used although the proxy asked for none (see
+// forwarder.outgoing), as http.Transport does for the gzip it asks for: the
+// tap and the gate must read the answer. Other encodings, and gzip applied
+// more than once, are left as they are (under --lock such an answer is not
+// relayed: httpGate.pass).
 func identity(res *http.Response) {
-	if !strings.EqualFold(strings.TrimSpace(res.Header.Get("Content-Encoding")), "gzip") || res.Body == http.NoBody {
+	ce := res.Header["Content-Encoding"]
+	if len(ce) != 1 || res.Body == http.NoBody {
+		return
+	}
+	if enc := strings.TrimSpace(ce[0]); !strings.EqualFold(enc, "gzip") && !strings.EqualFold(enc, "x-gzip") {
 		return
 	}
 	res.Body = &gunzipBody{body: res.Body}

@@ -109,11 +109,15 @@ func interceptorOptions(cfg *Config, tel Telemetry) []interceptor.Option {
 func (r *relay) fromAgent(frame []byte) {
 	ctx := context.Background()
 	m, ok := interceptor.ParseMessage(frame)
+	if !ok && isBatch(frame) {
+		r.fromAgentBatch(ctx, frame)
+		return
+	}
+	if ref := r.gate.unclearCall(frame); ref != nil {
+		r.refuse(ctx, m, frame, ref)
+		return
+	}
 	if !ok {
-		if isBatch(frame) {
-			r.fromAgentBatch(ctx, frame)
-			return
-		}
 		r.unparsed("agent", frame)
 		r.sendUp(ctx, frame, nil)
 		return
@@ -165,7 +169,7 @@ func (r *relay) fromAgentBatch(ctx context.Context, frame []byte) {
 			break
 		}
 		m, ok := interceptor.ParseMessage(elem)
-		if ref := r.batchRefusal(&m, ok); ref != nil {
+		if ref := r.batchRefusal(elem, &m, ok); ref != nil {
 			r.refuse(ctx, m, elem, ref)
 			refused = true
 			continue
@@ -180,9 +184,12 @@ func (r *relay) fromAgentBatch(ctx context.Context, frame []byte) {
 	}
 }
 
-// batchRefusal is the gate's answer to one request of a batch, nil if it
-// passes.
-func (r *relay) batchRefusal(m *interceptor.Message, parsed bool) *refusal {
+// batchRefusal is the gate's answer to one request of a batch (elem, read
+// as m), nil if it passes.
+func (r *relay) batchRefusal(elem []byte, m *interceptor.Message, parsed bool) *refusal {
+	if ref := r.gate.unclearCall(elem); ref != nil {
+		return ref
+	}
 	if !parsed || !m.ID.Valid() || m.Method == "" {
 		return nil
 	}
@@ -232,8 +239,11 @@ func (r *relay) answerError(id json.RawMessage, code int, message string) {
 	r.toAgent(errorFrame(id, code, message))
 }
 
-// errorFrame is a JSON-RPC error response.
+// errorFrame is a JSON-RPC error response (to id null when id is empty).
 func errorFrame(id json.RawMessage, code int, message string) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
 	b := make([]byte, 0, 96+len(message))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
@@ -268,15 +278,16 @@ func (r *relay) fromServer(frame []byte) {
 			r.unparsed("server", frame)
 			return
 		}
+		out := r.gate.lockFrame(r.cfg.Limits, frame, nil)
 		if !isBatch(frame) && len(bytes.TrimSpace(frame)) > 0 {
-			r.toAgent(frame)
+			r.toAgent(out)
 			r.unparsed("server", frame)
 			if m, ok := unreadableResponse(frame); ok {
 				r.sess.Fail(m.ID, errors.New("the server's answer could not be read"))
 			}
 			return
 		}
-		frame = bytes.Clone(frame) // a batch: the session may keep a listing in it
+		frame = bytes.Clone(out) // a batch: the session may keep a listing in it
 		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 		r.toAgent(frame)
 		return
@@ -301,6 +312,8 @@ func (r *relay) fromServer(frame []byte) {
 	first, isList := r.lists.LoadAndDelete(m.ID)
 	if !isList && r.sess.Established() {
 		// A call's result: the agent has it first, the span ends after.
+		// (The lock reads it too: an agent takes a listing under any id.)
+		frame = r.gate.lockFrame(r.cfg.Limits, frame, m.RawID)
 		r.toAgent(frame)
 		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 		return
@@ -311,8 +324,9 @@ func (r *relay) fromServer(frame []byte) {
 	frame = bytes.Clone(frame)
 	if isList && m.Result != nil {
 		m, _ = interceptor.ParseMessage(frame)
-		frame = r.servedListing(frame, m, first.(bool))
+		r.servedListing(m, first.(bool))
 	}
+	frame = r.gate.lockFrame(r.cfg.Limits, frame, m.RawID)
 	r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 	r.toAgent(frame)
 }
@@ -359,12 +373,11 @@ func (r *relay) fromServerPiece(b []byte, last bool) error {
 }
 
 // servedListing learns the server's definitions from a listing on its way
-// to the agent and returns the frame the agent gets (the lock may hide
-// definitions).
-func (r *relay) servedListing(frame []byte, m interceptor.Message, firstPage bool) []byte {
+// to the agent (which gets what the lock leaves of it).
+func (r *relay) servedListing(m interceptor.Message, firstPage bool) {
 	defs, readable, _ := interceptor.ToolDefinitions(r.cfg.Limits, m.Result)
 	if !readable {
-		return frame
+		return
 	}
 	r.learnParamHeaders(m.Result, defs)
 	next, _ := jsonwire.String(jsonwire.Lookup(m.Result, "nextCursor"))
@@ -375,7 +388,6 @@ func (r *relay) servedListing(frame []byte, m interceptor.Message, firstPage boo
 		}
 		r.gate.learn(current)
 	}
-	return r.gate.filterListing(frame, m, defs)
 }
 
 // learnParamHeaders keeps the x-mcp-header bindings of a listing's tools

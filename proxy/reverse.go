@@ -32,6 +32,7 @@ type Handler struct {
 	tap   *httptap.Transport
 	gate  *httpGate // nil without a gate
 	limit int       // the largest request body read to name a sessionless client
+	idle  time.Duration
 }
 
 // NewHandler builds the HTTP → HTTP proxy.
@@ -69,10 +70,13 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 			}
 		},
 	}
-	return &Handler{fw: fw, up: base, tap: tap, gate: hg, limit: cfg.Limits.MaxDocumentBytes}, nil
+	return &Handler{fw: fw, up: base, tap: tap, gate: hg, limit: cfg.Limits.MaxDocumentBytes, idle: clientIdle}, nil
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = &idleBody{ReadCloser: r.Body, rc: http.NewResponseController(w), idle: h.idle}
+	}
 	if r.Header.Get(headerSessionID) == "" {
 		r = r.WithContext(httptap.ContextWithClient(r.Context(), h.client(r)))
 	}
@@ -131,7 +135,7 @@ func Serve(ctx context.Context, l net.Listener, cfg Config, tel Telemetry) error
 		return err
 	}
 	defer h.Close()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: clientIdle}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	select {

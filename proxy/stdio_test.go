@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -236,4 +237,59 @@ func childOf(pid int) int {
 		}
 	}
 	return 0
+}
+
+// TestStdioLockHostileListings: with --lock, a server's listing the proxy
+// cannot read (nesting too deep) does not reach the agent (it gets an
+// error), and one under the agent's id written as a string ("2" for 2,
+// which the TypeScript SDK takes as its answer) loses its unapproved tool
+// like any other.
+func TestStdioLockHostileListings(t *testing.T) {
+	lock := writeLock(t, map[string]string{"a": `{"name":"a","inputSchema":{"type":"object"}}`})
+	for listing, want := range map[string]string{
+		"deep":     `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"mcpdrift proxy: the server's answer could not be read`,
+		"stringid": `{"jsonrpc":"2.0","id":"2","result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}`,
+	} {
+		t.Run(listing, func(t *testing.T) {
+			t.Setenv(testchild.Listing, listing)
+			p := startStdio(t, proxy.Config{Lock: lock}, newTelemetry(t), "echo")
+			p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}`)
+			p.recvID(t, "1")
+			p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			var got string
+			for got == "" || strings.Contains(got, "notifications/") || got == "this is not json" {
+				got = p.recv(t)
+			}
+			if !strings.HasPrefix(got, want) {
+				t.Errorf("the agent got %.200s\nwant %s", got, want)
+			}
+			p.in.Close()
+			<-p.code
+			p.code <- 7
+		})
+	}
+}
+
+// TestStdioLockUnclearCalls: with --lock, a tools/call naming its tool
+// twice (the server would run the last) or carrying no id never reaches the
+// server; the agent gets a JSON-RPC error (id null for the one without).
+func TestStdioLockUnclearCalls(t *testing.T) {
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	p := startStdio(t, proxy.Config{Lock: lock}, newTelemetry(t), "echo")
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","name":"secret"}}`)
+	if got := p.recvID(t, "2"); !strings.Contains(got, `"error"`) || !strings.Contains(got, "TOOL_NOT_APPROVED") {
+		t.Errorf("the agent got %s", got)
+	}
+	p.send(t, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"secret"}}`)
+	p.in.Close()
+	if rest, _ := io.ReadAll(p.out); !strings.Contains(string(rest), `"id":null,"error"`) {
+		t.Errorf("the call without an id: the agent got %q", rest)
+	}
+	<-p.code
+	p.code <- 7
+	for _, line := range p.serverLog(t) {
+		if strings.Contains(line, "secret") {
+			t.Errorf("the server got %s", line)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/idlemap"
 )
 
@@ -67,7 +68,7 @@ func (t *Transport) sessionFor(req *http.Request, handshake bool) *interceptor.S
 		return s
 	}
 	if sid := req.Header.Get(headerSessionID); sid != "" {
-		return t.sessionByID(req, sid)
+		return t.sessionByID(req, mcpwire.SessionKey(sid))
 	}
 	key := sessionlessKey(req)
 	t.mu.Lock()
@@ -82,8 +83,10 @@ func (t *Transport) sessionFor(req *http.Request, handshake bool) *interceptor.S
 	return s
 }
 
-// sessionByID returns the session with this Mcp-Session-Id, creating one if
-// the tap has not seen its handshake (it was installed mid-session).
+// sessionByID returns the session with this Mcp-Session-Id (as
+// mcpwire.SessionKey keeps it, as are the ids the tap's maps hold),
+// creating one if the tap has not seen its handshake (it was installed
+// mid-session).
 func (t *Transport) sessionByID(req *http.Request, sid string) *interceptor.Session {
 	t.mu.Lock()
 	defer t.mu.Unlock()

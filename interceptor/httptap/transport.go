@@ -23,6 +23,7 @@ import (
 	"sync"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/idlemap"
 )
 
@@ -118,7 +119,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.get(req)
 	case req.Method == http.MethodDelete && req.Header.Get(headerSessionID) != "":
 		resp, err := t.base.RoundTrip(req)
-		t.end(req.Header.Get(headerSessionID))
+		if err == nil && resp.StatusCode/100 == 2 {
+			t.end(mcpwire.SessionKey(req.Header.Get(headerSessionID))) // a server that refused keeps the session
+		}
 		return resp, err
 	}
 	return t.base.RoundTrip(req)
@@ -156,7 +159,7 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if sid := resp.Header.Get(headerSessionID); sid != "" {
-		t.bindID(sid, sess)
+		t.bindID(mcpwire.SessionKey(sid), sess)
 	}
 	if a, ok := resp.Body.(Answer); ok {
 		for _, id := range ids {
@@ -190,7 +193,7 @@ func (t *Transport) get(req *http.Request) (*http.Response, error) {
 	var sess *interceptor.Session
 	legacy := false
 	if sid := req.Header.Get(headerSessionID); sid != "" {
-		sess = t.sessionByID(req, sid)
+		sess = t.sessionByID(req, mcpwire.SessionKey(sid))
 	} else if s := t.currentFor(req); s != nil && s.Established() {
 		sess = s // a sessionless Streamable HTTP server's standalone stream
 	} else {

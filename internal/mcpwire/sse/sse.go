@@ -29,7 +29,8 @@ type Event struct {
 // blank line arrives, and nothing is buffered beyond the current line and
 // event.
 //
-// Framing follows the HTML standard: lines end with CRLF, LF or CR (a CRLF
+// Framing follows the HTML standard: a byte order mark that starts the
+// stream is skipped, lines end with CRLF, LF or CR (a CRLF
 // split across chunks is one terminator), "data" lines accumulate joined by
 // LF, "event" names the event, "id" sets the last event ID, lines starting
 // with ':' are comments, and an event with no data (a "priming" event) is
@@ -51,6 +52,7 @@ type Parser struct {
 	hasData  bool
 	tooLarge bool
 	afterCR  bool
+	started  bool // the first line has ended
 }
 
 // Feed parses the next chunk of the stream.
@@ -109,6 +111,10 @@ func (p *Parser) appendLine(b []byte) {
 func (p *Parser) endLine() {
 	line := p.line
 	p.line = p.line[:0]
+	if !p.started {
+		p.started = true
+		line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+	}
 	if len(line) == 0 {
 		p.endEvent()
 		return

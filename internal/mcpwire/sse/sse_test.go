@@ -38,6 +38,18 @@ func TestFraming(t *testing.T) {
 	}
 }
 
+// TestByteOrderMark: a byte order mark that starts the stream is skipped,
+// however the chunks split it (the first event is read as clients read
+// it); one later is part of its line.
+func TestByteOrderMark(t *testing.T) {
+	stream := "\xef\xbb\xbfdata: first\n\n\xef\xbb\xbfdata: not a field\n\ndata: last\n\n"
+	for _, chunk := range []int{1, 2, len(stream)} {
+		if got, _ := parseAll(t, stream, chunk, 1<<10); !reflect.DeepEqual(got, []event{{"", "", "first"}, {"", "", "last"}}) {
+			t.Errorf("chunk %d: %q", chunk, got)
+		}
+	}
+}
+
 func TestOversizedEventDropped(t *testing.T) {
 	stream := "data: " + strings.Repeat("x", 100) + "\n\n" + "data: " + strings.Repeat("y", 30) + "\ndata: " + strings.Repeat("y", 30) + "\n\n" + "data: ok\n\n"
 	for _, chunk := range []int{1, 5, len(stream)} {

@@ -20,8 +20,9 @@ import (
 
 // Env names the child mode; Log the file a child appends what reached it to;
 // Listing what the echo child answers tools/list with: "deep" (a
-// definition nesting 2,000 levels deep, id last) or "big" (a 3,000-byte
-// description, id first); else {"echo":true}.
+// definition nesting 2,000 levels deep, id last), "big" (a 3,000-byte
+// description, id first) or "stringid" (tools a and secret, under the
+// request's id written as a string: 2 as "2"); else {"echo":true}.
 const (
 	Env     = "MCPDRIFT_PROXY_TEST_CHILD"
 	Log     = "MCPDRIFT_PROXY_TEST_LOG"
@@ -89,6 +90,9 @@ func echo() int {
 			case "deep":
 				deep := strings.Repeat("[", 2000) + strings.Repeat("]", 2000)
 				fmt.Printf(`{"jsonrpc":"2.0","result":{"tools":[{"name":"a","inputSchema":{"type":"object","default":%s}}]},"id":%s}`+"\n", deep, m.ID)
+				continue
+			case "stringid":
+				fmt.Printf(`{"jsonrpc":"2.0","id":%q,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"secret","inputSchema":{"type":"object"}}]}}`+"\n", m.ID)
 				continue
 			case "big":
 				result = `{"tools":[{"name":"a","description":"` + bigString() + `","inputSchema":{"type":"object"}}]}`
