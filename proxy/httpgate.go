@@ -356,17 +356,6 @@ func textAnswer(req *http.Request, status int, text string) *http.Response {
 	}
 }
 
-// unreadableText is what the agent reads in place of an answer the proxy
-// could not read under a lock.
-func unreadableText(why string) string {
-	return "mcpdrift proxy: the server answered " + why + ", so --lock could not be applied to the answer: it was not relayed"
-}
-
-// overLimit says why an answer over the document limit is not relayed.
-func overLimit(limits contract.Limits) string {
-	return "with more than " + strconv.Itoa(limits.MaxDocumentBytes) + " bytes"
-}
-
 // unsized marks resp's body as one whose length is not known in advance
 // (the proxy changes it as it passes).
 func unsized(resp *http.Response) {

@@ -46,6 +46,7 @@ func TestHTTPLockHostileListings(t *testing.T) {
 		get       bool   // the agent resumes a GET stream instead of POSTing tools/list
 		batch     bool   // the agent sends its tools/list in a batch
 		call      bool   // the agent sends a tools/call (id 8), and a listing for 7 comes in its answer
+		refused   bool   // the agent's batch also holds a call the gate refuses (merged into the answer)
 		ct        string // the answer's Content-Type (default application/json)
 		status    int
 		header    map[string]string
@@ -53,6 +54,7 @@ func TestHTTPLockHostileListings(t *testing.T) {
 		wantError bool
 	}{
 		{name: "batch", batch: true, body: "[" + both + "]"},
+		{name: "batch with a refusal", batch: true, refused: true, ct: "text/event-stream", body: "data: " + both + "\n\n"},
 		{name: "array", body: "[" + both + "]"},
 		{name: "201", status: http.StatusCreated, body: both},
 		{name: "json-rpc type", ct: "application/json-rpc", body: both},
@@ -114,7 +116,11 @@ func TestHTTPLockHostileListings(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
 			if c.batch {
-				req, _ = http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`))
+				batch := `[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`
+				if c.refused {
+					batch = `[{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"secret"}},{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`
+				}
+				req, _ = http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(batch))
 			}
 			if c.call {
 				req, _ = http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo"}}`))

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/mcpdrift/mcpdrift/contract"
@@ -163,6 +164,17 @@ func (g *gate) approvedOnly(limits contract.Limits, arr []byte) (kept []byte, un
 		return nil, nil, false
 	}
 	return append(kept, ']'), unapproved, true
+}
+
+// unreadableText is what the agent reads in place of an answer the proxy
+// could not read under a lock.
+func unreadableText(why string) string {
+	return "mcpdrift proxy: the server answered " + why + ", so --lock could not be applied to the answer: it was not relayed"
+}
+
+// overLimit says why an answer over the document limit is not relayed.
+func overLimit(limits contract.Limits) string {
+	return "with more than " + strconv.Itoa(limits.MaxDocumentBytes) + " bytes"
 }
 
 // fail marks the session failed (refuse-session) with its first refusal.

@@ -331,6 +331,26 @@ func (r *relay) fromServer(frame []byte) {
 	r.toAgent(frame)
 }
 
+// agentPieces is how the pieces of an oversized frame from the agent go
+// upstream (send), unread: under a lock the gate cannot judge the frame, so
+// it is not sent, and a request whose id comes first gets an error.
+func (r *relay) agentPieces(send func([]byte, bool) error) func([]byte, bool) error {
+	if r.gate.lock == nil {
+		return send
+	}
+	inFrame := false
+	return func(b []byte, last bool) error {
+		if !inFrame {
+			if id := jsonwire.LookupTop(b, "id"); isID(id) && jsonwire.LookupTop(b, "method") != nil {
+				r.answerError(id, codeUpstream, "mcpdrift proxy: a request over "+strconv.Itoa(r.cfg.Limits.MaxDocumentBytes)+
+					" bytes cannot be judged against --lock: it was not sent")
+			}
+		}
+		inFrame = !last
+		return nil
+	}
+}
+
 // ownUnreadable reports whether frame, which the proxy cannot parse (too
 // deep, say, or too large), answers one of the proxy's own requests; if so
 // that request fails with the reason. Such a frame is never the agent's: it
@@ -360,10 +380,18 @@ func unreadableResponse(frame []byte) (interceptor.Message, bool) {
 // fromServerPiece relays a piece of an oversized frame from the server to
 // the agent, unless the frame answers one of the proxy's own requests (its
 // id comes before the limit): then its pieces are dropped and the request
-// fails.
+// fails; or a lock is set: then they are dropped too.
 func (r *relay) fromServerPiece(b []byte, last bool) error {
 	if !r.inPieces {
 		r.dropPieces = r.ownUnreadable(b, fmt.Sprintf("is over the %d-byte limit", r.cfg.Limits.MaxDocumentBytes))
+		if !r.dropPieces && r.gate.lock != nil {
+			// The lock cannot read it (it may hold a listing): not relayed;
+			// a response whose id comes first is answered with an error.
+			r.dropPieces = true
+			if id := jsonwire.LookupTop(b, "id"); isID(id) && jsonwire.LookupTop(b, "method") == nil {
+				r.answerError(id, codeUpstream, unreadableText(overLimit(r.cfg.Limits)))
+			}
+		}
 	}
 	r.inPieces = !last
 	if r.dropPieces {

@@ -55,7 +55,7 @@ func RunCommand(ctx context.Context, cfg Config, tel Telemetry, io Stdio) (int, 
 	// Agent → server, until the agent's input ends; then the child's input
 	// closes and it has ShutdownGrace to exit.
 	go func() {
-		r.readFrames(io.In, "agent", r.fromAgent, c.sendPiece)
+		r.readFrames(io.In, "agent", r.fromAgent, r.agentPieces(c.sendPiece))
 		c.closeInput()
 		c.stop(cfg.ShutdownGrace)
 	}()

@@ -240,19 +240,26 @@ func childOf(pid int) int {
 }
 
 // TestStdioLockHostileListings: with --lock, a server's listing the proxy
-// cannot read (nesting too deep) does not reach the agent (it gets an
-// error), and one under the agent's id written as a string ("2" for 2,
-// which the TypeScript SDK takes as its answer) loses its unapproved tool
-// like any other.
+// cannot read (nesting too deep; over the document limit, which the relay
+// would pass in pieces unread) does not reach the agent (it gets an error),
+// and one under the agent's id written as a string ("2" for 2, which the
+// TypeScript SDK takes as its answer) loses its unapproved tool like any
+// other.
 func TestStdioLockHostileListings(t *testing.T) {
 	lock := writeLock(t, map[string]string{"a": `{"name":"a","inputSchema":{"type":"object"}}`})
+	unreadable := `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"mcpdrift proxy: the server`
 	for listing, want := range map[string]string{
-		"deep":     `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"mcpdrift proxy: the server's answer could not be read`,
+		"deep":     unreadable,
+		"big":      unreadable,
 		"stringid": `{"jsonrpc":"2.0","id":"2","result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}`,
 	} {
 		t.Run(listing, func(t *testing.T) {
 			t.Setenv(testchild.Listing, listing)
-			p := startStdio(t, proxy.Config{Lock: lock}, newTelemetry(t), "echo")
+			limits := contract.DefaultLimits()
+			if listing == "big" {
+				limits.MaxDocumentBytes = 2000 // relayed in pieces (its id first)
+			}
+			p := startStdio(t, proxy.Config{Lock: lock, Limits: limits}, newTelemetry(t), "echo")
 			p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}`)
 			p.recvID(t, "1")
 			p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
@@ -267,6 +274,36 @@ func TestStdioLockHostileListings(t *testing.T) {
 			<-p.code
 			p.code <- 7
 		})
+	}
+}
+
+// TestStdioLockOversizedRequest: with --lock, an agent's frame over the
+// document limit, which the gate cannot judge, is not streamed to the
+// server unread: the request gets an error.
+func TestStdioLockOversizedRequest(t *testing.T) {
+	lock := writeLock(t, map[string]string{"echo": `{"name":"echo","inputSchema":{"type":"object"}}`})
+	limits := contract.DefaultLimits()
+	limits.MaxDocumentBytes = 2000 // (the lock file is read within it too)
+	p := startStdio(t, proxy.Config{Lock: lock, Limits: limits}, newTelemetry(t), "echo")
+	sent := make(chan error, 1)
+	go func() { // the error comes while the frame is still being written
+		_, err := io.WriteString(p.in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"secret","arguments":{"pad":"`+strings.Repeat("x", 5000)+"\"}}}\n")
+		sent <- err
+	}()
+	if got := p.recvID(t, "2"); !strings.Contains(got, `"error"`) || !strings.Contains(got, "cannot be judged against --lock") {
+		t.Errorf("the agent got %.200s", got)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	p.in.Close()
+	io.Copy(io.Discard, p.out)
+	<-p.code
+	p.code <- 7
+	for _, line := range p.serverLog(t) {
+		if strings.Contains(line, "secret") {
+			t.Errorf("the server got %.100s", line)
+		}
 	}
 }
 

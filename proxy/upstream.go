@@ -38,7 +38,7 @@ func RunUpstream(ctx context.Context, cfg Config, tel Telemetry, io Stdio) (int,
 	agentDone := make(chan struct{})
 	go func() {
 		defer close(agentDone)
-		r.readFrames(io.In, "agent", r.fromAgent, u.sendPiece)
+		r.readFrames(io.In, "agent", r.fromAgent, r.agentPieces(u.sendPiece))
 	}()
 	code := 0
 	select {

@@ -10,7 +10,7 @@ package semconv
 const (
 	MCPMethodName          = "mcp.method.name"          // JSON-RPC method of an MCP request (tools/call, tools/list, initialize, ...)
 	MCPProtocolVersion     = "mcp.protocol.version"     // MCP protocol version negotiated on the connection
-	MCPSessionID           = "mcp.session.id"           // session id the server issued (Mcp-Session-Id); never on 2026-07-28 servers
+	MCPSessionID           = "mcp.session.id"           // session id the server issued (Mcp-Session-Id); never on 2026-07-28 servers; one over 1 KiB is recorded as "sha256:" and its hex digest
 	GenAIOperationName     = "gen_ai.operation.name"    // GenAI operation; execute_tool on tools/call spans
 	GenAIToolName          = "gen_ai.tool.name"         // name of the tool called, or changed (impact records)
 	GenAIAgentName         = "gen_ai.agent.name"        // name of the calling agent, set by the application
