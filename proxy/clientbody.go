@@ -17,6 +17,11 @@ import (
 // connection open: 40 such clients held 790 MB.
 const clientIdle = 30 * time.Second
 
+// clientKeepAlive is how long a client's connection may wait, idle, for its
+// next request: net/http keeps one for ever without a bound, so idle
+// connections could pile up to the process's file limit.
+var clientKeepAlive = 2 * time.Minute
+
 // errClientIdle ends a request whose client stopped sending its body.
 var errClientIdle = errors.New("mcpdrift proxy: the client sent nothing more of its request body for " + clientIdle.String())
 

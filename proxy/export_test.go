@@ -18,6 +18,14 @@ func (h *Handler) SetSessionBounds(idle time.Duration, max int) {
 // body (tests only).
 func (h *Handler) SetClientIdle(d time.Duration) { h.idle = d }
 
+// SetClientKeepAlive sets how long Serve keeps an idle client connection,
+// until the returned function restores it (tests only).
+func SetClientKeepAlive(d time.Duration) (restore func()) {
+	old := clientKeepAlive
+	clientKeepAlive = d
+	return func() { clientKeepAlive = old }
+}
+
 // GateSessions is the number of sessions the gate keeps state for.
 func (h *Handler) GateSessions() int {
 	h.gate.mu.Lock()

@@ -266,3 +266,41 @@ func TestHTTPUpstreamQuery(t *testing.T) {
 		t.Errorf("the upstream got queries %q and %q", a, b)
 	}
 }
+
+// TestHTTPIdleConnectionsClosed: a client connection left idle after its
+// request is closed by the proxy after a while, not kept for ever.
+func TestHTTPIdleConnectionsClosed(t *testing.T) {
+	defer proxy.SetClientKeepAlive(100 * time.Millisecond)()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer up.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- proxy.Serve(ctx, l, proxy.Config{Upstream: up.URL, Listen: l.Addr().String()}, newTelemetry(t).Telemetry) }()
+	defer func() { cancel(); <-served }()
+
+	conn, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"notify/x\"}   ")
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusAccepted {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("the idle connection was not closed by the proxy: %v", err)
+	}
+}

@@ -135,7 +135,7 @@ func Serve(ctx context.Context, l net.Listener, cfg Config, tel Telemetry) error
 		return err
 	}
 	defer h.Close()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: clientIdle}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: clientIdle, IdleTimeout: clientKeepAlive}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	select {
