@@ -281,7 +281,9 @@ func TestHTTPIdleConnectionsClosed(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- proxy.Serve(ctx, l, proxy.Config{Upstream: up.URL, Listen: l.Addr().String()}, newTelemetry(t).Telemetry) }()
+	go func() {
+		served <- proxy.Serve(ctx, l, proxy.Config{Upstream: up.URL, Listen: l.Addr().String()}, newTelemetry(t).Telemetry)
+	}()
 	defer func() { cancel(); <-served }()
 
 	conn, err := net.Dial("tcp", l.Addr().String())
