@@ -198,6 +198,7 @@ func connectionsForTwoRequests(t *testing.T, tc TargetConfig) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer client.CloseIdleConnections() // goleak: no keep-alive outlives the test
 	for range 2 {
 		resp, err := client.Get(ts.URL)
 		if err != nil {
