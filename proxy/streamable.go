@@ -755,12 +755,7 @@ func (u *streamable) close(grace time.Duration, drain bool) {
 		u.bg.Wait()
 		close(ended)
 	}()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-ended:
-	case <-t.C:
-	}
+	drained(ended, grace, nil)
 	if sid != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout(u.cfg))
 		if req, err := u.newRequest(ctx, http.MethodDelete, u.url, sid, nil); err == nil {
