@@ -56,8 +56,10 @@ $(LINTBIN)/staticcheck $(LINTBIN)/deadcode: tools/go.mod tools/go.sum
 # workspace, so deadcode sees every module's callers and tests together).
 ALLPKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
 
-## lint: gofmt, every go.mod tidy, go vet, staticcheck, deadcode -test (no function without a caller or a test)
+## lint: no tracked file over 1 MiB, gofmt, every go.mod tidy, go vet, staticcheck, deadcode -test (no function without a caller or a test)
 lint: $(LINTBIN)/staticcheck $(LINTBIN)/deadcode
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 {print "  " $$2 " (" $$1 " bytes)"}'); \
+	if [ -n "$$big" ]; then echo "tracked files over 1 MiB (binaries and data belong outside git):"; echo "$$big"; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@$(call in_modules,$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy needed in $$m"; exit 1; })
