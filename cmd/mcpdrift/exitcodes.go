@@ -88,11 +88,18 @@ func (c exitCode) appliesTo(command string) bool {
 // exitStatusHelp is the "Exit status" paragraph of a command's help (of
 // the root command for ""): the table's rows that apply to it.
 func exitStatusHelp(command string) string {
+	// The name column is as wide as the longest name plus two spaces, so a
+	// long name (unreachable) never runs into its meaning.
+	width := 0
+	for _, c := range exitCodes {
+		width = max(width, len(c.name)+2)
+	}
+	indent := strings.Repeat(" ", 5+width)
 	var b strings.Builder
 	b.WriteString("Exit status:\n")
 	for _, c := range exitCodes {
 		if c.appliesTo(command) {
-			fmt.Fprintf(&b, "  %d  %-8s%s\n", c.code, c.name, wrap(c.meaning, 66, strings.Repeat(" ", 13)))
+			fmt.Fprintf(&b, "  %d  %-*s%s\n", c.code, width, c.name, wrap(c.meaning, 79-len(indent), indent))
 		}
 	}
 	return strings.TrimSuffix(b.String(), "\n")

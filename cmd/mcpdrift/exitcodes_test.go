@@ -73,6 +73,22 @@ func TestExitCodesInHelp(t *testing.T) {
 	}
 }
 
+// The root help's table keeps every name apart from its meaning and fits
+// 80 columns (it printed "unreachablethe" when a name outgrew the column).
+func TestExitStatusHelpColumns(t *testing.T) {
+	help := exitStatusHelp("")
+	for _, c := range exitCodes {
+		if !strings.Contains(help, c.name+"  ") {
+			t.Errorf("exit %d: %q runs into its meaning:\n%s", c.code, c.name, help)
+		}
+	}
+	for _, line := range strings.Split(help, "\n") {
+		if len(line) > 80 {
+			t.Errorf("line over 80 columns: %q", line)
+		}
+	}
+}
+
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
