@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
 )
 
 // rewritingBody passes an event stream through event by event and lets
@@ -70,11 +71,11 @@ func (b *rewritingBody) Read(p []byte) (int, error) {
 // not), the unfinished rest is held.
 func (b *rewritingBody) take(chunk []byte) {
 	if !b.started && len(chunk) > 0 {
-		if b.held = append(b.held, chunk...); len(b.held) < len(utf8BOM) && bytes.HasPrefix(utf8BOM, b.held) {
+		if b.held = append(b.held, chunk...); len(b.held) < len(jsonrpc.BOM) && bytes.HasPrefix(jsonrpc.BOM, b.held) {
 			return // perhaps a byte order mark, not yet whole
 		}
 		b.started = true
-		chunk = bytes.Clone(bytes.TrimPrefix(b.held, utf8BOM))
+		chunk = bytes.Clone(bytes.TrimPrefix(b.held, jsonrpc.BOM))
 		b.held = b.held[:0]
 	}
 	if b.endCR && len(chunk) > 0 {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
+	"github.com/mcpdrift/mcpdrift/proxy/gate"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
 )
 
 // JSON-RPC batches (2025-03-26 clients) through the HTTP → HTTP gate: each
@@ -20,28 +22,19 @@ import (
 // request is refused, or whose rest the server only accepts (202: all
 // notifications), is answered by the gate alone.
 
-func isBatch(body []byte) bool {
-	i := jsonwire.SkipSpace(body, 0)
-	return i < len(body) && body[i] == '['
-}
-
-func jsonArray(elems [][]byte) []byte {
-	return append(append([]byte{'['}, bytes.Join(elems, []byte{','})...), ']')
-}
-
 // batch gates the batch body of req for session g.
 func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.Response, error) {
 	g.remember(req, nil) // a batch (2025-03-26) carries no protocol _meta to keep
 	a, _ := jsonwire.NewArray(body)
 	var kept, answers [][]byte
-	refused := map[interceptor.ID]*refusal{}
+	refused := map[interceptor.ID]*gate.Refusal{}
 	for {
 		elem, ok := a.Next()
 		if !ok {
 			break
 		}
 		m, ok := interceptor.ParseMessage(elem)
-		if ref := g.unclearCall(elem); ref != nil {
+		if ref := g.Unclear(elem); ref != nil {
 			refused[m.ID] = ref
 			answers = append(answers, h.refusalFrame(req, m, ref))
 			continue
@@ -62,7 +55,7 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 	if len(kept) == 0 {
 		return h.answer(req, refused, answers, true), nil
 	}
-	rest := jsonArray(kept)
+	rest := jsonrpc.Array(kept)
 	out := req.Clone(req.Context())
 	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(rest)), int64(len(rest))
 	out.Header.Set("Content-Length", strconv.Itoa(len(rest)))
@@ -76,7 +69,7 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 // merge puts the gate's answers into the server's answer to the rest of a
 // batch. An error status passes as it is (the refused requests' spans
 // still end as refusals).
-func (h *httpGate) merge(req *http.Request, resp *http.Response, refused map[interceptor.ID]*refusal, answers [][]byte) *http.Response {
+func (h *httpGate) merge(req *http.Request, resp *http.Response, refused map[interceptor.ID]*gate.Refusal, answers [][]byte) *http.Response {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
@@ -97,7 +90,7 @@ func (h *httpGate) merge(req *http.Request, resp *http.Response, refused map[int
 			break
 		}
 		var elems [][]byte
-		if isBatch(b) {
+		if jsonrpc.IsBatch(b) {
 			arr, _ := jsonwire.NewArray(b)
 			for e, ok := arr.Next(); ok; e, ok = arr.Next() {
 				elems = append(elems, e)
@@ -105,7 +98,7 @@ func (h *httpGate) merge(req *http.Request, resp *http.Response, refused map[int
 		} else if len(bytes.TrimSpace(b)) > 0 {
 			elems = append(elems, bytes.TrimSpace(b))
 		}
-		merged := jsonArray(append(elems, answers...))
+		merged := jsonrpc.Array(append(elems, answers...))
 		resp.Body = &answeredBody{Reader: bytes.NewReader(merged), Closer: io.NopCloser(nil), refused: refused}
 		resp.ContentLength = int64(len(merged))
 		resp.Header.Set("Content-Length", strconv.Itoa(len(merged)))

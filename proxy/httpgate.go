@@ -23,6 +23,9 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/idlemap"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
+	"github.com/mcpdrift/mcpdrift/proxy/gate"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
+	"github.com/mcpdrift/mcpdrift/proxy/lockfilter"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -34,7 +37,7 @@ import (
 // them are answered with TOOL_NOT_APPROVED without reaching the server.
 type httpGate struct {
 	next     http.RoundTripper
-	proto    *gate // the flags; each session gets a copy
+	proto    *gate.Gate // the flags; each session gets a Fork
 	cfg      *Config
 	refusals metric.Int64Counter
 
@@ -51,11 +54,11 @@ type httpGate struct {
 
 // httpSession is the gate state of one MCP session.
 type httpSession struct {
-	gate
-	planned   atomic.Pointer[map[string]string] // what the session was last listed: tool name -> digest
-	relistMu  sync.Mutex                        // one relist at a time; guards learned
-	learned   time.Time                         // when the server's definitions were last learned
-	announced atomic.Bool                       // the server said its tools changed, and no relist could start yet
+	*gate.Gate
+	planned   atomic.Pointer[gate.Definitions] // what the session was last listed
+	relistMu  sync.Mutex                       // one relist at a time; guards learned
+	learned   time.Time                        // when the server's definitions were last learned
+	announced atomic.Bool                      // the server said its tools changed, and no relist could start yet
 
 	pendMu     sync.Mutex    // guards what follows
 	last       lastRequest   // what the session's relists are sent as
@@ -66,7 +69,7 @@ type httpSession struct {
 	stream atomic.Pointer[injectingStream] // the session's standing GET stream, if open through the proxy
 }
 
-func newHTTPGate(next http.RoundTripper, g *gate, cfg *Config, tel Telemetry) *httpGate {
+func newHTTPGate(next http.RoundTripper, g *gate.Gate, cfg *Config, tel Telemetry) *httpGate {
 	meter := tel.Meter.Meter(ScopeName)
 	refusals, _ := meter.Int64Counter(semconv.MetricProxyRefusals,
 		metric.WithDescription("Calls the proxy answered itself instead of forwarding: stale or unapproved tool definitions."))
@@ -94,7 +97,7 @@ func (h *httpGate) session(sid string, end bool) *httpSession {
 	}
 	g, ok := h.sessions.Get(sid)
 	if !ok {
-		g = &httpSession{gate: gate{refuse: h.proto.refuse, lock: h.proto.lock, lockMode: h.proto.lockMode}}
+		g = &httpSession{Gate: h.proto.Fork()}
 		h.sessions.Put(sid, g)
 	}
 	return g
@@ -137,7 +140,7 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		g := h.session(sid, false)
 		g.remember(req, nil)
 		resp = h.pass(req, resp, g, asked{})
-		if isEventStream(resp) && g.refuse && h.cfg.RelistInterval > 0 && resp.StatusCode == http.StatusOK {
+		if isEventStream(resp) && g.Refuses() && h.cfg.RelistInterval > 0 && resp.StatusCode == http.StatusOK {
 			h.standing(resp, g)
 		}
 		return resp, nil
@@ -147,7 +150,7 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	body, whole := readBounded(&req.Body, h.cfg.Limits.MaxDocumentBytes)
 	g := h.session(sid, false)
-	if !whole && g.lock != nil {
+	if !whole && g.Locked() {
 		req.Body.Close()
 		return textAnswer(req, http.StatusRequestEntityTooLarge, "mcpdrift proxy: a request body over "+
 			strconv.Itoa(h.cfg.Limits.MaxDocumentBytes)+" bytes cannot be judged against --lock: it was not sent"), nil
@@ -156,18 +159,18 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		return h.forward(req, g, asked{}) // too large to judge (or unreadable): forwarded as it is, ungated
 	}
 	m, ok := interceptor.ParseMessage(body)
-	if !ok && isBatch(body) {
+	if !ok && jsonrpc.IsBatch(body) {
 		return h.batch(req, g, body)
 	}
-	if ref := g.unclearCall(body); ref != nil {
-		return h.answer(req, map[interceptor.ID]*refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
+	if ref := g.Unclear(body); ref != nil {
+		return h.answer(req, map[interceptor.ID]*gate.Refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
 	}
 	if !ok || !m.ID.Valid() || m.Method == "" {
 		return h.forward(req, g, asked{})
 	}
 	g.remember(req, m.Params)
 	if ref := h.judge(req, g, &m); ref != nil {
-		return h.answer(req, map[interceptor.ID]*refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
+		return h.answer(req, map[interceptor.ID]*gate.Refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
 	}
 	resp, err := h.forward(req, g, asked{id: m.RawID, list: m.Method == mcpwire.MethodToolsList})
 	if err == nil && resp.StatusCode == http.StatusNotFound && sid != "" {
@@ -198,7 +201,7 @@ func (h *httpGate) forward(req *http.Request, g *httpSession, a asked) (*http.Re
 // id. Under a lock an answer the proxy cannot read (in an encoding it
 // cannot undo, or over the document limit) is not relayed.
 func (h *httpGate) pass(req *http.Request, resp *http.Response, g *httpSession, a asked) *http.Response {
-	locked := g.lock != nil && resp.StatusCode/100 == 2
+	locked := g.Locked() && resp.StatusCode/100 == 2
 	if enc := strings.Join(resp.Header["Content-Encoding"], ", "); locked && enc != "" && !strings.EqualFold(enc, "identity") {
 		resp.Body.Close()
 		return h.unreadable(req, a.id, "in a content encoding it cannot undo ("+enc+")")
@@ -237,12 +240,12 @@ func (h *httpGate) watch(resp *http.Response, g *httpSession, a asked) bool {
 				g.listed(m.Result, defs)
 			}
 		}
-		if out := g.lockFrame(limits, ev.Data, a.id); !sameSlice(out, ev.Data) {
+		if out := lockfilter.Filter(g.Gate, limits, ev.Data, a.id); !sameSlice(out, ev.Data) {
 			return out
 		}
 		return nil
 	}
-	if g.lock != nil && resp.StatusCode/100 == 2 {
+	if g.Locked() && resp.StatusCode/100 == 2 {
 		b := newRewritingBody(resp.Body, limits.MaxDocumentBytes, event)
 		b.over = func(head []byte) []byte {
 			id := eventID(head)
@@ -252,7 +255,7 @@ func (h *httpGate) watch(resp *http.Response, g *httpSession, a asked) bool {
 			if id == nil {
 				return nil
 			}
-			return errorFrame(id, codeUpstream, unreadableText(overLimit(limits)))
+			return jsonrpc.Error(id, jsonrpc.CodeUpstream, lockfilter.UnreadableText(lockfilter.OverLimit(limits)))
 		}
 		resp.Body = b
 		unsized(resp)
@@ -283,7 +286,7 @@ func eventID(head []byte) json.RawMessage {
 			i = len(head)
 		}
 		if v, ok := bytes.CutPrefix(head[:i], []byte("data:")); ok {
-			if id := jsonwire.LookupTop(bytes.TrimPrefix(v, []byte(" ")), "id"); isID(id) {
+			if id := jsonwire.LookupTop(bytes.TrimPrefix(v, []byte(" ")), "id"); jsonrpc.IsID(id) {
 				return id
 			}
 			return nil
@@ -304,7 +307,7 @@ func sameSlice(a, b []byte) bool {
 // limit passes unread without a lock; under one the agent gets an error
 // instead.
 func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSession, a asked) *http.Response {
-	locked := g.lock != nil && resp.StatusCode/100 == 2
+	locked := g.Locked() && resp.StatusCode/100 == 2
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if !locked && mt != "application/json" || resp.Body == nil || resp.Body == http.NoBody {
 		return resp
@@ -315,7 +318,7 @@ func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSessio
 			return resp
 		}
 		resp.Body.Close()
-		return h.unreadable(req, a.id, overLimit(h.cfg.Limits))
+		return h.unreadable(req, a.id, lockfilter.OverLimit(h.cfg.Limits))
 	}
 	if a.list && mt == "application/json" && resp.StatusCode == http.StatusOK {
 		if m, ok := interceptor.ParseMessage(body); ok && m.Result != nil {
@@ -325,7 +328,7 @@ func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSessio
 		}
 	}
 	if locked {
-		body = g.lockFrame(h.cfg.Limits, body, a.id)
+		body = lockfilter.Filter(g.Gate, h.cfg.Limits, body, a.id)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
@@ -337,9 +340,9 @@ func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSessio
 // it cannot read (why says how): a JSON-RPC error for the request (id),
 // else (a batch, a GET) a 502.
 func (h *httpGate) unreadable(req *http.Request, id json.RawMessage, why string) *http.Response {
-	text := unreadableText(why)
+	text := lockfilter.UnreadableText(why)
 	if id != nil {
-		return jsonAnswer(req, http.StatusOK, errorFrame(id, codeUpstream, text), nil)
+		return jsonAnswer(req, http.StatusOK, jsonrpc.Error(id, jsonrpc.CodeUpstream, text), nil)
 	}
 	return textAnswer(req, http.StatusBadGateway, text)
 }
@@ -369,13 +372,12 @@ func (g *httpSession) listed(result []byte, defs []contract.Definition) {
 	if next, _ := jsonwire.String(jsonwire.Lookup(result, "nextCursor")); next != "" {
 		return
 	}
-	current := make(map[string]string, len(defs))
-	for _, d := range defs {
-		current[d.Key] = d.Digest
-	}
+	// Digests only: the proxy keeps this for up to defaultMaxSessions
+	// sessions.
+	current := gate.Read(nil, defs, false)
 	g.planned.Store(&current)
 	g.relistMu.Lock()
-	g.learn(current)
+	g.Learn(current)
 	g.learned = time.Now()
 	g.relistMu.Unlock()
 }
@@ -394,49 +396,47 @@ func (b *feedingBody) Read(buf []byte) (int, error) {
 
 // judge is the gate's verdict on one request of the session: a refusal,
 // or nil to forward it.
-func (h *httpGate) judge(req *http.Request, g *httpSession, m *interceptor.Message) *refusal {
-	if g.sessionFailed() {
-		return g.failure
+func (h *httpGate) judge(req *http.Request, g *httpSession, m *interceptor.Message) *gate.Refusal {
+	if ref := g.Failure(); ref != nil {
+		return ref
 	}
 	if m.Method != mcpwire.MethodToolsCall {
 		return nil
 	}
 	tool := toolName(m.Params)
 	h.relistDue(req, g)
-	var planned string
-	var listed bool
+	call := gate.Call{Tool: tool, Arguments: jsonwire.Lookup(m.Params, "arguments")}
 	if p := g.planned.Load(); p != nil {
-		planned, listed = (*p)[tool]
+		var d gate.Definition
+		d, call.Listed = (*p)[tool]
+		call.Planned = d.Digest
 	}
-	return g.check(tool, planned, listed)
+	return g.Check(call)
 }
 
 // refusalFrame is what the agent reads for a refused request — the tool
 // execution error (or, for a failed session, the JSON-RPC error) the stdio
 // modes answer with — and counts it like theirs.
-func (h *httpGate) refusalFrame(req *http.Request, m interceptor.Message, ref *refusal) []byte {
+func (h *httpGate) refusalFrame(req *http.Request, m interceptor.Message, ref *gate.Refusal) []byte {
 	h.refusals.Add(req.Context(), 1, metric.WithAttributes(
-		attribute.String(semconv.GuardRefusal, ref.code),
+		attribute.String(semconv.GuardRefusal, ref.Code()),
 		attribute.String(semconv.ServerName, h.cfg.ServerName)))
-	if ref.rpcError || m.Method != mcpwire.MethodToolsCall {
-		return errorFrame(m.RawID, codeUpstream, ref.text())
-	}
-	return ref.result(m.RawID)
+	return ref.Answer(m.RawID, m.Method)
 }
 
 // answer is the proxy's own response to refused requests: HTTP 200 with
 // their frames (one, or as an array when it answers a batch).
-func (h *httpGate) answer(req *http.Request, refused map[interceptor.ID]*refusal, frames [][]byte, batch bool) *http.Response {
+func (h *httpGate) answer(req *http.Request, refused map[interceptor.ID]*gate.Refusal, frames [][]byte, batch bool) *http.Response {
 	body := frames[0]
 	if batch {
-		body = jsonArray(frames)
+		body = jsonrpc.Array(frames)
 	}
 	return jsonAnswer(req, http.StatusOK, body, refused)
 }
 
 // jsonAnswer is a JSON response of the proxy's own, holding its answers to
 // the refused requests (none: refused is nil).
-func jsonAnswer(req *http.Request, status int, body []byte, refused map[interceptor.ID]*refusal) *http.Response {
+func jsonAnswer(req *http.Request, status int, body []byte, refused map[interceptor.ID]*gate.Refusal) *http.Response {
 	return &http.Response{
 		StatusCode: status, Status: strconv.Itoa(status) + " " + http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:        http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(body))}},
@@ -454,7 +454,7 @@ func jsonAnswer(req *http.Request, status int, body []byte, refused map[intercep
 type answeredBody struct {
 	io.Reader
 	io.Closer
-	refused map[interceptor.ID]*refusal
+	refused map[interceptor.ID]*gate.Refusal
 }
 
 var _ httptap.Answer = (*answeredBody)(nil)

@@ -20,6 +20,8 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
+	"github.com/mcpdrift/mcpdrift/proxy/gate"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -50,7 +52,7 @@ type lastRequest struct {
 // last other request did). A request without params (a GET) keeps the
 // _meta last remembered.
 func (g *httpSession) remember(req *http.Request, params []byte) {
-	if !g.refuse || headerBytes(req.Header) > maxRememberedHeader {
+	if !g.Refuses() || headerBytes(req.Header) > maxRememberedHeader {
 		return
 	}
 	g.pendMu.Lock()
@@ -89,7 +91,7 @@ func headerBytes(h http.Header) int {
 // pending (calls wait for it) and starts now in the background, unless the
 // session has sent nothing yet to relist with (then its next call relists).
 func (h *httpGate) announce(g *httpSession) {
-	if !g.refuse {
+	if !g.Refuses() {
 		return
 	}
 	g.pendMu.Lock()
@@ -139,7 +141,7 @@ func (h *httpGate) relistLoop(g *httpSession) {
 // (notifyChanged). A failed relist leaves what was known; the call is
 // judged on it.
 func (h *httpGate) relistDue(req *http.Request, g *httpSession) {
-	if !g.refuse {
+	if !g.Refuses() {
 		return
 	}
 	g.pendMu.Lock()
@@ -184,13 +186,13 @@ func (h *httpGate) relist(ctx context.Context, g *httpSession, last lastRequest)
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.UpstreamTimeout)
 	defer cancel()
-	current, err := listTools(ctx, h.cfg.Limits, func(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
+	current, err := gate.ListTools(ctx, h.cfg.Limits, false, func(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
 		return h.call(ctx, last, method, params)
 	})
 	if err != nil {
 		return false, err
 	}
-	changed = g.learn(current)
+	changed = g.Learn(current)
 	g.learned = time.Now()
 	return changed, nil
 }
@@ -218,7 +220,7 @@ var listChangedEvent = []byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notificat
 // headers) and returns its result; the answer may come as JSON or as an
 // event stream.
 func (h *httpGate) call(ctx context.Context, last lastRequest, method string, params []byte) (json.RawMessage, error) {
-	id := []byte(`"` + ownPrefix + strconv.FormatUint(h.ids.Add(1), 10) + `"`)
+	id := []byte(`"` + jsonrpc.OwnPrefix + strconv.FormatUint(h.ids.Add(1), 10) + `"`)
 	stateless := last.header.Get(headerProtocolVersion) >= mcpwire.ProtocolStateless
 	if stateless && last.meta != nil {
 		// Every 2026-07-28 request carries its protocol version and

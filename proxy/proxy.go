@@ -29,18 +29,19 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/proxy/gate"
 )
 
 // Stale-gate modes (--on-stale).
 const (
-	OnStaleObserve = "observe" // record the stale call, forward it
-	OnStaleRefuse  = "refuse"  // answer it with a STALE_TOOL_SCHEMA tool error, never forward it
+	OnStaleObserve = gate.OnStaleObserve // record the stale call, forward it
+	OnStaleRefuse  = gate.OnStaleRefuse  // answer it with a STALE_TOOL_SCHEMA tool error, never forward it
 )
 
 // Lock modes (--lock-mode).
 const (
-	LockHide          = "hide"           // unapproved definitions are left out of tools/list; their calls are refused
-	LockRefuseSession = "refuse-session" // a listing with an unapproved definition fails the session
+	LockHide          = gate.LockHide          // unapproved definitions are left out of tools/list; their calls are refused
+	LockRefuseSession = gate.LockRefuseSession // a listing with an unapproved definition fails the session
 )
 
 // Config is what `mcpdrift proxy` is told on its command line.
@@ -168,4 +169,17 @@ func (c *Config) complete() {
 		c.UpstreamTimeout = 30 * time.Second
 	}
 	c.Limits = c.Limits.Complete()
+}
+
+// newGate is the gate c's flags ask for.
+func newGate(c *Config) (*gate.Gate, error) {
+	o := gate.Options{Refuse: c.OnStale == OnStaleRefuse, LockMode: c.LockMode}
+	if c.Lock != "" {
+		lock, err := gate.ReadLock(c.Lock, c.Limits)
+		if err != nil {
+			return nil, err
+		}
+		o.Lock = lock
+	}
+	return gate.New(o), nil
 }

@@ -21,6 +21,9 @@ import (
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
+	"github.com/mcpdrift/mcpdrift/proxy/gate"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
+	"github.com/mcpdrift/mcpdrift/proxy/lockfilter"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -49,7 +52,7 @@ type relay struct {
 	refusals metric.Int64Counter
 	up       upstream
 	agent    *lineWriter
-	gate     *gate
+	gate     *gate.Gate
 
 	initFrame atomic.Pointer[[]byte] // the agent's initialize request, replayed on re-initialization
 	ready     atomic.Bool            // the handshake is complete: the proxy may send its own requests
@@ -73,7 +76,7 @@ type relay struct {
 	params atomic.Pointer[map[string][]paramBinding]
 }
 
-func newRelay(cfg *Config, tel Telemetry, ep interceptor.Endpoint, g *gate) *relay {
+func newRelay(cfg *Config, tel Telemetry, ep interceptor.Endpoint, g *gate.Gate) *relay {
 	ic := interceptor.New(interceptorOptions(cfg, tel)...)
 	meter := tel.Meter.Meter(ScopeName)
 	refusals, _ := meter.Int64Counter(semconv.MetricProxyRefusals,
@@ -109,11 +112,11 @@ func interceptorOptions(cfg *Config, tel Telemetry) []interceptor.Option {
 func (r *relay) fromAgent(frame []byte) {
 	ctx := context.Background()
 	m, ok := interceptor.ParseMessage(frame)
-	if !ok && isBatch(frame) {
+	if !ok && jsonrpc.IsBatch(frame) {
 		r.fromAgentBatch(ctx, frame)
 		return
 	}
-	if ref := r.gate.unclearCall(frame); ref != nil {
+	if ref := r.gate.Unclear(frame); ref != nil {
 		r.refuse(ctx, m, frame, ref)
 		return
 	}
@@ -136,7 +139,7 @@ func (r *relay) fromAgent(frame []byte) {
 			r.lists.Store(m.ID, cursor == "")
 		}
 	case mcpwire.MethodToolsCall:
-		if m.ID.Valid() && r.gate.active() {
+		if m.ID.Valid() && r.gate.Active() {
 			r.awaitRelist()
 			if ref := r.checkCall(&m); ref != nil {
 				r.refuse(ctx, m, frame, ref)
@@ -144,8 +147,8 @@ func (r *relay) fromAgent(frame []byte) {
 			}
 		}
 	}
-	if m.ID.Valid() && m.Method != "" && r.gate.sessionFailed() {
-		r.refuse(ctx, m, frame, r.gate.failure)
+	if ref := r.gate.Failure(); ref != nil && m.ID.Valid() && m.Method != "" {
+		r.refuse(ctx, m, frame, ref)
 		return
 	}
 	r.forward(ctx, frame, &m)
@@ -156,7 +159,7 @@ func (r *relay) fromAgent(frame []byte) {
 // answered on its own (clients match answers by id) and left out of the
 // batch the server gets, so a batch is no way around the gate.
 func (r *relay) fromAgentBatch(ctx context.Context, frame []byte) {
-	if !r.gate.active() {
+	if !r.gate.Active() {
 		r.forward(ctx, frame, nil)
 		return
 	}
@@ -180,21 +183,21 @@ func (r *relay) fromAgentBatch(ctx context.Context, frame []byte) {
 	case a.Err() || !refused:
 		r.forward(ctx, frame, nil) // malformed (the server answers it), or nothing refused: as it came
 	case len(kept) > 0:
-		r.forward(ctx, jsonArray(kept), nil)
+		r.forward(ctx, jsonrpc.Array(kept), nil)
 	}
 }
 
 // batchRefusal is the gate's answer to one request of a batch (elem, read
 // as m), nil if it passes.
-func (r *relay) batchRefusal(elem []byte, m *interceptor.Message, parsed bool) *refusal {
-	if ref := r.gate.unclearCall(elem); ref != nil {
+func (r *relay) batchRefusal(elem []byte, m *interceptor.Message, parsed bool) *gate.Refusal {
+	if ref := r.gate.Unclear(elem); ref != nil {
 		return ref
 	}
 	if !parsed || !m.ID.Valid() || m.Method == "" {
 		return nil
 	}
-	if r.gate.sessionFailed() {
-		return r.gate.failure
+	if ref := r.gate.Failure(); ref != nil {
+		return ref
 	}
 	if m.Method != mcpwire.MethodToolsCall {
 		return nil
@@ -227,41 +230,12 @@ func (r *relay) upstreamFailed(m interceptor.Message, err error) {
 		return
 	}
 	r.sess.Fail(m.ID, err)
-	r.answerError(m.RawID, codeUpstream, fmt.Sprintf("mcpdrift proxy: upstream %s: %v", r.up.describe(), err))
+	r.answerError(m.RawID, jsonrpc.CodeUpstream, fmt.Sprintf("mcpdrift proxy: upstream %s: %v", r.up.describe(), err))
 }
-
-// codeUpstream is the JSON-RPC error code of a request the upstream could
-// not take (JSON-RPC's implementation-defined server error range).
-const codeUpstream = -32000
 
 // answerError answers an agent's request with a JSON-RPC error.
 func (r *relay) answerError(id json.RawMessage, code int, message string) {
-	r.toAgent(errorFrame(id, code, message))
-}
-
-// errorFrame is a JSON-RPC error response (to id null when id is empty).
-func errorFrame(id json.RawMessage, code int, message string) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b := make([]byte, 0, 96+len(message))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"error":`...)
-	return append(appendErrorObject(b, code, message), '}')
-}
-
-// errorObject is a JSON-RPC error object.
-func errorObject(code int, message string) []byte {
-	return appendErrorObject(make([]byte, 0, 48+len(message)), code, message)
-}
-
-func appendErrorObject(b []byte, code int, message string) []byte {
-	b = append(b, `{"code":`...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	b = append(b, `,"message":`...)
-	b = jsonwire.AppendString(b, message)
-	return append(b, '}')
+	r.toAgent(jsonrpc.Error(id, code, message))
 }
 
 func (r *relay) toAgent(frame []byte) {
@@ -278,8 +252,8 @@ func (r *relay) fromServer(frame []byte) {
 			r.unparsed("server", frame)
 			return
 		}
-		out := r.gate.lockFrame(r.cfg.Limits, frame, nil)
-		if !isBatch(frame) && len(bytes.TrimSpace(frame)) > 0 {
+		out := lockfilter.Filter(r.gate, r.cfg.Limits, frame, nil)
+		if !jsonrpc.IsBatch(frame) && len(bytes.TrimSpace(frame)) > 0 {
 			r.toAgent(out)
 			r.unparsed("server", frame)
 			if m, ok := unreadableResponse(frame); ok {
@@ -292,7 +266,7 @@ func (r *relay) fromServer(frame []byte) {
 		r.toAgent(frame)
 		return
 	}
-	if m.Method == "" && bytes.HasPrefix(m.RawID, ownIDStart) {
+	if m.Method == "" && jsonrpc.IsOwnID(m.RawID) {
 		// The waiting call reads the response after this returns, when
 		// the frame's bytes may hold the next frame: it gets a copy.
 		m, _ = interceptor.ParseMessage(bytes.Clone(frame))
@@ -313,7 +287,7 @@ func (r *relay) fromServer(frame []byte) {
 	if !isList && r.sess.Established() {
 		// A call's result: the agent has it first, the span ends after.
 		// (The lock reads it too: an agent takes a listing under any id.)
-		frame = r.gate.lockFrame(r.cfg.Limits, frame, m.RawID)
+		frame = lockfilter.Filter(r.gate, r.cfg.Limits, frame, m.RawID)
 		r.toAgent(frame)
 		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 		return
@@ -326,7 +300,7 @@ func (r *relay) fromServer(frame []byte) {
 		m, _ = interceptor.ParseMessage(frame)
 		r.servedListing(m, first.(bool))
 	}
-	frame = r.gate.lockFrame(r.cfg.Limits, frame, m.RawID)
+	frame = lockfilter.Filter(r.gate, r.cfg.Limits, frame, m.RawID)
 	r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 	r.toAgent(frame)
 }
@@ -335,14 +309,14 @@ func (r *relay) fromServer(frame []byte) {
 // upstream (send), unread: under a lock the gate cannot judge the frame, so
 // it is not sent, and a request whose id comes first gets an error.
 func (r *relay) agentPieces(send func([]byte, bool) error) func([]byte, bool) error {
-	if r.gate.lock == nil {
+	if !r.gate.Locked() {
 		return send
 	}
 	inFrame := false
 	return func(b []byte, last bool) error {
 		if !inFrame {
-			if id := jsonwire.LookupTop(b, "id"); isID(id) && jsonwire.LookupTop(b, "method") != nil {
-				r.answerError(id, codeUpstream, "mcpdrift proxy: a request over "+strconv.Itoa(r.cfg.Limits.MaxDocumentBytes)+
+			if id := jsonwire.LookupTop(b, "id"); jsonrpc.IsID(id) && jsonwire.LookupTop(b, "method") != nil {
+				r.answerError(id, jsonrpc.CodeUpstream, "mcpdrift proxy: a request over "+strconv.Itoa(r.cfg.Limits.MaxDocumentBytes)+
 					" bytes cannot be judged against --lock: it was not sent")
 			}
 		}
@@ -357,10 +331,10 @@ func (r *relay) agentPieces(send func([]byte, bool) error) func([]byte, bool) er
 // must not reach an agent that never sent its id.
 func (r *relay) ownUnreadable(frame []byte, reason string) bool {
 	m, ok := unreadableResponse(frame)
-	if !ok || !bytes.HasPrefix(m.RawID, ownIDStart) {
+	if !ok || !jsonrpc.IsOwnID(m.RawID) {
 		return false
 	}
-	m.Error = errorObject(codeUpstream, "the server's answer "+reason)
+	m.Error = jsonrpc.ErrorObject(jsonrpc.CodeUpstream, "the server's answer "+reason)
 	r.own.deliver(m)
 	return true
 }
@@ -384,12 +358,12 @@ func unreadableResponse(frame []byte) (interceptor.Message, bool) {
 func (r *relay) fromServerPiece(b []byte, last bool) error {
 	if !r.inPieces {
 		r.dropPieces = r.ownUnreadable(b, fmt.Sprintf("is over the %d-byte limit", r.cfg.Limits.MaxDocumentBytes))
-		if !r.dropPieces && r.gate.lock != nil {
+		if !r.dropPieces && r.gate.Locked() {
 			// The lock cannot read it (it may hold a listing): not relayed;
 			// a response whose id comes first is answered with an error.
 			r.dropPieces = true
-			if id := jsonwire.LookupTop(b, "id"); isID(id) && jsonwire.LookupTop(b, "method") == nil {
-				r.answerError(id, codeUpstream, unreadableText(overLimit(r.cfg.Limits)))
+			if id := jsonwire.LookupTop(b, "id"); jsonrpc.IsID(id) && jsonwire.LookupTop(b, "method") == nil {
+				r.answerError(id, jsonrpc.CodeUpstream, lockfilter.UnreadableText(lockfilter.OverLimit(r.cfg.Limits)))
 			}
 		}
 	}
@@ -410,11 +384,7 @@ func (r *relay) servedListing(m interceptor.Message, firstPage bool) {
 	r.learnParamHeaders(m.Result, defs)
 	next, _ := jsonwire.String(jsonwire.Lookup(m.Result, "nextCursor"))
 	if firstPage && next == "" {
-		current := make(map[string]string, len(defs))
-		for _, d := range defs {
-			current[d.Key] = d.Digest
-		}
-		r.gate.learn(current)
+		r.gate.Learn(gate.Read(nil, defs, true))
 	}
 }
 
@@ -449,23 +419,19 @@ func (r *relay) paramHeaders(tool string) []paramBinding {
 
 // refuse answers a call for the server: a span that ends with the refusal,
 // a count, and the tool execution error the agent reads.
-func (r *relay) refuse(ctx context.Context, m interceptor.Message, frame []byte, ref *refusal) {
+func (r *relay) refuse(ctx context.Context, m interceptor.Message, frame []byte, ref *gate.Refusal) {
 	r.ic.Protect(func() { r.sess.SendFrame(ctx, frame) })
 	r.answerRefusal(ctx, m, ref)
 }
 
 // answerRefusal ends a recorded call with a refusal: the span, the count,
 // and what the agent reads.
-func (r *relay) answerRefusal(ctx context.Context, m interceptor.Message, ref *refusal) {
+func (r *relay) answerRefusal(ctx context.Context, m interceptor.Message, ref *gate.Refusal) {
 	r.sess.Fail(m.ID, ref)
 	r.refusals.Add(ctx, 1, metric.WithAttributes(
-		attribute.String(semconv.GuardRefusal, ref.code),
+		attribute.String(semconv.GuardRefusal, ref.Code()),
 		attribute.String(semconv.ServerName, r.sess.ServerName())))
-	if ref.rpcError {
-		r.answerError(m.RawID, codeUpstream, ref.text())
-		return
-	}
-	r.toAgent(ref.result(m.RawID))
+	r.toAgent(ref.Answer(m.RawID, m.Method))
 }
 
 // unparsed records a frame the proxy could not read; it is relayed as is.
@@ -489,10 +455,10 @@ func (r *relay) oversized(from string) {
 }
 
 // checkCall asks the gate about a tools/call against the session's listing.
-func (r *relay) checkCall(m *interceptor.Message) *refusal {
+func (r *relay) checkCall(m *interceptor.Message) *gate.Refusal {
 	tool := toolName(m.Params)
 	planned, listed := r.sess.ToolDigest(tool)
-	return r.gate.check(tool, planned, listed)
+	return r.gate.Check(gate.Call{Tool: tool, Planned: planned, Listed: listed, Arguments: jsonwire.Lookup(m.Params, "arguments")})
 }
 
 func toolName(params json.RawMessage) string {
@@ -586,7 +552,7 @@ func (r *relay) relistTools(ctx context.Context, notify bool) bool {
 	if err != nil {
 		return false
 	}
-	changed := r.gate.learn(current)
+	changed := r.gate.Learn(current)
 	if changed && notify {
 		r.notifyListChanged()
 	}
@@ -600,41 +566,9 @@ func (r *relay) notifyListChanged() {
 	r.sess.ReceiveFrame(frame)
 }
 
-// maxPages bounds the pages of one listing the proxy reads.
-const maxPages = 100
-
 // listTools reads the server's whole tools listing on the proxy's own ids.
-func (r *relay) listTools(ctx context.Context) (map[string]string, error) {
-	return listTools(ctx, r.cfg.Limits, r.call)
-}
-
-// listTools reads the server's whole tool listing through call (a request on
-// the proxy's own ids): tool name -> digest.
-func listTools(ctx context.Context, limits contract.Limits, call func(context.Context, string, []byte) (json.RawMessage, error)) (map[string]string, error) {
-	current := map[string]string{}
-	cursor := ""
-	for range maxPages {
-		params := []byte(`{}`)
-		if cursor != "" {
-			params = jsonwire.AppendString([]byte(`{"cursor":`), cursor)
-			params = append(params, '}')
-		}
-		res, err := call(ctx, mcpwire.MethodToolsList, params)
-		if err != nil {
-			return nil, err
-		}
-		defs, readable, err := interceptor.ToolDefinitions(limits, res)
-		if !readable {
-			return nil, err
-		}
-		for _, d := range defs {
-			current[d.Key] = d.Digest
-		}
-		if cursor, _ = jsonwire.String(jsonwire.Lookup(res, "nextCursor")); cursor == "" {
-			return current, nil
-		}
-	}
-	return nil, errors.New("tools/list has more pages than the proxy reads")
+func (r *relay) listTools(ctx context.Context) (gate.Definitions, error) {
+	return gate.ListTools(ctx, r.cfg.Limits, true, r.call)
 }
 
 // call sends a request on the proxy's own id space and waits for its result.
@@ -674,13 +608,11 @@ type ownCalls struct {
 	waiting map[interceptor.ID]chan interceptor.Message
 }
 
-const ownPrefix = "mcpdrift-proxy-"
-
 func (o *ownCalls) register() (string, chan interceptor.Message) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.seq++
-	id := ownPrefix + strconv.FormatUint(o.seq, 10)
+	id := jsonrpc.OwnPrefix + strconv.FormatUint(o.seq, 10)
 	if o.waiting == nil {
 		o.waiting = map[interceptor.ID]chan interceptor.Message{}
 	}
@@ -699,7 +631,7 @@ func (o *ownCalls) forget(id string) {
 // the response has one of the proxy's ids: such a response (even a late one)
 // is never the agent's.
 func (o *ownCalls) deliver(m interceptor.Message) bool {
-	if !bytes.HasPrefix(m.RawID, ownIDStart) {
+	if !jsonrpc.IsOwnID(m.RawID) {
 		return false
 	}
 	o.mu.Lock()
@@ -715,5 +647,3 @@ func (o *ownCalls) deliver(m interceptor.Message) bool {
 	}
 	return true
 }
-
-var ownIDStart = []byte(`"` + ownPrefix)

@@ -100,7 +100,7 @@ func (u *streamable) notifyInitialized() error {
 // was judged on the definitions of the dead session) and answers it with
 // the refusal if the gate now refuses it. It reports whether it did.
 func (r *relay) regate(m *interceptor.Message) bool {
-	if m == nil || m.Method != mcpwire.MethodToolsCall || !m.ID.Valid() || !r.gate.active() {
+	if m == nil || m.Method != mcpwire.MethodToolsCall || !m.ID.Valid() || !r.gate.Active() {
 		return false
 	}
 	ref := r.checkCall(m)

@@ -49,7 +49,7 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) {
 		return nil, err
 	}
 	var hg *httpGate
-	if g.active() {
+	if g.Active() {
 		hg = newHTTPGate(base, g, &cfg, tel)
 		under = hg
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
 )
 
 // Headers of the Streamable HTTP transport.
@@ -147,7 +148,7 @@ func (u *streamable) send(_ context.Context, frame []byte) error {
 	x := &exchange{frame: frame}
 	if m, ok := interceptor.ParseMessage(frame); ok {
 		x.msg = &m
-		x.own = bytes.HasPrefix(m.RawID, ownIDStart)
+		x.own = jsonrpc.IsOwnID(m.RawID)
 	}
 	if x.own {
 		u.start(x, nil)
@@ -704,7 +705,7 @@ func (u *streamable) fail(x *exchange, err error) {
 	}
 	u.awaited(x.msg.ID)
 	if x.own {
-		u.r.fromServer(errorFrame(x.msg.RawID, codeUpstream, err.Error()))
+		u.r.fromServer(jsonrpc.Error(x.msg.RawID, jsonrpc.CodeUpstream, err.Error()))
 		return
 	}
 	u.r.upstreamFailed(*x.msg, err)

@@ -1,12 +1,13 @@
-package proxy
+package gate
 
 import (
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
-// unclearCall is the gate's refusal of a message a server could take for a
+// Unclear is the gate's refusal of a message a server could take for a
 // tools/call but the gate cannot judge as one: it names its method, params
 // or tool in more than one member, or in a member named in another case
 // (parsers keep the first of repeated members or the last, and servers on
@@ -14,11 +15,11 @@ import (
 // one tool and the server run another), or it has no id (a lenient server
 // may run it all the same). nil: not a call, or one every server reads as
 // the gate does.
-func (g *gate) unclearCall(frame []byte) *refusal {
-	if !g.active() {
+func (g *Gate) Unclear(msg []byte) *Refusal {
+	if !g.Active() {
 		return nil
 	}
-	o, ok := jsonwire.NewObject(frame)
+	o, ok := jsonwire.NewObject(msg)
 	if !ok {
 		return nil
 	}
@@ -30,9 +31,9 @@ func (g *gate) unclearCall(frame []byte) *refusal {
 			break
 		}
 		switch {
-		case keyFold(m, "method"):
+		case jsonrpc.KeyFold(m, "method"):
 			methods = append(methods, m)
-		case keyFold(m, "params"):
+		case jsonrpc.KeyFold(m, "params"):
 			params = append(params, m)
 		case jsonwire.KeyIs(m.Key, "id"):
 			id = m.Value
@@ -47,13 +48,13 @@ func (g *gate) unclearCall(frame []byte) *refusal {
 	if !call {
 		return nil
 	}
-	clear := !o.Err() && isID(id) && len(methods) == 1 && jsonwire.KeyIs(methods[0].Key, "method") &&
+	clear := !o.Err() && jsonrpc.IsID(id) && len(methods) == 1 && jsonwire.KeyIs(methods[0].Key, "method") &&
 		len(params) == 1 && jsonwire.KeyIs(params[0].Key, "params")
 	if clear {
 		var names []jsonwire.Member
 		p, _ := jsonwire.NewObject(params[0].Value)
 		for m, more := p.Next(); more; m, more = p.Next() {
-			if keyFold(m, "name") {
+			if jsonrpc.KeyFold(m, "name") {
 				names = append(names, m)
 			}
 		}
@@ -65,5 +66,5 @@ func (g *gate) unclearCall(frame []byte) *refusal {
 	if clear {
 		return nil
 	}
-	return &refusal{code: semconv.RefusalToolNotApproved, rpcError: true, unclear: true}
+	return &Refusal{code: semconv.RefusalToolNotApproved, rpcError: true, unclear: true}
 }

@@ -1,14 +1,18 @@
-package proxy
+// Package lockfilter applies --lock to what the agent reads: every tool
+// listing in a JSON text on its way to the agent keeps only the
+// definitions the lock approves (hide), or fails the session
+// (refuse-session).
+package lockfilter
 
 import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
-	"github.com/mcpdrift/mcpdrift/semconv"
+	"github.com/mcpdrift/mcpdrift/proxy/gate"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
 )
 
 // How --lock reaches what the agent reads. An agent's SDK takes a tool
@@ -26,17 +30,15 @@ import (
 // walked (malformed, nested deeper than jsonwire.MaxDepth) is not relayed:
 // the agent gets a JSON-RPC error instead.
 
-var utf8BOM = []byte("\xef\xbb\xbf")
-
-// lockFrame applies the lock to one JSON text on its way to the agent (a
+// Filter applies the lock of g to one JSON text on its way to the agent (a
 // stdio frame, an HTTP body, an event's data) and returns the text the
 // agent gets: text itself when the lock leaves it as it is. id is the
 // request a replacement error answers when the text names none it can read.
-func (g *gate) lockFrame(limits contract.Limits, text []byte, id json.RawMessage) []byte {
-	if g.lock == nil {
+func Filter(g *gate.Gate, limits contract.Limits, text []byte, id json.RawMessage) []byte {
+	if !g.Locked() {
 		return text
 	}
-	body := bytes.TrimPrefix(text, utf8BOM) // clients that decode bytes skip it
+	body := bytes.TrimPrefix(text, jsonrpc.BOM) // clients that decode bytes skip it
 	i := jsonwire.SkipSpace(body, 0)
 	if i == len(body) || (body[i] != '{' && body[i] != '[') {
 		return text // not JSON: no client reads a listing from it
@@ -44,7 +46,7 @@ func (g *gate) lockFrame(limits contract.Limits, text []byte, id json.RawMessage
 	var edits []edit
 	ok := true
 	if body[i] == '{' {
-		ok = g.lockMessage(limits, body, 0, &edits)
+		ok = lockMessage(g, limits, body, 0, &edits)
 	} else {
 		a, _ := jsonwire.NewArray(body)
 		for ok {
@@ -53,17 +55,17 @@ func (g *gate) lockFrame(limits contract.Limits, text []byte, id json.RawMessage
 				ok = !a.Err()
 				break
 			}
-			ok = g.lockMessage(limits, elem, a.Offset()-len(elem), &edits)
+			ok = lockMessage(g, limits, elem, a.Offset()-len(elem), &edits)
 		}
 	}
 	if !ok {
-		if own := jsonwire.LookupTop(body, "id"); isID(own) {
+		if own := jsonwire.LookupTop(body, "id"); jsonrpc.IsID(own) {
 			id = own
 		}
-		if !isID(id) {
+		if !jsonrpc.IsID(id) {
 			id = json.RawMessage("null")
 		}
-		return errorFrame(id, codeUpstream, "mcpdrift proxy: the server's answer could not be read, so --lock could not be applied to it: it was not relayed")
+		return jsonrpc.Error(id, jsonrpc.CodeUpstream, "mcpdrift proxy: the server's answer could not be read, so --lock could not be applied to it: it was not relayed")
 	}
 	if len(edits) == 0 {
 		return text
@@ -76,7 +78,7 @@ func (g *gate) lockFrame(limits contract.Limits, text []byte, id json.RawMessage
 // the definitions the lock does not approve (hide), or the message becomes
 // the session's failure (refuse-session). It reports false when msg cannot
 // be walked.
-func (g *gate) lockMessage(limits contract.Limits, msg []byte, off int, edits *[]edit) bool {
+func lockMessage(g *gate.Gate, limits contract.Limits, msg []byte, off int, edits *[]edit) bool {
 	o, isObject := jsonwire.NewObject(msg)
 	if !isObject {
 		return true // no client reads a message from it
@@ -87,7 +89,7 @@ func (g *gate) lockMessage(limits contract.Limits, msg []byte, off int, edits *[
 		if !more {
 			return !o.Err()
 		}
-		if !keyFold(m, "result") {
+		if !jsonrpc.KeyFold(m, "result") {
 			continue
 		}
 		res, isObject := jsonwire.NewObject(m.Value)
@@ -103,22 +105,22 @@ func (g *gate) lockMessage(limits contract.Limits, msg []byte, off int, edits *[
 				}
 				break
 			}
-			if !keyFold(t, "tools") {
+			if !jsonrpc.KeyFold(t, "tools") {
 				continue
 			}
-			kept, unapproved, ok := g.approvedOnly(limits, t.Value)
+			kept, unapproved, ok := approvedOnly(g, limits, t.Value)
 			switch {
 			case !ok:
 				return false
 			case unapproved == nil:
 				continue
-			case g.lockMode == LockRefuseSession:
-				g.fail(unapproved)
+			case g.LockMode() == gate.LockRefuseSession:
+				g.Fail(unapproved)
 				id := jsonwire.Lookup(msg, "id")
-				if !isID(id) {
+				if !jsonrpc.IsID(id) {
 					id = json.RawMessage("null")
 				}
-				*edits = append((*edits)[:mark], edit{off, off + len(msg), errorFrame(id, codeUpstream, unapproved.text())})
+				*edits = append((*edits)[:mark], edit{off, off + len(msg), jsonrpc.Error(id, jsonrpc.CodeUpstream, unapproved.Text())})
 				return true
 			}
 			*edits = append(*edits, edit{base + t.End - len(t.Value), base + t.End, kept})
@@ -130,7 +132,7 @@ func (g *gate) lockMessage(limits contract.Limits, msg []byte, off int, edits *[
 // approves, and the first it left out (nil: none, arr stays). A value that
 // is not an array is no listing a client reads (ok, nothing left out); a
 // malformed one is not ok.
-func (g *gate) approvedOnly(limits contract.Limits, arr []byte) (kept []byte, unapproved *refusal, ok bool) {
+func approvedOnly(g *gate.Gate, limits contract.Limits, arr []byte) (kept []byte, unapproved *gate.Refusal, ok bool) {
 	a, isArray := jsonwire.NewArray(arr)
 	if !isArray {
 		return nil, nil, true
@@ -143,7 +145,7 @@ func (g *gate) approvedOnly(limits contract.Limits, arr []byte) (kept []byte, un
 			break
 		}
 		l, err := limits.HashDefinitions(contract.KindTool, []json.RawMessage{elem})
-		if err == nil && len(l) == 1 && g.approved(l[0].Key, l[0].Digest) {
+		if err == nil && len(l) == 1 && g.Approved(l[0].Key, l[0].Digest) {
 			if n > 0 {
 				kept = append(kept, ',')
 			}
@@ -152,11 +154,11 @@ func (g *gate) approvedOnly(limits contract.Limits, arr []byte) (kept []byte, un
 			continue
 		}
 		if unapproved == nil {
-			unapproved = &refusal{code: semconv.RefusalToolNotApproved, rpcError: true}
 			if err == nil && len(l) == 1 {
-				unapproved.tool, unapproved.current = l[0].Key, l[0].Digest
+				unapproved = gate.Unapproved(l[0].Key, l[0].Digest)
 			} else {
-				unapproved.tool, _ = jsonwire.String(jsonwire.Lookup(elem, "name"))
+				tool, _ := jsonwire.String(jsonwire.Lookup(elem, "name"))
+				unapproved = gate.Unapproved(tool, "")
 			}
 		}
 	}
@@ -166,43 +168,15 @@ func (g *gate) approvedOnly(limits contract.Limits, arr []byte) (kept []byte, un
 	return append(kept, ']'), unapproved, true
 }
 
-// unreadableText is what the agent reads in place of an answer the proxy
+// UnreadableText is what the agent reads in place of an answer the proxy
 // could not read under a lock.
-func unreadableText(why string) string {
+func UnreadableText(why string) string {
 	return "mcpdrift proxy: the server answered " + why + ", so --lock could not be applied to the answer: it was not relayed"
 }
 
-// overLimit says why an answer over the document limit is not relayed.
-func overLimit(limits contract.Limits) string {
+// OverLimit says why an answer over the document limit is not relayed.
+func OverLimit(limits contract.Limits) string {
 	return "with more than " + strconv.Itoa(limits.MaxDocumentBytes) + " bytes"
-}
-
-// fail marks the session failed (refuse-session) with its first refusal.
-func (g *gate) fail(ref *refusal) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.failed.Load() {
-		g.failure = ref
-		g.failed.Store(true)
-	}
-}
-
-// keyFold reports whether m's name is name in any case (what a client
-// decoding with encoding/json reads as name).
-func keyFold(m jsonwire.Member, name string) bool {
-	if jsonwire.KeyIs(m.Key, name) {
-		return true
-	}
-	if len(m.Key) < len(name) {
-		return false
-	}
-	s, ok := m.Name()
-	return ok && strings.EqualFold(s, name)
-}
-
-// isID reports whether raw is a JSON-RPC id: a string or a number.
-func isID(raw []byte) bool {
-	return len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
 }
 
 // edit replaces text[start:end] with with.
