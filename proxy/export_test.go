@@ -1,86 +1,20 @@
 package proxy
 
 import (
-	"io"
-	"net/http"
-	"net/url"
-	"time"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/httpproxy"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/upstream"
 )
 
-// SetSessionBounds sets the gate's session bounds (tests only).
-func (h *Handler) SetSessionBounds(idle time.Duration, max int) {
-	h.gate.mu.Lock()
-	h.gate.sessions.Idle, h.gate.sessions.Max = idle, max
-	h.gate.mu.Unlock()
-}
-
-// SetClientIdle sets how long the handler waits for more of a request
-// body (tests only).
-func (h *Handler) SetClientIdle(d time.Duration) { h.idle = d }
-
-// SetClientKeepAlive sets how long Serve keeps an idle client connection,
-// until the returned function restores it (tests only).
-func SetClientKeepAlive(d time.Duration) (restore func()) {
-	old := clientKeepAlive
-	clientKeepAlive = d
-	return func() { clientKeepAlive = old }
-}
-
-// GateSessions is the number of sessions the gate keeps state for.
-func (h *Handler) GateSessions() int {
-	h.gate.mu.Lock()
-	defer h.gate.mu.Unlock()
-	return h.gate.sessions.Len()
-}
-
-// PlainForwarder is the HTTP → HTTP proxy without its tap: the forwarder
-// over the same upstream transport, recording nothing (a benchmark's
-// floor: what the second HTTP exchange costs with this code).
-func PlainForwarder(upstream string) (http.Handler, func()) {
-	cfg := Config{Upstream: upstream}
-	cfg.complete()
-	up, _ := url.Parse(upstream)
-	base := newStreamTransport(upstreamTransport(&cfg))
-	return &forwarder{target: up, transport: base, unreachable: "unreachable"}, base.Close
-}
-
-// StreamTransport is the HTTP → HTTP proxy's upstream client for cfg,
-// with the http.Transport under it to adjust (tests only).
-func StreamTransport(cfg Config) (http.RoundTripper, *http.Transport) {
-	cfg.complete()
-	st := newStreamTransport(upstreamTransport(&cfg))
-	return st, st.base
-}
-
-// Route names the way the upstream client sends req: "stream" (a
-// connection of its own), "pooled" (a kept-alive connection of its pool)
-// or "transport" (the http.Transport under it).
-func Route(rt http.RoundTripper, req *http.Request) string {
-	switch st := rt.(*streamTransport); {
-	case !st.direct(req):
-		return "transport"
-	case standing(req):
-		return "stream"
-	default:
-		return "pooled"
-	}
-}
-
-// OwnConnection reports whether a response body reads from a connection
-// of its own.
-func OwnConnection(body io.ReadCloser) bool {
-	b, ok := body.(*connBody)
-	return ok && b.own
-}
-
-// Pooled reports whether a response body reads from a kept-alive
-// connection of the proxy's own pool.
-func Pooled(body io.ReadCloser) bool {
-	b, ok := body.(*connBody)
-	return ok && !b.own
-}
-
-// OAuthStoreFile is the file the store keeps upstream's token in.
-func OAuthStoreFile(o *OAuth, upstream string) string {
-	return (&oauthTransport{cfg: o, upstream: upstream}).storeFile()
-}
+// The modes' test hooks, for this package's tests.
+var (
+	SetSessionBounds   = httpproxy.SetSessionBounds
+	SetClientIdle      = httpproxy.SetClientIdle
+	SetClientKeepAlive = httpproxy.SetClientKeepAlive
+	GateSessions       = httpproxy.GateSessions
+	PlainForwarder     = httpproxy.PlainForwarder
+	StreamTransport    = httpproxy.StreamTransport
+	Route              = httpproxy.Route
+	OwnConnection      = httpproxy.OwnConnection
+	Pooled             = httpproxy.Pooled
+	OAuthStoreFile     = upstream.OAuthStoreFile
+)

@@ -201,7 +201,7 @@ func TestHTTPClientStopsSending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.SetClientIdle(idle)
+	proxy.SetClientIdle(h, idle)
 	hs := httptest.NewServer(h)
 	defer func() { hs.Close(); h.Close() }()
 

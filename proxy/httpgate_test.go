@@ -313,7 +313,7 @@ func TestHTTPGateSessionsBounded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h.SetSessionBounds(tc.idle, tc.max)
+			proxy.SetSessionBounds(h, tc.idle, tc.max)
 			hs := httptest.NewServer(h)
 			defer func() { hs.Close(); h.Close() }()
 			for i := range 10 {
@@ -326,7 +326,7 @@ func TestHTTPGateSessionsBounded(t *testing.T) {
 				}
 				resp.Body.Close()
 			}
-			if n := h.GateSessions(); n > 3 {
+			if n := proxy.GateSessions(h); n > 3 {
 				t.Errorf("the gate keeps %d sessions of 10 that vanished, want at most 3", n)
 			}
 		})
@@ -599,7 +599,7 @@ func TestHTTPGateSessionsSmall(t *testing.T) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	if n := h.GateSessions(); n != clients {
+	if n := proxy.GateSessions(h); n != clients {
 		t.Fatalf("the gate keeps %d sessions, want %d", n, clients)
 	}
 	if grown := int64(heap()) - int64(before); grown > clients*size/4 {

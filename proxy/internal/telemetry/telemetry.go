@@ -1,0 +1,151 @@
+// Package telemetry is where the proxy's spans and metrics go, and the
+// instruments every mode shares: the interceptor as the flags configure it
+// and the count of refused calls.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/config"
+	"github.com/mcpdrift/mcpdrift/semconv"
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconvres "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// Telemetry is where the proxy's spans and metrics go.
+type Telemetry struct {
+	Tracer     trace.TracerProvider
+	Meter      metric.MeterProvider
+	Propagator propagation.TextMapPropagator
+	// Shutdown flushes and stops the exporters (spans are flushed on exit).
+	Shutdown func(context.Context) error
+}
+
+// None records nothing.
+func None() Telemetry {
+	return Telemetry{
+		Tracer: tracenoop.NewTracerProvider(), Meter: metricnoop.NewMeterProvider(),
+		Propagator: propagation.TraceContext{},
+		Shutdown:   func(context.Context) error { return nil },
+	}
+}
+
+// FromEnv exports as the standard OpenTelemetry environment
+// variables say (OTEL_EXPORTER_OTLP_*, OTEL_TRACES_EXPORTER,
+// OTEL_METRICS_EXPORTER, OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME): OTLP
+// over HTTP or gRPC through the contrib autoexport package. With no
+// endpoint and no exporter named, nothing is exported (the SDK's default
+// would try localhost:4318 from every agent host that launches the proxy)
+// but spans are still made, so the context handed on to the server is real.
+// serviceName is the resource's service.name unless the environment names
+// one. The console exporters print to stderr, not stdout: in the stdio
+// modes stdout is the agent's MCP stream.
+func FromEnv(ctx context.Context, serviceName string) (Telemetry, error) {
+	res, err := resource.New(ctx,
+		resource.WithAttributes(semconvres.ServiceName(serviceName)),
+		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil && res == nil {
+		return Telemetry{}, err
+	}
+	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	mopts := []sdkmetric.Option{sdkmetric.WithResource(res)}
+	if configured("TRACES") {
+		exp, err := spanExporter(ctx)
+		if err != nil {
+			return Telemetry{}, err
+		}
+		topts = append(topts, sdktrace.WithBatcher(exp))
+	}
+	if configured("METRICS") {
+		r, err := metricReader(ctx)
+		if err != nil {
+			return Telemetry{}, err
+		}
+		mopts = append(mopts, sdkmetric.WithReader(r))
+	}
+	tp := sdktrace.NewTracerProvider(topts...)
+	mp := sdkmetric.NewMeterProvider(mopts...)
+	return Telemetry{
+		Tracer: tp, Meter: mp,
+		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		Shutdown: func(ctx context.Context) error {
+			return errors.Join(tp.Shutdown(ctx), mp.Shutdown(ctx))
+		},
+	}, nil
+}
+
+// configured reports whether the environment asks for a signal's export:
+// an OTLP endpoint (general or the signal's), or an exporter named.
+func configured(signal string) bool {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT", "OTEL_" + signal + "_EXPORTER"} {
+		if os.Getenv(k) != "" {
+			return os.Getenv("OTEL_"+signal+"_EXPORTER") != "none"
+		}
+	}
+	return false
+}
+
+// spanExporter is the exporter OTEL_TRACES_EXPORTER names; "console"
+// prints to stderr.
+func spanExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
+	if os.Getenv("OTEL_TRACES_EXPORTER") == "console" {
+		return stdouttrace.New(stdouttrace.WithWriter(os.Stderr))
+	}
+	return autoexport.NewSpanExporter(ctx)
+}
+
+// metricReader is the reader OTEL_METRICS_EXPORTER names; "console"
+// prints to stderr.
+func metricReader(ctx context.Context) (sdkmetric.Reader, error) {
+	if os.Getenv("OTEL_METRICS_EXPORTER") == "console" {
+		exp, err := stdoutmetric.New(stdoutmetric.WithWriter(os.Stderr))
+		if err != nil {
+			return nil, err
+		}
+		return sdkmetric.NewPeriodicReader(exp), nil
+	}
+	return autoexport.NewMetricReader(ctx)
+}
+
+// ScopeName is the instrumentation scope of the proxy's own spans and metrics.
+const ScopeName = "github.com/mcpdrift/mcpdrift/proxy"
+
+// Interceptor is the interceptor configured as the proxy's flags say.
+func Interceptor(cfg *config.Config, tel Telemetry) *interceptor.Interceptor {
+	opts := []interceptor.Option{
+		interceptor.WithTracerProvider(tel.Tracer), interceptor.WithMeterProvider(tel.Meter),
+		interceptor.WithPropagators(tel.Propagator), interceptor.WithLimits(cfg.Limits),
+		interceptor.WithTraceContextInjection(cfg.InjectTraceContext),
+		interceptor.WithTraceContextContinuation(cfg.InjectTraceContext),
+		interceptor.WithErrorHandler(func(error) {}), // the proxy's stderr is the server's: nothing of ours goes there
+	}
+	if cfg.ServerName != "" {
+		opts = append(opts, interceptor.WithServerName(cfg.ServerName))
+	}
+	if cfg.AgentName != "" {
+		opts = append(opts, interceptor.WithAgent(cfg.AgentName, ""))
+	} else {
+		opts = append(opts, interceptor.WithClientInfoAgent()) // the agents name themselves
+	}
+	return interceptor.New(opts...)
+}
+
+// Refusals counts the calls the proxy answered itself.
+func Refusals(tel Telemetry) metric.Int64Counter {
+	c, _ := tel.Meter.Meter(ScopeName).Int64Counter(semconv.MetricProxyRefusals,
+		metric.WithDescription("Calls the proxy answered itself instead of forwarding: stale or unapproved tool definitions."))
+	return c
+}
