@@ -195,18 +195,39 @@ func (s *Session) receiveMessage(msg []byte) {
 		s.Incoming(method, m.params)
 		return
 	}
-	id := rawID(m.id)
-	if m.err != nil && !jsonwire.IsNull(m.err) {
+	s.response(rawID(m.id), m.result, m.err)
+}
+
+// ReceiveMessage records one message received from the server that the
+// caller has read already (ParseMessage, or a front-end's own reading with
+// the same meaning): nothing is read again. The session may keep
+// references into its members.
+func (s *Session) ReceiveMessage(m Message) {
+	if m.Method != "" {
+		s.Incoming(m.Method, m.Params)
+		return
+	}
+	s.response(m.ID, m.Result, m.Error)
+}
+
+// response records a response: result, or the raw error member rpcErr.
+func (s *Session) response(id ID, result, rpcErr []byte) {
+	if rpcErr != nil && !jsonwire.IsNull(rpcErr) {
 		e := &RPCError{}
-		if code, ok := jsonwire.Int(jsonwire.Lookup(m.err, "code")); ok {
+		if code, ok := jsonwire.Int(jsonwire.Lookup(rpcErr, "code")); ok {
 			e.Code = code
 		}
-		e.Message, _ = jsonwire.String(jsonwire.Lookup(m.err, "message"))
+		e.Message, _ = jsonwire.String(jsonwire.Lookup(rpcErr, "message"))
 		s.Response(id, nil, e)
 		return
 	}
-	s.Response(id, m.result, nil)
+	s.Response(id, result, nil)
 }
+
+// MethodName reads a raw method member (a JSON string); the methods the
+// session interprets come back as constants, so reading a frame does not
+// allocate their names.
+func MethodName(raw []byte) (string, bool) { return methodName(raw) }
 
 // methodName reads a raw method member; the methods the session interprets
 // come back as constants, so reading a frame does not allocate their names.
@@ -298,9 +319,7 @@ func ParseMessage(msg []byte) (Message, bool) {
 		return Message{}, false
 	}
 	out := Message{RawID: m.id, Params: m.params, Result: m.result, Error: m.err}
-	if !jsonwire.IsNull(m.id) {
-		out.ID = rawID(m.id)
-	}
+	out.ID = IDFromRaw(m.id)
 	if m.method != nil {
 		if out.Method, ok = methodName(m.method); !ok {
 			return Message{}, false

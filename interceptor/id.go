@@ -48,6 +48,15 @@ func IDFromValue(v any) ID {
 	return ID{}
 }
 
+// IDFromRaw reads an id from its raw JSON text (a front-end that reads
+// frames itself; null and an empty raw are no id).
+func IDFromRaw(raw []byte) ID {
+	if jsonwire.IsNull(raw) {
+		return ID{}
+	}
+	return rawID(raw)
+}
+
 // rawID reads an id from its raw JSON text.
 func rawID(raw []byte) ID {
 	if len(raw) == 0 {

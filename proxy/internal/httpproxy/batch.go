@@ -33,16 +33,16 @@ func (h *httpGate) batch(req *http.Request, g *httpSession, body []byte) (*http.
 		if !ok {
 			break
 		}
-		m, ok := interceptor.ParseMessage(elem)
-		if ref := g.Unclear(elem); ref != nil {
+		m := jsonrpc.Parse(elem)
+		if ref := g.Unclear(m.Unclear); ref != nil {
 			refused[m.ID] = ref
-			answers = append(answers, h.refusalFrame(req, m, ref))
+			answers = append(answers, h.refusalFrame(req, &m, ref))
 			continue
 		}
-		if ok && m.ID.Valid() && m.Method != "" {
+		if m.Request() {
 			if ref := h.judge(req, g, &m); ref != nil {
 				refused[m.ID] = ref
-				answers = append(answers, h.refusalFrame(req, m, ref))
+				answers = append(answers, h.refusalFrame(req, &m, ref))
 				continue
 			}
 		}

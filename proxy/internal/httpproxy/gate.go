@@ -159,19 +159,19 @@ func (h *httpGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !whole {
 		return h.forward(req, g, asked{}) // too large to judge (or unreadable): forwarded as it is, ungated
 	}
-	m, ok := interceptor.ParseMessage(body)
-	if !ok && jsonrpc.IsBatch(body) {
+	m := jsonrpc.Parse(body) // the gate's one reading of the body
+	if m.Batch {
 		return h.batch(req, g, body)
 	}
-	if ref := g.Unclear(body); ref != nil {
-		return h.answer(req, map[interceptor.ID]*gate.Refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
+	if ref := g.Unclear(m.Unclear); ref != nil {
+		return h.answer(req, map[interceptor.ID]*gate.Refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, &m, ref)}, false), nil
 	}
-	if !ok || !m.ID.Valid() || m.Method == "" {
+	if !m.Request() {
 		return h.forward(req, g, asked{})
 	}
-	g.remember(req, m.Params)
+	g.remember(req, &m)
 	if ref := h.judge(req, g, &m); ref != nil {
-		return h.answer(req, map[interceptor.ID]*gate.Refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, m, ref)}, false), nil
+		return h.answer(req, map[interceptor.ID]*gate.Refusal{m.ID: ref}, [][]byte{h.refusalFrame(req, &m, ref)}, false), nil
 	}
 	resp, err := h.forward(req, g, asked{id: m.RawID, list: m.Method == mcpwire.MethodToolsList})
 	if err == nil && resp.StatusCode == http.StatusNotFound && sid != "" {
@@ -230,9 +230,9 @@ func (h *httpGate) watch(resp *http.Response, g *httpSession, a asked) bool {
 	limits := h.cfg.Limits
 	answered := false // the agent takes the first answer to its tools/list
 	event := func(ev sse.Event) []byte {
-		m, ok := interceptor.ParseMessage(ev.Data)
+		m := jsonrpc.Parse(ev.Data)
 		switch {
-		case !ok:
+		case !m.OK:
 		case m.Method == mcpwire.NotifyToolsListChanged:
 			h.announce(g)
 		case a.list && !answered && bytes.Equal(m.RawID, a.id) && m.Result != nil:
@@ -322,7 +322,7 @@ func (h *httpGate) listing(req *http.Request, resp *http.Response, g *httpSessio
 		return h.unreadable(req, a.id, lockfilter.OverLimit(h.cfg.Limits))
 	}
 	if a.list && mt == "application/json" && resp.StatusCode == http.StatusOK {
-		if m, ok := interceptor.ParseMessage(body); ok && m.Result != nil {
+		if m := jsonrpc.Parse(body); m.OK && m.Result != nil {
 			if defs, readable, _ := interceptor.ToolDefinitions(h.cfg.Limits, m.Result); readable {
 				g.listed(m.Result, defs)
 			}
@@ -397,19 +397,18 @@ func (b *feedingBody) Read(buf []byte) (int, error) {
 
 // judge is the gate's verdict on one request of the session: a refusal,
 // or nil to forward it.
-func (h *httpGate) judge(req *http.Request, g *httpSession, m *interceptor.Message) *gate.Refusal {
+func (h *httpGate) judge(req *http.Request, g *httpSession, m *jsonrpc.Message) *gate.Refusal {
 	if ref := g.Failure(); ref != nil {
 		return ref
 	}
 	if m.Method != mcpwire.MethodToolsCall {
 		return nil
 	}
-	tool := jsonrpc.ToolName(m.Params)
 	h.relistDue(req, g)
-	call := gate.Call{Tool: tool, Arguments: jsonwire.Lookup(m.Params, "arguments")}
+	call := gate.Call{Tool: m.Name, Arguments: m.Arguments}
 	if p := g.planned.Load(); p != nil {
 		var d gate.Definition
-		d, call.Listed = (*p)[tool]
+		d, call.Listed = (*p)[m.Name]
 		call.Planned = d.Digest
 	}
 	return g.Check(call)
@@ -418,7 +417,7 @@ func (h *httpGate) judge(req *http.Request, g *httpSession, m *interceptor.Messa
 // refusalFrame is what the agent reads for a refused request — the tool
 // execution error (or, for a failed session, the JSON-RPC error) the stdio
 // modes answer with — and counts it like theirs.
-func (h *httpGate) refusalFrame(req *http.Request, m interceptor.Message, ref *gate.Refusal) []byte {
+func (h *httpGate) refusalFrame(req *http.Request, m *jsonrpc.Message, ref *gate.Refusal) []byte {
 	h.refusals.Add(req.Context(), 1, metric.WithAttributes(
 		attribute.String(semconv.GuardRefusal, ref.Code()),
 		attribute.String(semconv.ServerName, h.cfg.ServerName)))

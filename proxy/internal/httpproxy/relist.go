@@ -18,7 +18,6 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
-	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
 	"github.com/mcpdrift/mcpdrift/proxy/gate"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
@@ -51,18 +50,18 @@ type lastRequest struct {
 // sessions. For the same reason a request whose header or _meta is larger
 // than a client needs is not remembered (the session's relists go as its
 // last other request did). A request without params (a GET) keeps the
-// _meta last remembered.
-func (g *httpSession) remember(req *http.Request, params []byte) {
+// _meta last remembered. m is the request's reading (nil: a GET, a batch).
+func (g *httpSession) remember(req *http.Request, m *jsonrpc.Message) {
 	if !g.Refuses() || headerBytes(req.Header) > maxRememberedHeader {
 		return
 	}
 	g.pendMu.Lock()
 	defer g.pendMu.Unlock()
 	meta := g.last.meta
-	if params != nil {
+	if m != nil && m.Params != nil {
 		meta = nil
-		if m := jsonwire.Lookup(params, mcpwire.Meta); m != nil {
-			if meta = streamhttp.ProtocolMeta(m); len(meta) > maxRememberedMeta {
+		if m.Meta != nil {
+			if meta = streamhttp.ProtocolMeta(m.Meta); len(meta) > maxRememberedMeta {
 				return
 			}
 		}
@@ -258,8 +257,8 @@ func (h *httpGate) call(ctx context.Context, last lastRequest, method string, pa
 	}
 	var answer *interceptor.Message
 	take := func(frame []byte) {
-		if m, ok := interceptor.ParseMessage(frame); ok && answer == nil && bytes.Equal(m.RawID, id) {
-			answer = &m
+		if m := jsonrpc.Parse(frame); m.OK && answer == nil && bytes.Equal(m.RawID, id) {
+			answer = &m.Message
 		}
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {

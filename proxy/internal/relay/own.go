@@ -29,7 +29,8 @@ func (r *Relay) Call(ctx context.Context, method string, params []byte) (json.Ra
 	frame = jsonwire.AppendString(frame, method)
 	frame = append(frame, `,"params":`...)
 	frame = append(append(frame, params...), '}')
-	if err := r.up.Send(ctx, frame); err != nil {
+	m := jsonrpc.Parse(frame)
+	if err := r.up.Send(ctx, frame, &m); err != nil {
 		return nil, err
 	}
 	select {

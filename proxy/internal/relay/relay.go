@@ -32,9 +32,11 @@ import (
 
 // Upstream is the server side of a relay whose agent speaks stdio.
 type Upstream interface {
-	// Send delivers one whole frame to the server; the relay hands the
-	// server's frames back through Relay.FromServer.
-	Send(ctx context.Context, frame []byte) error
+	// Send delivers one whole frame to the server, the relay's reading of
+	// it (m: valid until Send returns; not OK when the frame is no one
+	// message); the relay hands the server's frames back through
+	// Relay.FromServer.
+	Send(ctx context.Context, frame []byte, m *jsonrpc.Message) error
 	// SendPiece delivers part of a frame too large to parse; last ends it.
 	SendPiece(b []byte, last bool) error
 	// Describe names the server in errors the agent reads (no secrets).
@@ -54,11 +56,11 @@ type Relay struct {
 	agent    *lineWriter
 	gate     *gate.Gate
 
-	initFrame atomic.Pointer[[]byte] // the agent's initialize request, replayed on re-initialization
-	ready     atomic.Bool            // the handshake is complete: the proxy may send its own requests
-	lists     sync.Map               // id of an agent's tools/list in flight -> its cursor was empty
-	own       ownCalls
-	relist    chan bool // a relist is wanted; true when the server announced the change
+	initParams atomic.Pointer[[]byte] // the params of the agent's initialize request, replayed on re-initialization
+	ready      atomic.Bool            // the handshake is complete: the proxy may send its own requests
+	lists      sync.Map               // id of an agent's tools/list in flight -> its cursor was empty
+	own        ownCalls
+	relist     chan bool // a relist is wanted; true when the server announced the change
 
 	// The oversized stdio frame the server is sending (fromServerPiece;
 	// the server's reader alone uses these).
@@ -92,59 +94,60 @@ func (r *Relay) SetUpstream(up Upstream) { r.up = up }
 // Session is the interceptor session the relay records.
 func (r *Relay) Session() *interceptor.Session { return r.sess }
 
-// InitFrame is the agent's initialize request (nil before it came), for a
-// re-initialization on its behalf.
-func (r *Relay) InitFrame() []byte {
-	if f := r.initFrame.Load(); f != nil {
-		return *f
+// InitParams are the params of the agent's initialize request (nil before
+// it came), for a re-initialization on its behalf.
+func (r *Relay) InitParams() []byte {
+	if p := r.initParams.Load(); p != nil {
+		return *p
 	}
 	return nil
 }
 
-// fromAgent handles one whole frame the agent sent.
+// fromAgent handles one whole frame the agent sent: it is read here, once,
+// and what the gate, the session and the upstream need comes from that
+// reading.
 func (r *Relay) fromAgent(frame []byte) {
 	ctx := context.Background()
-	m, ok := interceptor.ParseMessage(frame)
-	if !ok && jsonrpc.IsBatch(frame) {
+	m := jsonrpc.Parse(frame)
+	if m.Batch {
 		r.fromAgentBatch(ctx, frame)
 		return
 	}
-	if ref := r.gate.Unclear(frame); ref != nil {
-		r.refuse(ctx, m, frame, ref)
+	if ref := r.gate.Unclear(m.Unclear); ref != nil {
+		r.refuse(ctx, &m, ref)
 		return
 	}
-	if !ok {
+	if !m.OK {
 		r.Unparsed("agent", frame)
-		r.sendUp(ctx, frame, nil)
+		r.sendUp(ctx, frame, &m)
 		return
 	}
 	switch m.Method {
 	case "":
 		// A response to a server request (sampling, elicitation, roots).
 	case mcpwire.MethodInitialize:
-		f := bytes.Clone(frame)
-		r.initFrame.Store(&f)
+		p := bytes.Clone(m.Params)
+		r.initParams.Store(&p)
 	case mcpwire.NotifyInitialized:
 		r.ready.Store(true)
 	case mcpwire.MethodToolsList:
 		if m.ID.Valid() {
-			cursor, _ := jsonwire.String(jsonwire.Lookup(m.Params, "cursor"))
-			r.lists.Store(m.ID, cursor == "")
+			r.lists.Store(m.ID, m.Cursor == "")
 		}
 	case mcpwire.MethodToolsCall:
 		if m.ID.Valid() && r.gate.Active() {
 			r.awaitRelist()
 			if ref := r.checkCall(&m); ref != nil {
-				r.refuse(ctx, m, frame, ref)
+				r.refuse(ctx, &m, ref)
 				return
 			}
 		}
 	}
-	if ref := r.gate.Failure(); ref != nil && m.ID.Valid() && m.Method != "" {
-		r.refuse(ctx, m, frame, ref)
+	if ref := r.gate.Failure(); ref != nil && m.Request() {
+		r.refuse(ctx, &m, ref)
 		return
 	}
-	r.forward(ctx, frame, &m)
+	r.forward(ctx, &m)
 }
 
 // fromAgentBatch handles a JSON-RPC batch (2025-03-26 clients). With the
@@ -152,8 +155,9 @@ func (r *Relay) fromAgent(frame []byte) {
 // answered on its own (clients match answers by id) and left out of the
 // batch the server gets, so a batch is no way around the gate.
 func (r *Relay) fromAgentBatch(ctx context.Context, frame []byte) {
+	batch := jsonrpc.Message{Frame: frame, Batch: true}
 	if !r.gate.Active() {
-		r.forward(ctx, frame, nil)
+		r.forward(ctx, &batch)
 		return
 	}
 	a, _ := jsonwire.NewArray(frame)
@@ -164,9 +168,9 @@ func (r *Relay) fromAgentBatch(ctx context.Context, frame []byte) {
 		if !ok {
 			break
 		}
-		m, ok := interceptor.ParseMessage(elem)
-		if ref := r.batchRefusal(elem, &m, ok); ref != nil {
-			r.refuse(ctx, m, elem, ref)
+		m := jsonrpc.Parse(elem)
+		if ref := r.batchRefusal(&m); ref != nil {
+			r.refuse(ctx, &m, ref)
 			refused = true
 			continue
 		}
@@ -174,19 +178,19 @@ func (r *Relay) fromAgentBatch(ctx context.Context, frame []byte) {
 	}
 	switch {
 	case a.Err() || !refused:
-		r.forward(ctx, frame, nil) // malformed (the server answers it), or nothing refused: as it came
+		r.forward(ctx, &batch) // malformed (the server answers it), or nothing refused: as it came
 	case len(kept) > 0:
-		r.forward(ctx, jsonrpc.Array(kept), nil)
+		r.forward(ctx, &jsonrpc.Message{Frame: jsonrpc.Array(kept), Batch: true})
 	}
 }
 
-// batchRefusal is the gate's answer to one request of a batch (elem, read
-// as m), nil if it passes.
-func (r *Relay) batchRefusal(elem []byte, m *interceptor.Message, parsed bool) *gate.Refusal {
-	if ref := r.gate.Unclear(elem); ref != nil {
+// batchRefusal is the gate's answer to one request of a batch (m), nil if
+// it passes.
+func (r *Relay) batchRefusal(m *jsonrpc.Message) *gate.Refusal {
+	if ref := r.gate.Unclear(m.Unclear); ref != nil {
 		return ref
 	}
-	if !parsed || !m.ID.Valid() || m.Method == "" {
+	if !m.Request() {
 		return nil
 	}
 	if ref := r.gate.Failure(); ref != nil {
@@ -199,21 +203,36 @@ func (r *Relay) batchRefusal(elem []byte, m *interceptor.Message, parsed bool) *
 	return r.checkCall(m)
 }
 
-// forward records frame on the session and sends what it returns.
-func (r *Relay) forward(ctx context.Context, frame []byte, m *interceptor.Message) {
-	out := frame
-	r.ic.Protect(func() { out = r.sess.SendFrame(ctx, frame) })
+// forward records m on the session and sends the frame that returns.
+func (r *Relay) forward(ctx context.Context, m *jsonrpc.Message) {
+	out := m.Frame
+	r.ic.Protect(func() { out = r.record(ctx, m) })
 	r.sendUp(ctx, out, m)
 }
 
-// sendUp sends a frame upstream; a request that cannot be sent ends with a
-// JSON-RPC error naming the upstream, so the agent never waits for nothing.
-func (r *Relay) sendUp(ctx context.Context, frame []byte, m *interceptor.Message) {
-	err := r.up.Send(ctx, frame)
-	if err == nil || m == nil {
+// record records a message the agent sends on the session and returns the
+// frame to send: with trace context in its params when that is on. A batch
+// (or an unclear frame the proxy cannot read as one message) is read by
+// the session itself.
+func (r *Relay) record(ctx context.Context, m *jsonrpc.Message) []byte {
+	switch {
+	case !m.OK:
+		return r.sess.SendFrame(ctx, m.Frame)
+	case m.Method == "":
+		return m.Frame // a response to a server request: nothing to record
+	}
+	return m.WithParams(r.sess.Request(ctx, m.ID, m.Method, m.Params))
+}
+
+// sendUp sends frame (m's, as recorded) upstream; a request that cannot be
+// sent ends with a JSON-RPC error naming the upstream, so the agent never
+// waits for nothing.
+func (r *Relay) sendUp(ctx context.Context, frame []byte, m *jsonrpc.Message) {
+	err := r.up.Send(ctx, frame, m)
+	if err == nil || !m.OK {
 		return
 	}
-	r.UpstreamFailed(*m, err)
+	r.UpstreamFailed(m.Message, err)
 }
 
 // UpstreamFailed ends an agent's request the upstream could not answer with
@@ -236,17 +255,21 @@ func (r *Relay) ToAgent(frame []byte) {
 }
 
 // FromServer handles one whole frame the server sent; the frame is valid
-// until it returns. Frames reach the agent before the proxy's span work
-// unless the session must see them first.
-func (r *Relay) FromServer(frame []byte) {
-	m, ok := interceptor.ParseMessage(frame)
-	if !ok {
+// until it returns.
+func (r *Relay) FromServer(frame []byte) { r.FromServerMessage(jsonrpc.Parse(frame)) }
+
+// FromServerMessage handles one whole frame the server sent, read (m);
+// m.Frame is valid until it returns. Frames reach the agent before the
+// proxy's span work unless the session must see them first.
+func (r *Relay) FromServerMessage(m jsonrpc.Message) {
+	frame := m.Frame
+	if !m.OK {
 		if r.ownUnreadable(frame, "could not be read") {
 			r.Unparsed("server", frame)
 			return
 		}
 		out := lockfilter.Filter(r.gate, r.cfg.Limits, frame, nil)
-		if !jsonrpc.IsBatch(frame) && len(bytes.TrimSpace(frame)) > 0 {
+		if !m.Batch && len(bytes.TrimSpace(frame)) > 0 {
 			r.ToAgent(out)
 			r.Unparsed("server", frame)
 			if m, ok := UnreadableResponse(frame); ok {
@@ -254,16 +277,13 @@ func (r *Relay) FromServer(frame []byte) {
 			}
 			return
 		}
-		frame = bytes.Clone(out) // a batch: the session may keep a listing in it
+		frame = bytes.Clone(out) // a batch: the session reads it, and may keep a listing in it
 		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
 		r.ToAgent(frame)
 		return
 	}
 	if m.Method == "" && jsonrpc.IsOwnID(m.RawID) {
-		// The waiting call reads the response after this returns, when
-		// the frame's bytes may hold the next frame: it gets a copy.
-		m, _ = interceptor.ParseMessage(bytes.Clone(frame))
-		r.own.deliver(m)
+		r.own.deliver(m.Message) // it copies what the waiting call reads
 		return
 	}
 	if m.Method != "" {
@@ -273,29 +293,39 @@ func (r *Relay) FromServer(frame []byte) {
 			r.announceRelist() // before the agent can act on it
 		}
 		r.ToAgent(frame)
-		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
+		r.ic.Protect(func() { r.sess.ReceiveMessage(m.Message) })
 		return
 	}
 	first, isList := r.lists.LoadAndDelete(m.ID)
 	if !isList && r.sess.Established() {
 		// A call's result: the agent has it first, the span ends after.
 		// (The lock reads it too: an agent takes a listing under any id.)
-		frame = lockfilter.Filter(r.gate, r.cfg.Limits, frame, m.RawID)
-		r.ToAgent(frame)
-		r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
+		out := lockfilter.Filter(r.gate, r.cfg.Limits, frame, m.RawID)
+		r.ToAgent(out)
+		r.ic.Protect(func() { r.receive(&m, out) })
 		return
 	}
 	// A listing or the handshake is recorded before the agent can read
 	// it, so the next call sees the listing (and server) this one
-	// delivered. The session keeps the listing's definitions.
-	frame = bytes.Clone(frame)
+	// delivered. The session keeps the listing's definitions: they are
+	// read from a copy.
+	m = m.In(bytes.Clone(frame))
 	if isList && m.Result != nil {
-		m, _ = interceptor.ParseMessage(frame)
-		r.servedListing(m, first.(bool))
+		r.servedListing(m.Message, first.(bool))
 	}
-	frame = lockfilter.Filter(r.gate, r.cfg.Limits, frame, m.RawID)
-	r.ic.Protect(func() { r.sess.ReceiveFrame(frame) })
-	r.ToAgent(frame)
+	out := lockfilter.Filter(r.gate, r.cfg.Limits, m.Frame, m.RawID)
+	r.ic.Protect(func() { r.receive(&m, out) })
+	r.ToAgent(out)
+}
+
+// receive records a response the agent gets as out: m itself, or the
+// text the lock made of it (read by the session: it is another text).
+func (r *Relay) receive(m *jsonrpc.Message, out []byte) {
+	if jsonrpc.SameBytes(out, m.Frame) {
+		r.sess.ReceiveMessage(m.Message)
+		return
+	}
+	r.sess.ReceiveFrame(out)
 }
 
 // agentPieces is how the pieces of an oversized frame from the agent go
@@ -412,9 +442,9 @@ func (r *Relay) ParamHeaders(tool string) []streamhttp.ParamBinding {
 
 // refuse answers a call for the server: a span that ends with the refusal,
 // a count, and the tool execution error the agent reads.
-func (r *Relay) refuse(ctx context.Context, m interceptor.Message, frame []byte, ref *gate.Refusal) {
-	r.ic.Protect(func() { r.sess.SendFrame(ctx, frame) })
-	r.answerRefusal(ctx, m, ref)
+func (r *Relay) refuse(ctx context.Context, m *jsonrpc.Message, ref *gate.Refusal) {
+	r.ic.Protect(func() { r.record(ctx, m) })
+	r.answerRefusal(ctx, m.Message, ref)
 }
 
 // answerRefusal ends a recorded call with a refusal: the span, the count,
@@ -430,15 +460,15 @@ func (r *Relay) answerRefusal(ctx context.Context, m interceptor.Message, ref *g
 // Regate judges an agent's tools/call again after a re-initialization (it
 // was judged on the definitions of the dead session) and answers it with
 // the refusal if the gate now refuses it. It reports whether it did.
-func (r *Relay) Regate(m *interceptor.Message) bool {
-	if m == nil || m.Method != mcpwire.MethodToolsCall || !m.ID.Valid() || !r.gate.Active() {
+func (r *Relay) Regate(m *jsonrpc.Message) bool {
+	if m == nil || !m.Request() || m.Method != mcpwire.MethodToolsCall || !r.gate.Active() {
 		return false
 	}
 	ref := r.checkCall(m)
 	if ref == nil {
 		return false
 	}
-	r.answerRefusal(context.Background(), *m, ref)
+	r.answerRefusal(context.Background(), m.Message, ref)
 	return true
 }
 
@@ -463,8 +493,7 @@ func (r *Relay) oversized(from string) {
 }
 
 // checkCall asks the gate about a tools/call against the session's listing.
-func (r *Relay) checkCall(m *interceptor.Message) *gate.Refusal {
-	tool := jsonrpc.ToolName(m.Params)
-	planned, listed := r.sess.ToolDigest(tool)
-	return r.gate.Check(gate.Call{Tool: tool, Planned: planned, Listed: listed, Arguments: jsonwire.Lookup(m.Params, "arguments")})
+func (r *Relay) checkCall(m *jsonrpc.Message) *gate.Refusal {
+	planned, listed := r.sess.ToolDigest(m.Name)
+	return r.gate.Check(gate.Call{Tool: m.Name, Planned: planned, Listed: listed, Arguments: m.Arguments})
 }

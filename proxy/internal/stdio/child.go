@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
 )
 
 // child is a stdio server the proxy started: the upstream of stdio → stdio.
@@ -56,7 +57,7 @@ func startChild(argv []string, stderr io.Writer) (*child, error) {
 	return c, nil
 }
 
-func (c *child) Send(_ context.Context, frame []byte) error {
+func (c *child) Send(_ context.Context, frame []byte, _ *jsonrpc.Message) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.buf = append(append(c.buf[:0], frame...), '\n')

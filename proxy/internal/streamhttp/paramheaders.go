@@ -88,10 +88,10 @@ func collectBindings(props []byte, prefix []string, seen map[string]bool, out *[
 	}
 }
 
-// SetParamHeaders mirrors a tools/call's annotated arguments into h. An
-// argument that is absent, null or not a primitive gets no header.
-func SetParamHeaders(h http.Header, bindings []ParamBinding, params []byte) {
-	args := jsonwire.Lookup(params, "arguments")
+// SetParamHeaders mirrors a tools/call's annotated arguments (args, raw)
+// into h. An argument that is absent, null or not a primitive gets no
+// header.
+func SetParamHeaders(h http.Header, bindings []ParamBinding, args []byte) {
 	for _, b := range bindings {
 		v := args
 		for _, k := range b.path {

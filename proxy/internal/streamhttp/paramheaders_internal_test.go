@@ -30,7 +30,7 @@ func TestParamHeaderRules(t *testing.T) {
 				return
 			}
 			h := http.Header{}
-			SetParamHeaders(h, b, []byte(`{"name":"t","arguments":`+tc.args+`}`))
+			SetParamHeaders(h, b, []byte(tc.args))
 			if len(h) != len(tc.want) {
 				t.Errorf("headers %v, want %v", h, tc.want)
 			}

@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpdrift/mcpdrift/proxy/internal/streamhttp"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/mcpdrift/mcpdrift/proxy/internal/streamhttp"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"

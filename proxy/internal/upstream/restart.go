@@ -3,12 +3,12 @@ package upstream
 import (
 	"errors"
 	"fmt"
-	"github.com/mcpdrift/mcpdrift/proxy/internal/streamhttp"
 	"io"
 	"net/http"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/interceptor"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/streamhttp"
+
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
 )
@@ -47,7 +47,7 @@ func (u *streamable) restart(lost string) error {
 	}
 	u.sid, u.endpoint, u.lost = "", "", true
 	u.mu.Unlock()
-	init := u.r.InitFrame()
+	init := u.r.InitParams()
 	if init == nil {
 		return errors.New("the session ended before the agent initialized it")
 	}
@@ -62,8 +62,7 @@ func (u *streamable) restart(lost string) error {
 			return fmt.Errorf("the session ended and the SSE stream could not be reopened: %w", err)
 		}
 	}
-	m, _ := interceptor.ParseMessage(init)
-	if _, err := u.r.Call(u.ctx, mcpwire.MethodInitialize, m.Params); err != nil {
+	if _, err := u.r.Call(u.ctx, mcpwire.MethodInitialize, init); err != nil {
 		return fmt.Errorf("the session ended and re-initializing failed: %w", err)
 	}
 	if err := u.notifyInitialized(); err != nil {

@@ -79,9 +79,9 @@ type streamable struct {
 // exchange is one frame on its way upstream.
 type exchange struct {
 	frame []byte
-	body  io.Reader            // instead of frame: an oversized frame, streamed unparsed
-	msg   *interceptor.Message // nil: not one readable message (a batch, garbage, oversized)
-	own   bool                 // the proxy's own request
+	body  io.Reader        // instead of frame: an oversized frame, streamed unparsed
+	msg   *jsonrpc.Message // the relay's reading, moved into a copy of its own; nil: not one message (a batch, garbage, oversized)
+	own   bool             // the proxy's own request
 
 	answered atomic.Bool // a response or an error reached whoever asked: nothing more goes
 	legacy   bool        // posted on HTTP+SSE, on stream generation gen, to endpoint
@@ -132,17 +132,22 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 
 func (u *streamable) Describe() string { return serverid.Display(u.url) }
 
-// send queues one whole frame; the proxy's own requests go at once. An
+// Send queues one whole frame; the proxy's own requests go at once. An
 // error the upstream gives later reaches the agent as the answer to its
 // request (Relay.UpstreamFailed).
-func (u *streamable) Send(_ context.Context, frame []byte) error {
+func (u *streamable) Send(_ context.Context, frame []byte, m *jsonrpc.Message) error {
 	// The exchange outlives the call and the relay reads frames in place,
-	// so it keeps its own copy.
-	frame = bytes.Clone(frame)
-	x := &exchange{frame: frame}
-	if m, ok := interceptor.ParseMessage(frame); ok {
-		x.msg = &m
-		x.own = jsonrpc.IsOwnID(m.RawID)
+	// so it keeps its own copy, and the relay's reading moved into a copy
+	// of the frame it read (the same copy unless trace context was added).
+	x := &exchange{frame: bytes.Clone(frame)}
+	if m != nil && m.OK {
+		read := x.frame
+		if !jsonrpc.SameBytes(frame, m.Frame) {
+			read = bytes.Clone(m.Frame)
+		}
+		msg := m.In(read)
+		x.msg = &msg
+		x.own = jsonrpc.IsOwnID(msg.RawID)
 	}
 	if x.own {
 		u.start(x, nil)
@@ -182,7 +187,7 @@ func (u *streamable) learn(x *exchange) {
 	if x.msg == nil {
 		return
 	}
-	meta := jsonwire.Lookup(x.msg.Params, mcpwire.Meta)
+	meta := x.msg.Meta
 	v, _ := jsonwire.String(jsonwire.Lookup(meta, mcpwire.MetaProtocolVersion))
 	if v < mcpwire.ProtocolStateless {
 		return
@@ -348,7 +353,7 @@ func (u *streamable) post(x *exchange, sid string, wrote func()) (*http.Response
 			if name := nameOf(x.msg); name != "" {
 				req.Header.Set(streamhttp.HeaderName, name)
 				if x.method() == mcpwire.MethodToolsCall {
-					streamhttp.SetParamHeaders(req.Header, u.r.ParamHeaders(name), x.msg.Params)
+					streamhttp.SetParamHeaders(req.Header, u.r.ParamHeaders(name), x.msg.Arguments)
 				}
 			}
 		}
@@ -398,8 +403,7 @@ func (u *streamable) do(req *http.Request) (*http.Response, error) {
 // (2026-07-28), else the negotiated version.
 func (u *streamable) versionFor(x *exchange) string {
 	if x.msg != nil {
-		meta := jsonwire.Lookup(x.msg.Params, mcpwire.Meta)
-		if v, _ := jsonwire.String(jsonwire.Lookup(meta, mcpwire.MetaProtocolVersion)); v != "" {
+		if v, _ := jsonwire.String(jsonwire.Lookup(x.msg.Meta, mcpwire.MetaProtocolVersion)); v != "" {
 			return v
 		}
 	}
@@ -414,32 +418,21 @@ func (u *streamable) withMeta(x *exchange) []byte {
 	u.mu.Lock()
 	meta, stateless := u.meta, u.stateless
 	u.mu.Unlock()
-	if !x.own || !stateless || meta == nil || jsonwire.Lookup(x.msg.Params, mcpwire.Meta) != nil {
+	if !x.own || !stateless || meta == nil || x.msg.Meta != nil || x.msg.Params == nil {
 		return x.frame
 	}
-	at := cap(x.frame) - cap(x.msg.Params) // params' offset in frame
-	if at < 0 || at >= len(x.frame) || x.frame[at] != '{' {
-		return x.frame
-	}
-	end := at + len(x.msg.Params)
-	out := make([]byte, 0, len(x.frame)+len(meta)+16)
-	out = append(out, x.frame[:at]...)
-	out = append(out, streamhttp.WithMeta(x.frame[at:end], meta)...)
-	return append(out, x.frame[end:]...)
+	return x.msg.WithParams(streamhttp.WithMeta(x.msg.Params, meta))
 }
 
 // nameOf is what a 2026-07-28 request names in Mcp-Name.
-func nameOf(m *interceptor.Message) string {
-	key := "name"
+func nameOf(m *jsonrpc.Message) string {
 	switch m.Method {
 	case mcpwire.MethodToolsCall, mcpwire.MethodPromptsGet:
+		return m.Name
 	case "resources/read":
-		key = "uri"
-	default:
-		return ""
+		return m.URI
 	}
-	s, _ := jsonwire.String(jsonwire.Lookup(m.Params, key))
-	return s
+	return ""
 }
 
 // sessionLost reports whether a response says the session the request
@@ -589,8 +582,9 @@ func (u *streamable) deliver(x *exchange, resp *http.Response, frame []byte) (an
 		_ = json.Compact(&b, frame)
 		frame = b.Bytes()
 	}
+	read := jsonrpc.Parse(frame)
 	if x.request() || u.legacy.Load() {
-		m, ok := interceptor.ParseMessage(frame)
+		m, ok := read.Message, read.OK
 		if !ok {
 			m, ok = relay.UnreadableResponse(frame)
 		}
@@ -607,7 +601,7 @@ func (u *streamable) deliver(x *exchange, resp *http.Response, frame []byte) (an
 			}
 		}
 	}
-	u.r.FromServer(frame)
+	u.r.FromServerMessage(read)
 	return answers, true
 }
 
@@ -665,7 +659,7 @@ func (u *streamable) fail(x *exchange, err error) {
 		u.r.FromServer(jsonrpc.Error(x.msg.RawID, jsonrpc.CodeUpstream, err.Error()))
 		return
 	}
-	u.r.UpstreamFailed(*x.msg, err)
+	u.r.UpstreamFailed(x.msg.Message, err)
 }
 
 // close ends the upstream once the agent's input ended: the queued frames
