@@ -405,10 +405,10 @@ func (h *httpGate) judge(req *http.Request, g *httpSession, m *jsonrpc.Message) 
 		return nil
 	}
 	h.relistDue(req, g)
-	call := gate.Call{Tool: m.Name, Arguments: m.Arguments}
+	call := gate.Call{Tool: m.Name(), Arguments: m.Arguments}
 	if p := g.planned.Load(); p != nil {
 		var d gate.Definition
-		d, call.Listed = (*p)[m.Name]
+		d, call.Listed = (*p)[call.Tool]
 		call.Planned = d.Digest
 	}
 	return g.Check(call)

@@ -79,6 +79,9 @@ func KeyFold(m jsonwire.Member, name string) bool {
 	if len(m.Key) < len(name) {
 		return false
 	}
+	if bytes.IndexByte(m.Key, '\\') < 0 {
+		return bytes.EqualFold(m.Key, []byte(name)) // as m.Name() would give it, without a copy
+	}
 	s, ok := m.Name()
 	return ok && strings.EqualFold(s, name)
 }

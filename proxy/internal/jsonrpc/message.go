@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
@@ -32,11 +33,12 @@ type Message struct {
 	// lenient server may run it all the same).
 	Unclear bool
 
-	// What the params of a request name (each the first member so named):
-	// the tool or prompt (Name), the resource (URI), the page (Cursor),
-	// and the raw arguments and _meta. Empty unless OK.
-	Name, URI, Cursor string
-	Arguments, Meta   json.RawMessage
+	// The raw arguments and _meta of a request's params (each the first
+	// member so named); nil unless OK. Name, URI and Cursor read the rest.
+	Arguments, Meta json.RawMessage
+	// The raw name, uri and cursor of its params: decoded on demand, so
+	// reading a frame allocates nothing for them.
+	name, uri, cursor []byte
 
 	paramsEnd int // just past params' value in Frame; 0 when absent
 	end       int // the closing brace's offset in Frame
@@ -82,9 +84,7 @@ func Parse(frame []byte) Message {
 			} else {
 				exact = false
 			}
-			if s, _ := jsonwire.String(mem.Value); s == mcpwire.MethodToolsCall {
-				call = true
-			}
+			call = call || isToolsCall(mem.Value)
 		case KeyFold(mem, "params"):
 			paramN++
 			if jsonwire.KeyIs(mem.Key, "params") {
@@ -117,7 +117,7 @@ func Parse(frame []byte) Message {
 func (m *Message) readParams(params []byte) (nameClear bool) {
 	p, _ := jsonwire.NewObject(params)
 	names, exact := 0, true
-	var name, cursor, uri []byte
+	var name []byte
 	for {
 		mem, more := p.Next()
 		if !more {
@@ -134,16 +134,51 @@ func (m *Message) readParams(params []byte) (nameClear bool) {
 		case jsonwire.KeyIs(mem.Key, mcpwire.Meta):
 			m.Meta = first(m.Meta, mem.Value)
 		case jsonwire.KeyIs(mem.Key, "cursor"):
-			cursor = first(cursor, mem.Value)
+			m.cursor = first(m.cursor, mem.Value)
 		case jsonwire.KeyIs(mem.Key, "uri"):
-			uri = first(uri, mem.Value)
+			m.uri = first(m.uri, mem.Value)
 		}
 	}
-	m.Cursor, _ = jsonwire.String(cursor)
-	m.URI, _ = jsonwire.String(uri)
-	var isString bool
-	m.Name, isString = jsonwire.String(name)
-	return !p.Err() && names == 1 && exact && isString
+	m.name = name
+	return !p.Err() && names == 1 && exact && isString(name)
+}
+
+// isToolsCall reports whether raw is the JSON string tools/call, however
+// escaped; it allocates only for one with escapes.
+func isToolsCall(raw []byte) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == `"`+mcpwire.MethodToolsCall+`"`
+	}
+	s, _ := jsonwire.String(raw)
+	return s == mcpwire.MethodToolsCall
+}
+
+// isString reports whether raw is a JSON string as jsonwire.String reads
+// one, allocating only for one with escapes.
+func isString(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return true
+	}
+	_, ok := jsonwire.String(raw)
+	return ok
+}
+
+// Name is the tool or prompt the params name ("" when none, or not a
+// string).
+func (m *Message) Name() string { return str(m.name) }
+
+// URI is the resource the params name.
+func (m *Message) URI() string { return str(m.uri) }
+
+// Cursor is the page the params ask for ("" for the first).
+func (m *Message) Cursor() string { return str(m.cursor) }
+
+func str(raw []byte) string {
+	s, _ := jsonwire.String(raw)
+	return s
 }
 
 func first(kept, v []byte) []byte {
@@ -196,6 +231,7 @@ func (m Message) In(frame []byte) Message {
 	}
 	m.RawID, m.Params, m.Result, m.Error = move(m.RawID), move(m.Params), move(m.Result), move(m.Error)
 	m.Arguments, m.Meta = move(m.Arguments), move(m.Meta)
+	m.name, m.uri, m.cursor = move(m.name), move(m.uri), move(m.cursor)
 	m.Frame = frame
 	return m
 }

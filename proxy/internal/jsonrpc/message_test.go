@@ -50,6 +50,7 @@ func TestParseUnclear(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"},"PARAMS":{"name":"rm"}}`, true},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"rm"}}`, true},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"rm"}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"echo","name":"rm"}}`, true}, // an escaped method
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}`, true},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`, true},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}`, true},
@@ -69,8 +70,8 @@ func TestParseUnclear(t *testing.T) {
 // TestParseParams: what a request's params name, the first of each.
 func TestParseParams(t *testing.T) {
 	m := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":1},"_meta":{"k":2},"cursor":"c","uri":"u","arguments":{"b":2}}}`))
-	if m.Name != "echo" || string(m.Arguments) != `{"a":1}` || string(m.Meta) != `{"k":2}` || m.Cursor != "c" || m.URI != "u" {
-		t.Errorf("read %q %s %s %q %q", m.Name, m.Arguments, m.Meta, m.Cursor, m.URI)
+	if m.Name() != "echo" || string(m.Arguments) != `{"a":1}` || string(m.Meta) != `{"k":2}` || m.Cursor() != "c" || m.URI() != "u" {
+		t.Errorf("read %q %s %s %q %q", m.Name(), m.Arguments, m.Meta, m.Cursor(), m.URI())
 	}
 }
 

@@ -30,7 +30,7 @@ func (r *Relay) Call(ctx context.Context, method string, params []byte) (json.Ra
 	frame = append(frame, `,"params":`...)
 	frame = append(append(frame, params...), '}')
 	m := jsonrpc.Parse(frame)
-	if err := r.up.Send(ctx, frame, &m); err != nil {
+	if err := r.up.Send(ctx, frame, m); err != nil {
 		return nil, err
 	}
 	select {

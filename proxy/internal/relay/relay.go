@@ -33,10 +33,10 @@ import (
 // Upstream is the server side of a relay whose agent speaks stdio.
 type Upstream interface {
 	// Send delivers one whole frame to the server, the relay's reading of
-	// it (m: valid until Send returns; not OK when the frame is no one
-	// message); the relay hands the server's frames back through
+	// it (m, by value, so that it need not escape: its bytes are valid
+	// until Send returns; not OK when the frame is no one message); the relay hands the server's frames back through
 	// Relay.FromServer.
-	Send(ctx context.Context, frame []byte, m *jsonrpc.Message) error
+	Send(ctx context.Context, frame []byte, m jsonrpc.Message) error
 	// SendPiece delivers part of a frame too large to parse; last ends it.
 	SendPiece(b []byte, last bool) error
 	// Describe names the server in errors the agent reads (no secrets).
@@ -132,7 +132,7 @@ func (r *Relay) fromAgent(frame []byte) {
 		r.ready.Store(true)
 	case mcpwire.MethodToolsList:
 		if m.ID.Valid() {
-			r.lists.Store(m.ID, m.Cursor == "")
+			r.lists.Store(m.ID, m.Cursor() == "")
 		}
 	case mcpwire.MethodToolsCall:
 		if m.ID.Valid() && r.gate.Active() {
@@ -228,7 +228,7 @@ func (r *Relay) record(ctx context.Context, m *jsonrpc.Message) []byte {
 // sent ends with a JSON-RPC error naming the upstream, so the agent never
 // waits for nothing.
 func (r *Relay) sendUp(ctx context.Context, frame []byte, m *jsonrpc.Message) {
-	err := r.up.Send(ctx, frame, m)
+	err := r.up.Send(ctx, frame, *m)
 	if err == nil || !m.OK {
 		return
 	}
@@ -494,6 +494,7 @@ func (r *Relay) oversized(from string) {
 
 // checkCall asks the gate about a tools/call against the session's listing.
 func (r *Relay) checkCall(m *jsonrpc.Message) *gate.Refusal {
-	planned, listed := r.sess.ToolDigest(m.Name)
-	return r.gate.Check(gate.Call{Tool: m.Name, Planned: planned, Listed: listed, Arguments: m.Arguments})
+	tool := m.Name()
+	planned, listed := r.sess.ToolDigest(tool)
+	return r.gate.Check(gate.Call{Tool: tool, Planned: planned, Listed: listed, Arguments: m.Arguments})
 }

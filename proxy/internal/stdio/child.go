@@ -57,7 +57,7 @@ func startChild(argv []string, stderr io.Writer) (*child, error) {
 	return c, nil
 }
 
-func (c *child) Send(_ context.Context, frame []byte, _ *jsonrpc.Message) error {
+func (c *child) Send(_ context.Context, frame []byte, _ jsonrpc.Message) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.buf = append(append(c.buf[:0], frame...), '\n')

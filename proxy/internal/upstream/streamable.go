@@ -135,12 +135,12 @@ func (u *streamable) Describe() string { return serverid.Display(u.url) }
 // Send queues one whole frame; the proxy's own requests go at once. An
 // error the upstream gives later reaches the agent as the answer to its
 // request (Relay.UpstreamFailed).
-func (u *streamable) Send(_ context.Context, frame []byte, m *jsonrpc.Message) error {
+func (u *streamable) Send(_ context.Context, frame []byte, m jsonrpc.Message) error {
 	// The exchange outlives the call and the relay reads frames in place,
 	// so it keeps its own copy, and the relay's reading moved into a copy
 	// of the frame it read (the same copy unless trace context was added).
 	x := &exchange{frame: bytes.Clone(frame)}
-	if m != nil && m.OK {
+	if m.OK {
 		read := x.frame
 		if !jsonrpc.SameBytes(frame, m.Frame) {
 			read = bytes.Clone(m.Frame)
@@ -428,9 +428,9 @@ func (u *streamable) withMeta(x *exchange) []byte {
 func nameOf(m *jsonrpc.Message) string {
 	switch m.Method {
 	case mcpwire.MethodToolsCall, mcpwire.MethodPromptsGet:
-		return m.Name
+		return m.Name()
 	case "resources/read":
-		return m.URI
+		return m.URI()
 	}
 	return ""
 }
