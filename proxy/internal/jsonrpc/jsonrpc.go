@@ -101,9 +101,3 @@ func IsOwnID(raw []byte) bool { return bytes.HasPrefix(raw, ownIDStart) }
 // BOM is the UTF-8 byte order mark a JSON text may start with: clients
 // that decode bytes skip it.
 var BOM = []byte("\xef\xbb\xbf")
-
-// ToolName is the tool a tools/call's params name ("" when none).
-func ToolName(params json.RawMessage) string {
-	name, _ := jsonwire.String(jsonwire.Lookup(params, "name"))
-	return name
-}
