@@ -40,7 +40,9 @@ type Options struct {
 }
 
 // Gate is the gate of one session (the stdio modes have one; the HTTP →
-// HTTP proxy one per MCP session, each a Fork of its flags).
+// HTTP proxy one per MCP session, each a Fork of its flags): the server's
+// current definitions (Learn) and the listing the session was last served
+// (Serve).
 type Gate struct {
 	refuse   bool
 	lock     map[string]string
@@ -48,6 +50,7 @@ type Gate struct {
 
 	mu      sync.Mutex
 	current atomic.Pointer[Definitions] // the server's definitions as last seen; nil: not yet
+	served  atomic.Pointer[Definitions] // the last whole listing the session was served; nil: none
 	failed  atomic.Bool                 // refuse-session tripped
 	failure *Refusal                    // set before failed
 }
@@ -98,6 +101,18 @@ func (g *Gate) Learn(current Definitions) bool {
 // Current is the server's definitions as last learned (nil: not yet).
 func (g *Gate) Current() Definitions {
 	if p := g.current.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Serve records a whole listing the session was served: what its agent
+// plans calls with.
+func (g *Gate) Serve(defs Definitions) { g.served.Store(&defs) }
+
+// Served is the last whole listing the session was served (nil: none yet).
+func (g *Gate) Served() Definitions {
+	if p := g.served.Load(); p != nil {
 		return *p
 	}
 	return nil

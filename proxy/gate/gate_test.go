@@ -58,3 +58,22 @@ func TestLearn(t *testing.T) {
 		t.Errorf("current %v", g.Current())
 	}
 }
+
+// TestServe: the listing a session was served is kept apart from the
+// server's current definitions (a relist learns the latter only).
+func TestServe(t *testing.T) {
+	g := gate.New(gate.Options{Refuse: true})
+	if g.Served() != nil {
+		t.Fatal("served a listing before any")
+	}
+	v1 := gate.Definitions{"echo": {Digest: "v1", Schema: []byte(`{"type":"object"}`)}}
+	g.Serve(v1)
+	g.Learn(v1)
+	g.Learn(gate.Definitions{"echo": {Digest: "v2"}})
+	if d := g.Served()["echo"]; d.Digest != "v1" || string(d.Schema) != `{"type":"object"}` {
+		t.Errorf("served %+v after a relist", d)
+	}
+	if ref := g.Check(gate.Call{Tool: "echo", Planned: g.Served()["echo"].Digest, Listed: true}); ref == nil || ref.Code() != semconv.RefusalStaleToolSchema {
+		t.Errorf("a call planned on the served v1 with v2 current: %v", ref)
+	}
+}

@@ -58,10 +58,9 @@ type httpGate struct {
 // httpSession is the gate state of one MCP session.
 type httpSession struct {
 	*gate.Gate
-	planned   atomic.Pointer[gate.Definitions] // what the session was last listed
-	relistMu  sync.Mutex                       // one relist at a time; guards learned
-	learned   time.Time                        // when the server's definitions were last learned
-	announced atomic.Bool                      // the server said its tools changed, and no relist could start yet
+	relistMu  sync.Mutex  // one relist at a time; guards learned
+	learned   time.Time   // when the server's definitions were last learned
+	announced atomic.Bool // the server said its tools changed, and no relist could start yet
 
 	pendMu     sync.Mutex    // guards what follows
 	last       lastRequest   // what the session's relists are sent as
@@ -376,7 +375,7 @@ func (g *httpSession) listed(result []byte, defs []contract.Definition) {
 	// Digests only: the proxy keeps this for up to defaultMaxSessions
 	// sessions.
 	current := gate.Read(nil, defs, false)
-	g.planned.Store(&current)
+	g.Serve(current)
 	g.relistMu.Lock()
 	g.Learn(current)
 	g.learned = time.Now()
@@ -406,9 +405,9 @@ func (h *httpGate) judge(req *http.Request, g *httpSession, m *jsonrpc.Message) 
 	}
 	h.relistDue(req, g)
 	call := gate.Call{Tool: m.Name(), Arguments: m.Arguments}
-	if p := g.planned.Load(); p != nil {
+	if served := g.Served(); served != nil {
 		var d gate.Definition
-		d, call.Listed = (*p)[call.Tool]
+		d, call.Listed = served[call.Tool]
 		call.Planned = d.Digest
 	}
 	return g.Check(call)

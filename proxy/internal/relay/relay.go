@@ -407,7 +407,13 @@ func (r *Relay) servedListing(m interceptor.Message, firstPage bool) {
 	r.learnParamHeaders(m.Result, defs)
 	next, _ := jsonwire.String(jsonwire.Lookup(m.Result, "nextCursor"))
 	if firstPage && next == "" {
-		r.gate.Learn(gate.Read(nil, defs, true))
+		// What the session now plans with is what the server serves. The
+		// digest a call was planned with is the session's (ToolDigest:
+		// it follows pages and list_changed); the gate keeps the
+		// definitions, schemas included, for judging arguments.
+		served := gate.Read(nil, defs, true)
+		r.gate.Serve(served)
+		r.gate.Learn(served)
 	}
 }
 
