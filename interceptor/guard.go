@@ -1,18 +1,13 @@
 package interceptor
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/contract/witness"
+	"github.com/mcpdrift/mcpdrift/contract/staleness"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -55,128 +50,37 @@ func (s *Session) BeforeToolCall(ctx context.Context, tool string) (context.Cont
 }
 
 // guardArguments validates a tools/call's arguments against the cached
-// inputSchema. When they fail it and the tool's previous definition (before
-// the last refresh) accepts them, the call was planned against that stale
-// definition.
+// inputSchema (WithArgumentValidation). When they fail it, and the tool is
+// one the session was served another definition of before, the judgement
+// (contract/staleness) tells whether they were planned against that one.
 func (s *Session) guardArguments(c *call, l *listing, def toolDef, p reqParams, attrs []attribute.KeyValue) []attribute.KeyValue {
 	args := p.arguments
 	if jsonwire.IsNull(args) {
 		args = []byte("{}")
 	}
-	sch := s.schemas.get(s, def)
-	if sch == nil {
+	sch, err := s.ic.judge.Schemas().Get(def.definition())
+	if err != nil {
 		return attrs
 	}
-	violation, ok := validate(sch, args)
+	ok, violation := staleness.Validate(sch, staleness.ReadArguments(args))
 	if ok {
 		return append(attrs, attribute.Bool(semconv.GuardArgumentsValid, true))
 	}
 	attrs = append(attrs,
 		attribute.Bool(semconv.GuardArgumentsValid, false),
-		attribute.String(semconv.GuardViolation, violation))
-	if prev, had := l.prev[def.name]; had && prev.digest != def.digest {
-		if old := s.schemas.get(s, prev); old != nil {
-			if _, okOld := validate(old, args); okOld {
-				c.staleDefinition = true
-			}
+		attribute.String(semconv.GuardViolation, violation.String()))
+	if sup := l.superseded[def.name]; len(sup) > 0 {
+		cur := def.definition()
+		v := s.ic.judge.Judge(staleness.Evidence{Planned: def.digest, Current: &cur, Superseded: sup, Arguments: args})
+		if v.State == staleness.Stale {
+			c.staleDefinition = true
+			attrs = appendWitness(attrs, v.Witness)
 		}
 	}
 	return attrs
 }
 
-// validate reports whether args satisfy sch and, if not, where: the
-// instance location and keyword of the first leaf error, never a value.
-func validate(sch *jsonschema.Schema, args []byte) (string, bool) {
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
-		return "arguments are not JSON", false
-	}
-	err = sch.Validate(inst)
-	if err == nil {
-		return "", true
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return "invalid", false
-	}
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
-	}
-	kw := "invalid"
-	if ve.ErrorKind != nil {
-		if p := ve.ErrorKind.KeywordPath(); len(p) > 0 {
-			kw = strings.Join(p, "/")
-		}
-	}
-	return contract.TruncateBytes("/"+strings.Join(ve.InstanceLocation, "/")+": "+kw, 256), false
-}
-
-// schemaCache holds compiled inputSchemas by definition digest.
-type schemaCache struct {
-	mu      sync.Mutex
-	entries map[string]*schemaEntry
-}
-
-type schemaEntry struct {
-	once sync.Once
-	sch  *jsonschema.Schema
-}
-
-// get returns the compiled inputSchema of def, compiling it on first use;
-// nil when it has none or it does not compile (reported once).
-func (sc *schemaCache) get(s *Session, def toolDef) *jsonschema.Schema {
-	if def.digest == "" {
-		return nil
-	}
-	sc.mu.Lock()
-	if sc.entries == nil {
-		sc.entries = map[string]*schemaEntry{}
-	}
-	e := sc.entries[def.digest]
-	if e == nil {
-		e = &schemaEntry{}
-		sc.entries[def.digest] = e
-	}
-	sc.mu.Unlock()
-	e.once.Do(func() {
-		sch, err := compileInputSchema(def)
-		if err != nil {
-			s.ic.report(fmt.Errorf("inputSchema of tool definition %.12s from %s: %w", def.digest, s.describe(), err))
-		}
-		e.sch = sch
-	})
-	return e.sch
-}
-
-// retain drops compiled schemas no longer in the listing or its previous one.
-func (sc *schemaCache) retain(l *listing) {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if len(sc.entries) == 0 {
-		return
-	}
-	keep := make(map[string]bool, len(l.tools)+len(l.prev))
-	for _, d := range l.tools {
-		keep[d.digest] = true
-	}
-	for _, d := range l.prev {
-		keep[d.digest] = true
-	}
-	for digest := range sc.entries {
-		if !keep[digest] {
-			delete(sc.entries, digest)
-		}
-	}
-}
-
-// compileInputSchema compiles a definition's inputSchema as witnesses and
-// replay do (witness.Compile: JSON Schema 2020-12 unless it declares
-// another draft, references resolved only within the schema: a server's
-// schema must not make the agent read files or fetch URLs).
-func compileInputSchema(def toolDef) (*jsonschema.Schema, error) {
-	raw := jsonwire.Lookup(def.raw, "inputSchema")
-	if raw == nil {
-		return nil, errors.New("no inputSchema")
-	}
-	return witness.Compile(raw, "urn:mcpdrift:tool:"+def.digest, witness.CompileOptions{})
+// definition is the cached definition as the judge reads it.
+func (d toolDef) definition() staleness.Definition {
+	return staleness.Definition{Digest: d.digest, Raw: d.raw}
 }

@@ -34,6 +34,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/staleness"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -55,6 +56,7 @@ type Interceptor struct {
 	duration metric.Float64Histogram
 	starts   startPool
 	listings sharedListings
+	judge    *staleness.Judge // compiled inputSchemas shared by the sessions
 	errMu    sync.Mutex
 	errSeen  map[string]bool // error texts already reported (bounded)
 }
@@ -78,6 +80,9 @@ func New(opts ...Option) *Interceptor {
 		h, _ = noop.NewMeterProvider().Meter(ScopeName).Float64Histogram(semconv.MetricClientOperationDuration)
 	}
 	ic.duration = h
+	ic.judge = staleness.NewJudge(staleness.NewSchemas(0, func(digest string, err error) {
+		ic.report(fmt.Errorf("inputSchema of tool definition %.12s: %w", digest, err))
+	}))
 	if err := cfg.limits.Validate(); err != nil {
 		ic.report(err)
 		ic.cfg.limits = contract.DefaultLimits()

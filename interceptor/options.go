@@ -3,6 +3,7 @@ package interceptor
 import (
 	"context"
 	"os"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -37,6 +38,8 @@ type config struct {
 	captureContent bool
 	validateArgs   bool
 	staleHook      StaleToolHook
+	refuseStale    bool
+	staleWindow    time.Duration
 	errorHandler   func(error)
 	limits         contract.Limits
 	maxPending     int
@@ -196,6 +199,28 @@ type StaleToolCall struct {
 // WithStaleToolHook installs the opt-in stale-definition hook.
 func WithStaleToolHook(h StaleToolHook) Option {
 	return optionFunc(func(c *config) { c.staleHook = h })
+}
+
+// WithStaleRefusal makes the guard refuse a tools/call whose arguments fit
+// a definition of the tool the session was served earlier and not the one
+// it was served last (docs/mcpimpact.md#what-stale-means): the model
+// planned it on the old definition, even if the agent has listed the tools
+// again since. Front-ends that sit above the wire (go-sdk, mcp-go, the
+// HTTP RoundTripper) answer such a call themselves with a STALE_TOOL_SCHEMA
+// tool error and never send it; its span ends with error.type refused and
+// mcpdrift.tool.stale=true. Off by default.
+func WithStaleRefusal(on bool) Option {
+	return optionFunc(func(c *config) { c.refuseStale = on })
+}
+
+// WithStaleWindow guards the changes a call's arguments cannot show (a
+// description, annotations, an output schema, a default): the first call to
+// a tool within d after the session was served a changed definition of it is
+// refused once, with a STALE_TOOL_SCHEMA tool error whose required_action,
+// reread_tool, tells the model to read the tool's definition again; the next
+// call is sent. Off by default (d of 0); front-ends as for WithStaleRefusal.
+func WithStaleWindow(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.staleWindow = d })
 }
 
 // WithErrorHandler receives the interceptor's own errors (a listing that

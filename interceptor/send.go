@@ -43,6 +43,14 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 	if !id.Valid() {
 		return s.Notification(ctx, method, params)
 	}
+	_, params = s.request(ctx, id, method, params, true)
+	return params
+}
+
+// request starts the span of a request and, when register is set, makes it
+// pending; otherwise the caller ends it (a call the guard refused, which
+// may not have an id yet).
+func (s *Session) request(ctx context.Context, id ID, method string, params json.RawMessage, register bool) (*call, json.RawMessage) {
 	ident := s.ident.Load()
 	p := readParams(method, params, ident.protocolVersion == "", s.wantsClientName(ctx))
 	if method == methodInitialize && p.clientName != "" {
@@ -57,9 +65,10 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 	c := &call{id: id, method: method}
 	b := s.ic.starts.get()
 	defer s.ic.starts.put(b)
-	attrs := append(b.attrs[:0],
-		attribute.String(semconv.MCPMethodName, method),
-		attribute.String(semconv.JSONRPCRequestID, id.String()))
+	attrs := append(b.attrs[:0], attribute.String(semconv.MCPMethodName, method))
+	if id.Valid() {
+		attrs = append(attrs, attribute.String(semconv.JSONRPCRequestID, id.String()))
+	}
 	attrs = s.appendAgent(ctx, attrs, p.clientName)
 	attrs = append(attrs, ident.spanAttrs...)
 	name := method
@@ -86,8 +95,10 @@ func (s *Session) Request(ctx context.Context, id ID, method string, params json
 	ctx, c.span = s.ic.tracer.Start(ctx, name, b.options()...)
 	c.started(ctx)
 	params = s.inject(ctx, &c.meta, params)
-	s.register(ctx, c)
-	return params
+	if register {
+		s.register(ctx, c)
+	}
+	return c, params
 }
 
 // startBuf holds what a span starts with. The API copies attributes and

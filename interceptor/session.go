@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpdrift/mcpdrift/contract/staleness"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -33,8 +34,8 @@ type Session struct {
 	pending map[ID]*call
 	closed  bool
 
-	listMu  sync.Mutex // serializes applying tools/list pages
-	schemas schemaCache
+	listMu sync.Mutex        // serializes applying tools/list pages
+	window *staleness.Window // WithStaleWindow; nil without it
 
 	// clientName is the initialize clientInfo.name: gen_ai.agent.name when
 	// neither the context nor WithAgent names the agent.
@@ -49,6 +50,7 @@ func (ic *Interceptor) NewSession(ep Endpoint) *Session {
 		endpoint:      ep,
 		clientSession: newClientSessionID(),
 		pending:       map[ID]*call{},
+		window:        staleness.NewWindow(ic.cfg.staleWindow),
 	}
 	id := &identity{serverName: ic.cfg.serverName}
 	s.ident.Store(s.build(id))

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/staleness"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -59,10 +61,21 @@ type listing struct {
 	// gen is the list_changed generation when the refresh that built this
 	// listing was sent; a later notification makes it stale.
 	gen uint64
-	// prev holds the definitions this listing's first page replaced, so the
-	// guard can tell a call planned against the old definition.
+	// prev holds the definitions this listing's first page replaced.
 	prev map[string]toolDef
+	// superseded holds, for each tool the session was served another
+	// definition of before, those definitions, newest first (at most
+	// maxSuperseded): what the guard judges a call's arguments against. A
+	// tool that never changed has no entry, and its calls cost the guard
+	// nothing.
+	superseded map[string][]staleness.Definition
 }
+
+// Bounds of a session's superseded definitions: per tool, and tools.
+const (
+	maxSuperseded      = 4
+	maxSupersededTools = 1024
+)
 
 // listingStale reports whether a tools list_changed arrived after the
 // refresh that produced l was sent (or ever, when there is no listing).
@@ -113,6 +126,7 @@ func (s *Session) applyToolsPage(c *call, result json.RawMessage) []attribute.Ke
 	for _, d := range defs {
 		next.tools[d.Key] = newToolDef(d.Key, d.Digest, d.Raw)
 	}
+	next.superseded = s.supersede(cur, next, defs)
 	if readable {
 		next.setDigest = setDigest(next.tools)
 		if next.setDigest != "" {
@@ -121,7 +135,6 @@ func (s *Session) applyToolsPage(c *call, result json.RawMessage) []attribute.Ke
 	}
 	s.tools.Store(next)
 	s.markStaleCalls(next)
-	s.schemas.retain(next)
 
 	var kv []attribute.KeyValue
 	if next.setDigest != "" {
@@ -131,6 +144,61 @@ func (s *Session) applyToolsPage(c *call, result json.RawMessage) []attribute.Ke
 		kv = append(kv, attribute.Int(semconv.ToolsCount, len(next.tools)))
 	}
 	return kv
+}
+
+// supersede records, for each tool on this page whose definition differs
+// from the one the session was served before, the old one; a tool the
+// session keeps its entry while the previous listing had it.
+func (s *Session) supersede(cur, next *listing, defs []contract.Definition) map[string][]staleness.Definition {
+	var carried map[string][]staleness.Definition
+	if cur != nil {
+		carried = cur.superseded
+	}
+	changed := false
+	for _, d := range defs {
+		if old, had := next.prev[d.Key]; had && old.digest != "" && old.digest != d.Digest {
+			changed = true
+			break
+		}
+	}
+	if !changed && (cur == nil || next.prev == nil || sameKeys(carried, next.prev)) {
+		return carried
+	}
+	out := make(map[string][]staleness.Definition, len(carried)+1)
+	for tool, chain := range carried {
+		if _, listed := next.prev[tool]; listed || next.prev == nil {
+			out[tool] = chain
+		}
+	}
+	now := time.Now()
+	for _, d := range defs {
+		old, had := next.prev[d.Key]
+		if !had || old.digest == "" || old.digest == d.Digest {
+			continue
+		}
+		if _, tracked := out[d.Key]; !tracked && len(out) >= maxSupersededTools {
+			continue
+		}
+		chain := []staleness.Definition{{Digest: old.digest, Raw: old.raw}}
+		for _, c := range out[d.Key] {
+			if c.Digest != old.digest && c.Digest != d.Digest && len(chain) < maxSuperseded {
+				chain = append(chain, c)
+			}
+		}
+		out[d.Key] = chain
+		s.window.Served(d.Key, now)
+	}
+	return out
+}
+
+// sameKeys reports whether every tool in m is in prev (nothing to prune).
+func sameKeys(m map[string][]staleness.Definition, prev map[string]toolDef) bool {
+	for k := range m {
+		if _, ok := prev[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // sharedListings lets the sessions that were served the same tools listing

@@ -42,7 +42,7 @@ const (
 	ToolKnown            = "mcpdrift.tool.known"                    // false when the called tool was not in the client's cached listing
 	ToolsListingStale    = "mcpdrift.tools.listing_stale"           // true when list_changed arrived and no refresh has completed since
 	ToolCurrentDigest    = "mcpdrift.tool.current_digest"           // set by mcpimpact: the digest the server had for the tool when the call was made
-	ToolStale            = "mcpdrift.tool.stale"                    // set by mcpimpact: true when the call used a definition other than the server's
+	ToolStale            = "mcpdrift.tool.stale"                    // true when the call was planned against a definition the server no longer serves (docs/mcpimpact.md#what-stale-means): set by mcpimpact, and by the guard on a call it refused as stale
 	ServerInfoName       = "mcpdrift.server_info.name"              // serverInfo.name the server reported
 	ServerInfoVersion    = "mcpdrift.server_info.version"           // serverInfo.version the server reported
 	ProtocolVersion      = "mcpdrift.protocol_version"              // protocol version the probe negotiated
@@ -110,6 +110,39 @@ const (
 	// GuardRefusal is the error_code of a call the proxy answered itself
 	// instead of forwarding: STALE_TOOL_SCHEMA or TOOL_NOT_APPROVED.
 	GuardRefusal = "mcpdrift.guard.refusal"
+	// GuardStaleBasis is the evidence a call was refused as stale on
+	// (docs/mcpimpact.md#what-stale-means): arguments (they fit a
+	// superseded definition and not the current one), digest (the session
+	// was served a definition the server no longer serves) or window (the
+	// opt-in refuse-once after a change arguments cannot show).
+	GuardStaleBasis = "mcpdrift.guard.stale_basis"
+	// GuardWitnessRule is the rule id (docs/rules.md) of the change the
+	// arguments of a call refused on argument evidence no longer fit.
+	GuardWitnessRule = "mcpdrift.guard.witness.rule"
+	// GuardWitnessPath is the JSON pointer into those arguments where the
+	// current definition rejects them ("" is the arguments object).
+	GuardWitnessPath = "mcpdrift.guard.witness.path"
+	// GuardWitnessKeyword is the JSON Schema keyword that rejects them
+	// (required, type, enum, additionalProperties, ...).
+	GuardWitnessKeyword = "mcpdrift.guard.witness.keyword"
+	// GuardWitnessArgument names the argument that no longer fits (the
+	// member now required, or now refused); a name, never a value.
+	GuardWitnessArgument = "mcpdrift.guard.witness.argument"
+)
+
+// Values of mcpdrift.guard.stale_basis (the names contract/staleness gives
+// its evidence).
+const (
+	StaleBasisArguments = "arguments" // the arguments fit a superseded definition and not the current one
+	StaleBasisDigest    = "digest"    // the digest the session was served is not the server's
+	StaleBasisWindow    = "window"    // the opt-in window: the first call after a change arguments cannot show
+)
+
+// Values of required_action in a refused call's structuredContent.
+const (
+	ActionRefreshTools     = "refresh_tools"     // list the tools again and plan the call again
+	ActionRereadTool       = "reread_tool"       // read the changed tool's definition again; the next call is sent
+	ActionOperatorApproval = "operator_approval" // an operator must approve the definition (TOOL_NOT_APPROVED)
 )
 
 // Values of mcpdrift.guard.refusal (and of the error_code the proxy puts in

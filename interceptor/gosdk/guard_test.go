@@ -86,3 +86,55 @@ func TestStaleToolHook(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleRefusal: the server adds a required parameter to search; the
+// agent lists again (as Claude Code does within seconds) but calls with its
+// old plan. The middleware answers with the STALE_TOOL_SCHEMA tool error,
+// the call never reaches the transport, and its span says stale; a call
+// written for the new definition goes through.
+func TestStaleRefusal(t *testing.T) {
+	for _, g := range generations {
+		t.Run(g.name, func(t *testing.T) {
+			tel := itest.NewTelemetry(t)
+			inst := gosdk.New(tel.Options(interceptor.WithServerName("demo"), interceptor.WithStaleRefusal(true))...)
+			srv := itest.NewGoServer()
+			client, gc := itest.NewGoSDKClient()
+			inst.Instrument(client)
+			itest.Connect(t, client, gc, inst.Transport(srv.InMemory(t)), g.ask)
+			ctx := context.Background()
+			if err := gc.ListTools(ctx); err != nil {
+				t.Fatal(err)
+			}
+			srv.Change()
+			select {
+			case <-gc.ListChanged():
+			case <-time.After(10 * time.Second):
+				t.Fatal("no list_changed")
+			}
+			if err := gc.ListTools(ctx); err != nil {
+				t.Fatal(err)
+			}
+			res, err := gc.Session.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "old plan"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, _ := res.StructuredContent.(map[string]any)
+			if !res.IsError || sc["error_code"] != semconv.RefusalStaleToolSchema || sc["side_effect_started"] != false || sc["basis"] != "arguments" {
+				t.Fatalf("result %+v", res)
+			}
+			spans := tel.WaitNamed(t, "tools/call search", 1)
+			itest.Want(t, spans[0], map[string]any{semconv.ErrorType: semconv.ErrorTypeRefused, semconv.ToolStale: true,
+				semconv.GuardWitnessArgument: "limit", semconv.JSONRPCRequestID: nil})
+
+			res, err = gc.Session.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "new plan", "limit": 3}})
+			if err != nil || res.IsError {
+				t.Fatalf("%v %+v", err, res)
+			}
+			spans = tel.WaitNamed(t, "tools/call search", 2)
+			itest.Want(t, spans[1], map[string]any{semconv.ErrorType: nil, semconv.ToolStale: nil})
+			if n := len(tel.Named("tools/call search")); n != 2 {
+				t.Fatalf("%d tools/call spans for two calls: the refused one was sent", n)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ package httptap
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -148,6 +149,9 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if resp := refused(ctx, req, sess, body); resp != nil {
+		return resp, nil
+	}
 	ids := info.Requests
 	out := body
 	t.ic.Protect(func() { out = sess.SendFrame(ctx, body) })
@@ -174,6 +178,35 @@ func (t *Transport) post(req *http.Request) (*http.Response, error) {
 	}
 	t.observe(resp, x)
 	return resp, nil
+}
+
+// refused answers a POST of one tools/call that the stale guard
+// (interceptor.WithStaleRefusal, WithStaleWindow) refuses, as a server
+// would answer it: 200, application/json, the refusal's tool error. The
+// request is never sent. A batch is sent as it is (batches left the
+// protocol with 2025-06-18).
+func refused(ctx context.Context, req *http.Request, sess *interceptor.Session, body []byte) *http.Response {
+	if !sess.GuardsCalls() {
+		return nil
+	}
+	m, ok := interceptor.ParseMessage(body)
+	if !ok || m.Method != mcpwire.MethodToolsCall || !m.ID.Valid() {
+		return nil
+	}
+	r := sess.GuardCall(ctx, m.ID, m.Params)
+	if r == nil {
+		return nil
+	}
+	answer := r.Response(m.RawID)
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	if sid := req.Header.Get(headerSessionID); sid != "" {
+		h.Set(headerSessionID, sid)
+	}
+	return &http.Response{
+		Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(bytes.NewReader(answer)), ContentLength: int64(len(answer)), Request: req,
+	}
 }
 
 // Answer is implemented by a response body that a RoundTripper under the

@@ -3,6 +3,7 @@ package httptap_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -145,6 +146,46 @@ func TestStaleToolHookOverHTTP(t *testing.T) {
 	if len(rec.bodies) != 1 {
 		t.Errorf("the refused call reached the server: %q", rec.bodies)
 	}
+}
+
+// TestStaleRefusalOverHTTP: after the agent listed the changed tool, a
+// call planned on the old one is answered by the tap (200, the
+// STALE_TOOL_SCHEMA tool error for the request's id) and never reaches the
+// server.
+func TestStaleRefusalOverHTTP(t *testing.T) {
+	listing := func(schema string) string {
+		return `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":` + schema + `}]}}`
+	}
+	rec := &recorder{status: 200, ctype: "application/json", body: listing(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	tel := itest.NewTelemetry(t)
+	c := httptap.Client(nil, tel.Options(interceptor.WithStaleRefusal(true))...)
+	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	rec.mu.Lock()
+	rec.body = listing(`{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer"}},"required":["q","n"]}`)
+	rec.mu.Unlock()
+	post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+
+	resp, body := post(t, c, hs.URL, "application/json", `{"jsonrpc":"2.0","id":"c-7","method":"tools/call","params":{"name":"a","arguments":{"q":"x"}}}`)
+	var answer struct {
+		ID     string `json:"id"`
+		Result struct {
+			IsError           bool           `json:"isError"`
+			StructuredContent map[string]any `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &answer); err != nil || resp.StatusCode != 200 || answer.ID != "c-7" || !answer.Result.IsError ||
+		answer.Result.StructuredContent["error_code"] != semconv.RefusalStaleToolSchema || answer.Result.StructuredContent["side_effect_started"] != false {
+		t.Fatalf("%d %s (%v)", resp.StatusCode, body, err)
+	}
+	rec.mu.Lock()
+	sent := len(rec.bodies)
+	rec.mu.Unlock()
+	if sent != 2 {
+		t.Fatalf("the refused call reached the server (%d requests)", sent)
+	}
+	itest.Want(t, tel.WaitNamed(t, "tools/call a", 1)[0], map[string]any{semconv.ErrorType: semconv.ErrorTypeRefused, semconv.JSONRPCRequestID: "c-7", semconv.ToolStale: true})
 }
 
 // TestOversizedResponse: a response over the document limit still ends its

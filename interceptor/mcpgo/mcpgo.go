@@ -83,6 +83,10 @@ func (b *base) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*
 		if ctx, err = b.sess.BeforeToolCall(ctx, name); err != nil {
 			return nil, err
 		}
+		if r := b.sess.GuardCall(ctx, id, raw); r != nil {
+			// Answered here, never sent: the stale guard's tool error.
+			return &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: req.ID, Result: r.Result()}, nil
+		}
 	}
 	params := raw
 	b.ic.Protect(func() { params = b.sess.Request(ctx, id, req.Method, raw) })

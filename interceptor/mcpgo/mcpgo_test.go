@@ -124,7 +124,22 @@ func TestStaleToolHook(t *testing.T) {
 		}))...)
 	mc := itest.ConnectMCPGo(t, wrapped, true)
 	ctx := context.Background()
-	if err := mc.ListTools(ctx); err != nil {
+	listThenChange(t, mc, change)
+	req := mcpgoapi.CallToolRequest{}
+	req.Params.Name = "search"
+	if _, err := mc.C.CallTool(ctx, req); !errors.Is(err, interceptor.ErrRefused) {
+		t.Fatalf("error %v, want ErrRefused", err)
+	}
+	if refusals != 1 || len(tel.Named("tools/call search")) != 0 {
+		t.Errorf("%d refusals, %d spans", refusals, len(tel.Named("tools/call search")))
+	}
+}
+
+// listThenChange lists the tools, has the server change search, and waits
+// for the client to hear of it.
+func listThenChange(t *testing.T, mc *itest.MCPGoClient, change func()) {
+	t.Helper()
+	if err := mc.ListTools(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	change()
@@ -133,12 +148,40 @@ func TestStaleToolHook(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no list_changed")
 	}
+}
+
+// TestStaleRefusal: after a re-list, a call planned on the old search is
+// answered by the decorator with the STALE_TOOL_SCHEMA tool error and never
+// sent; one written for the new definition is.
+func TestStaleRefusal(t *testing.T) {
+	srv, change := itest.NewMCPGoServer()
+	tel := itest.NewTelemetry(t)
+	wrapped := mcpgo.NewTransport(transport.NewInProcessTransport(srv), interceptor.Endpoint{}, tel.Options(interceptor.WithStaleRefusal(true))...)
+	mc := itest.ConnectMCPGo(t, wrapped, true)
+	ctx := context.Background()
+	listThenChange(t, mc, change)
+	if err := mc.ListTools(ctx); err != nil {
+		t.Fatal(err)
+	}
 	req := mcpgoapi.CallToolRequest{}
 	req.Params.Name = "search"
-	if _, err := mc.C.CallTool(ctx, req); !errors.Is(err, interceptor.ErrRefused) {
-		t.Fatalf("error %v, want ErrRefused", err)
+	req.Params.Arguments = map[string]any{"query": "old plan"}
+	res, err := mc.C.CallTool(ctx, req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if refusals != 1 || len(tel.Named("tools/call search")) != 0 {
-		t.Errorf("%d refusals, %d spans", refusals, len(tel.Named("tools/call search")))
+	sc, _ := res.StructuredContent.(map[string]any)
+	if !res.IsError || sc["error_code"] != semconv.RefusalStaleToolSchema || sc["side_effect_started"] != false {
+		t.Fatalf("result %+v", res)
+	}
+	itest.Want(t, tel.WaitNamed(t, "tools/call search", 1)[0], map[string]any{
+		semconv.ErrorType: semconv.ErrorTypeRefused, semconv.ToolStale: true, semconv.GuardWitnessArgument: "limit"})
+	req.Params.Arguments = map[string]any{"query": "new plan", "limit": 3}
+	if res, err := mc.C.CallTool(ctx, req); err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	tel.WaitNamed(t, "tools/call search", 2)
+	if n := len(tel.Named("tools/call search")); n != 2 {
+		t.Fatalf("%d spans for two calls: the refused one was sent", n)
 	}
 }
