@@ -8,7 +8,7 @@ import (
 
 // BenchmarkJudge: the judgement of one call, for a tool that never changed
 // (a few comparisons), a changed tool called as the current definition
-// wants (two validations), and a stale call (validations and a witness,
+// wants (one validation), and a stale call (two validations and a witness,
 // whose rule is classified once per pair of definitions).
 func BenchmarkJudge(b *testing.B) {
 	v1, v2 := def(b, ticketV1), def(b, ticketV2)

@@ -54,8 +54,9 @@ func (j *Judge) Schemas() *Schemas { return j.schemas }
 //
 //  1. arguments: invalid against the current definition and valid against a
 //     superseded one: stale (Planned is that one, Witness says what no
-//     longer fits); valid against the current one and against none of the
-//     superseded: current. Otherwise they do not decide.
+//     longer fits). Valid against the current one, or against none, they
+//     do not decide (and the superseded ones are not validated: a call that
+//     fits costs one validation).
 //  2. digest: Planned equal to the current digest: current; equal to a
 //     superseded one: stale; another: ahead.
 //  3. otherwise (no current definition known, no planned digest): unknown.
@@ -93,6 +94,9 @@ func (j *Judge) byArguments(cur Definition, superseded []Definition, args Argume
 		return Verdict{}, false
 	}
 	fits, violation := Validate(sch, args)
+	if fits {
+		return Verdict{}, false
+	}
 	for _, s := range superseded {
 		if s.Digest == cur.Digest || s.Digest == "" {
 			continue
@@ -102,15 +106,9 @@ func (j *Judge) byArguments(cur Definition, superseded []Definition, args Argume
 			continue
 		}
 		if fitsOld, _ := Validate(old, args); fitsOld {
-			if fits {
-				return Verdict{}, false // both fit: arguments cannot tell
-			}
 			return Verdict{State: Stale, Basis: BasisArguments, Planned: s.Digest, Current: cur.Digest,
 				Witness: j.witness(s, cur, violation)}, true
 		}
-	}
-	if fits {
-		return Verdict{State: Current, Basis: BasisArguments, Planned: cur.Digest, Current: cur.Digest}, true
 	}
 	return Verdict{}, false // fits none: a mistake, not a stale plan
 }

@@ -1,7 +1,6 @@
 package staleness
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,11 +25,8 @@ func ReadArguments(raw []byte) Arguments {
 	if len(raw) == 0 || string(raw) == "null" {
 		return Arguments{inst: map[string]any{}, ok: true}
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return Arguments{}
-	}
-	return Arguments{inst: inst, ok: true}
+	inst, ok := decode(raw, 0)
+	return Arguments{inst: inst, ok: ok}
 }
 
 // Violation is where arguments fail a schema: a location and a keyword,
