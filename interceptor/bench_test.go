@@ -65,3 +65,55 @@ func BenchmarkToolsListPage(b *testing.B) {
 		sess.Response(interceptor.IntID(id), raw, nil)
 	}
 }
+
+// guardSession returns a function recording one guarded tools/call (the
+// guard's judgement, then the request and its response) on a session with
+// WithStaleRefusal whose echo tool has changed once or never.
+func guardSession(b *testing.B, ic *interceptor.Interceptor, changed bool) func() error {
+	const (
+		echoV1 = `{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}}`
+		echoV2 = `{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"},"lang":{"type":"string"}},"required":["message"]}}`
+	)
+	sess := ic.NewSession(interceptor.Endpoint{Pipe: true})
+	ctx := context.Background()
+	listings := []string{echoV2}
+	if changed {
+		listings = []string{echoV1, echoV2}
+	}
+	id := int64(0)
+	for _, tool := range listings {
+		id++
+		sess.Request(ctx, interceptor.IntID(id), "tools/list", nil)
+		sess.Response(interceptor.IntID(id), json.RawMessage(`{"tools":[`+tool+`]}`), nil)
+	}
+	return func() error {
+		id++
+		if r := sess.GuardCall(ctx, interceptor.IntID(id), benchParams); r != nil {
+			return r
+		}
+		sess.Request(ctx, interceptor.IntID(id), "tools/call", benchParams)
+		sess.Response(interceptor.IntID(id), benchResult, nil)
+		return nil
+	}
+}
+
+// BenchmarkGuardCall is what WithStaleRefusal adds to the interceptor's own
+// cost per tools/call, interleaved with the unguarded call in one run:
+// unchanged-ratio for a tool the session was never served another
+// definition of (a lookup: ≈ 1), changed-ns/op the time the judgement adds
+// for a tool that changed (its arguments validated against the current and
+// the superseded definition), changed-allocs/op its allocations.
+func BenchmarkGuardCall(b *testing.B) {
+	plainIC := interceptor.New(itest.BenchProviders(b)...)
+	guardIC := interceptor.New(append(itest.BenchProviders(b), interceptor.WithStaleRefusal(true))...)
+	plain := &benchutil.Variant{Name: "unguarded", Call: guardSession(b, plainIC, false), Timed: true}
+	unchanged := &benchutil.Variant{Name: "guarded, unchanged tool", Call: guardSession(b, guardIC, false)}
+	changed := &benchutil.Variant{Name: "guarded, changed tool", Call: guardSession(b, guardIC, true)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	benchutil.Interleave(b, 100, plain, unchanged, changed)
+	b.ReportMetric(unchanged.NsPerCall()/plain.NsPerCall(), "unchanged-ratio")
+	b.ReportMetric(unchanged.AllocsPerCall()-plain.AllocsPerCall(), "unchanged-allocs/op")
+	b.ReportMetric(changed.NsPerCall()-plain.NsPerCall(), "changed-ns/op")
+	b.ReportMetric(changed.AllocsPerCall()-plain.AllocsPerCall(), "changed-allocs/op")
+}

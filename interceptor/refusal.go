@@ -46,9 +46,6 @@ func (s *Session) GuardCall(ctx context.Context, id ID, params json.RawMessage) 
 	}
 	stale := v.State == staleness.Stale
 	switch {
-	case v.Basis == staleness.BasisArguments && !stale:
-		s.window.Done(def.name) // written for the new definition: the model has read it
-		return nil
 	case stale && cfg.refuseStale:
 		s.window.Done(def.name)
 	case s.window != nil && s.window.Take(def.name, time.Now()):
