@@ -60,7 +60,7 @@ func decode(b []byte, depth int) (any, bool) {
 	case "null":
 		return nil, true
 	}
-	if !isNumber(b) {
+	if !json.Valid(b) { // what is left valid is a number
 		return nil, false
 	}
 	return json.Number(b), true
@@ -105,44 +105,4 @@ func trim(b []byte) []byte {
 		break
 	}
 	return b
-}
-
-// isNumber reports whether b is a JSON number: -?int frac? exp?.
-func isNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	return i == len(b)
 }
