@@ -151,7 +151,15 @@ func (j *Judge) changes(planned, cur Definition) []contract.Change {
 func inputChanges(planned, cur Definition) []contract.Change {
 	name := toolName(cur.Raw)
 	one := func(d Definition) *contract.Snapshot {
-		return &contract.Snapshot{Tools: contract.Listing{{Key: name, Digest: d.Digest, Raw: d.Raw}}}
+		raw := d.Raw
+		if d.InputSchema != nil || raw == nil {
+			// Only the inputSchema is kept: the input rules need no more.
+			raw, _ = json.Marshal(struct {
+				Name        string          `json:"name"`
+				InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+			}{name, d.inputSchema()})
+		}
+		return &contract.Snapshot{Tools: contract.Listing{{Key: name, Digest: d.Digest, Raw: raw}}}
 	}
 	var out []contract.Change
 	for _, c := range contract.Diff(one(planned), one(cur), nil).Changes {

@@ -126,6 +126,24 @@ func TestJudgeUnchangedToolValidatesNothing(t *testing.T) {
 	}
 }
 
+// TestSchemaOnlyDefinitions: a judge that keeps only inputSchemas (the
+// proxy, for many sessions) gets the same verdict and witness.
+func TestSchemaOnlyDefinitions(t *testing.T) {
+	schemaOnly := func(d staleness.Definition) staleness.Definition {
+		var m struct{ InputSchema json.RawMessage }
+		if err := json.Unmarshal(d.Raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		return staleness.Definition{Digest: d.Digest, InputSchema: m.InputSchema}
+	}
+	v1, v2 := schemaOnly(def(t, ticketV1)), schemaOnly(def(t, ticketV2))
+	v := staleness.NewJudge(nil).Judge(staleness.Evidence{Planned: v2.Digest, Current: &v2, Superseded: []staleness.Definition{v1},
+		Arguments: json.RawMessage(`{"title":"disk full"}`)})
+	if v.State != staleness.Stale || v.Planned != v1.Digest || v.Witness.String() != "/project: required (input.property.added_required)" {
+		t.Fatalf("%+v %s", v, v.Witness)
+	}
+}
+
 // TestWitnessThroughReferences: the rule is found for a schema whose
 // changed member is reached through a local $ref.
 func TestWitnessThroughReferences(t *testing.T) {

@@ -18,6 +18,17 @@ type Definition struct {
 	// compiled on first use, and the rule of a witness is read from the
 	// difference of two of them.
 	Raw json.RawMessage
+	// InputSchema, when set, is the definition's inputSchema, for a judge
+	// that keeps only that (Raw may then be nil).
+	InputSchema json.RawMessage
+}
+
+// inputSchema is the definition's inputSchema (nil when it has none).
+func (d Definition) inputSchema() json.RawMessage {
+	if d.InputSchema != nil {
+		return d.InputSchema
+	}
+	return jsonwire.Lookup(d.Raw, "inputSchema")
 }
 
 // Schemas compiles definitions' inputSchemas once per digest and keeps
@@ -100,7 +111,7 @@ func (s *Schemas) sweep() {
 }
 
 func compile(d Definition) (*jsonschema.Schema, error) {
-	raw := jsonwire.Lookup(d.Raw, "inputSchema")
+	raw := d.inputSchema()
 	if raw == nil {
 		return nil, errNoSchema
 	}
