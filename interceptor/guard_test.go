@@ -195,3 +195,19 @@ func TestStaleWindow(t *testing.T) {
 		t.Fatalf("the second call refused: %v", r)
 	}
 }
+
+// TestStaleRefusalPaged: a change on a listing's second page is caught as
+// well as one on its first.
+func TestStaleRefusalPaged(t *testing.T) {
+	w := newWire(t, interceptor.WithStaleRefusal(true))
+	w.list(1, "", listResult("p2", toolB))
+	w.list(2, "p2", listResult("", toolA))
+	w.list(3, "", listResult("p2", toolB))
+	w.list(4, "p2", listResult("", toolA2))
+	if r := w.guardCall(5, "a", `{"q":"x"}`); r == nil || r.Verdict.Witness.Argument != "n" {
+		t.Fatalf("a change on page 2: %+v", r)
+	}
+	if r := w.guardCall(6, "b", `{}`); r != nil {
+		t.Fatalf("b refused: %v", r)
+	}
+}
