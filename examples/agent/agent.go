@@ -33,6 +33,7 @@ func run(ctx context.Context, cfg config, tel telemetry, logger *slog.Logger) (*
 	if cfg.serverName != "" {
 		opts = append(opts, interceptor.WithServerName(cfg.serverName))
 	}
+	opts = append(opts, interceptor.WithStaleRefusal(cfg.refuseStale), interceptor.WithStaleWindow(cfg.staleWindow))
 	inst := gosdk.New(opts...)
 	st := &stats{byAgent: map[string]*agentStats{}}
 	var wg sync.WaitGroup
@@ -116,6 +117,12 @@ func (s *session) run(ctx context.Context) error {
 				}
 				s.logger.Info("re-planned after a listing change", "agent_id", s.agent.ID, "tools", len(plan))
 			} else {
+				if staleCalls == 0 && s.cfg.relist {
+					// The host's listing is fresh; the plan is not.
+					if _, err := cs.ListTools(ctx, nil); err != nil && ctx.Err() == nil {
+						return fmt.Errorf("listing tools: %w", err)
+					}
+				}
 				staleCalls++
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -29,7 +30,10 @@ type lookupIn struct {
 
 // demoServer serves lookup (and, after change, a lookup that needs a unit
 // too) over Streamable HTTP.
-func demoServer(t *testing.T) (url string, change func()) {
+func demoServer(t *testing.T) (url string, change func()) { return demoServerWith(t, nil) }
+
+// demoServerWith is demoServer with its HTTP handler wrapped by wrap.
+func demoServerWith(t *testing.T, wrap func(http.Handler) http.Handler) (url string, change func()) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, nil)
 	handler := func(_ context.Context, _ *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in " + in.City}}}, nil, nil
@@ -38,23 +42,34 @@ func demoServer(t *testing.T) (url string, change func()) {
 		func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny"}}}, nil
 		})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	if wrap != nil {
+		h = wrap(h)
+	}
+	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	return hs.URL, func() {
 		mcp.AddTool(s, &mcp.Tool{Name: "lookup", Description: "Weather for a city, in a unit."}, handler)
 	}
 }
 
-func TestAgentSessionsAndDrift(t *testing.T) {
-	url, change := demoServer(t)
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	mp := sdkmetric.NewMeterProvider()
-	tel := telemetry{tp: tp, mp: mp, res: resource.Empty(), shutdown: func(context.Context) error { return nil }}
-	cfg, err := parseFlags([]string{"-server", url, "-agents", "planner, researcher", "-sessions", "2", "-rate", "40", "-replan-after", "5", "-server-name", "weather-prod"})
+// recorded is the agent's config from flags, with telemetry recorded in
+// memory (spans in exp).
+func recorded(t *testing.T, flags ...string) (exp *tracetest.InMemoryExporter, tel telemetry, cfg config) {
+	t.Helper()
+	exp = tracetest.NewInMemoryExporter()
+	tel = telemetry{tp: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)), mp: sdkmetric.NewMeterProvider(), res: resource.Empty(),
+		shutdown: func(context.Context) error { return nil }}
+	cfg, err := parseFlags(flags)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return exp, tel, cfg
+}
+
+func TestAgentSessionsAndDrift(t *testing.T) {
+	url, change := demoServer(t)
+	exp, tel, cfg := recorded(t, "-server", url, "-agents", "planner, researcher", "-sessions", "2", "-rate", "40", "-replan-after", "5", "-server-name", "weather-prod")
 	// The server changes once every session has called it, and the run ends
 	// once every session has made its stale calls and seen the new
 	// definition: conditions, not durations, so a loaded machine only makes
@@ -120,6 +135,87 @@ func TestAgentSessionsAndDrift(t *testing.T) {
 	if st.byAgent["planner"].calls.Load() == 0 || st.byAgent["researcher"].calls.Load() == 0 {
 		t.Errorf("stats: %s", st)
 	}
+}
+
+// TestAgentRefusesStaleAfterRelist: the agent lists the tools again as
+// soon as the server announces the change (as Claude Code does) but keeps
+// calling with its old plan; the interceptor's guard refuses those calls
+// (their digests are already the new ones: only their arguments show the
+// plan is stale), none reaches the server, their spans say stale, and once
+// the agent re-plans its calls go through.
+func TestAgentRefusesStaleAfterRelist(t *testing.T) {
+	var changedAt, relisted atomic.Bool
+	var oldPlansReceived atomic.Int64
+	url, change := demoServerWith(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			switch {
+			case changedAt.Load() && bytes.Contains(body, []byte(`"tools/list"`)):
+				relisted.Store(true)
+			case relisted.Load() && bytes.Contains(body, []byte(`"tools/call"`)) && !bytes.Contains(body, []byte(`"unit"`)):
+				// A call on the old plan after the agent listed v2 (one
+				// racing the announcement is not the guard's to catch).
+				oldPlansReceived.Add(1)
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	exp, tel, cfg := recorded(t, "-server", url, "-agents", "planner", "-sessions", "1", "-rate", "40", "-replan-after", "3", "-relist", "-refuse-stale")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		defer cancel()
+		for ctx.Err() == nil {
+			refused, passedAfter := refusedLookups(exp.GetSpans())
+			if !changedAt.Load() && len(exp.GetSpans()) > 0 && passedAfter > 0 {
+				changedAt.Store(true)
+				change()
+			}
+			if changedAt.Load() && refused >= 3 && passedAfter > 1 {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	if _, err := run(ctx, cfg, tel, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, s := range exp.GetSpans() {
+		a := attrs(s.Attributes)
+		if s.Name != "tools/call lookup" || a[semconv.ErrorType] != semconv.ErrorTypeRefused {
+			continue
+		}
+		refused++
+		if a[semconv.ToolStale] != "true" || a[semconv.GuardStaleBasis] != semconv.StaleBasisArguments || a[semconv.GuardWitnessArgument] != "unit" ||
+			a[semconv.ToolsListingStale] != "false" {
+			t.Errorf("refused span %v", a)
+		}
+	}
+	if refused < 3 {
+		t.Fatalf("%d calls refused, want the 3 made on the old plan after the re-list", refused)
+	}
+	if n := oldPlansReceived.Load(); n != 0 {
+		t.Fatalf("the server received %d calls planned on the old definition", n)
+	}
+}
+
+// refusedLookups counts the lookup calls the guard refused, and the ones
+// that passed after the last refusal (or at all, before any).
+func refusedLookups(spans tracetest.SpanStubs) (refused, passedAfter int) {
+	for _, s := range spans {
+		if s.Name != "tools/call lookup" {
+			continue
+		}
+		if attrs(s.Attributes)[semconv.ErrorType] == semconv.ErrorTypeRefused {
+			refused++
+			passedAfter = 0
+			continue
+		}
+		passedAfter++
+	}
+	return refused, passedAfter
 }
 
 // lookupCalls counts the lookup calls so far: per client session, those

@@ -9,7 +9,10 @@
 // When the server announces a changed tool listing, each session goes on
 // calling with its old plan for -replan-after calls before it refreshes:
 // those calls are the ones drift hurts, and their spans say so
-// (mcpdrift.tools.listing_stale, the old mcpdrift.tool.digest).
+// (mcpdrift.tools.listing_stale, the old mcpdrift.tool.digest). With
+// -relist it lists the tools again at once, as hosts do, while its calls
+// still follow the old plan; with -refuse-stale the interceptor's guard
+// refuses those calls before they reach the server.
 package main
 
 import (
@@ -68,6 +71,9 @@ type config struct {
 	rate            float64
 	duration        time.Duration
 	replanAfter     int
+	relist          bool
+	refuseStale     bool
+	staleWindow     time.Duration
 	tools           []string
 	verbose         bool
 }
@@ -88,6 +94,9 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&cfg.rate, "rate", 1, "tool calls per second per session")
 	fs.DurationVar(&cfg.duration, "duration", time.Minute, "how long to run (0: until interrupted)")
 	fs.IntVar(&cfg.replanAfter, "replan-after", 3, "calls a session makes with its old plan after the server announces a change, before it refreshes the listing (-1: never)")
+	fs.BoolVar(&cfg.relist, "relist", false, "list the tools again as soon as the server announces a change, keeping the old plan for -replan-after calls (what hosts such as Claude Code do)")
+	fs.BoolVar(&cfg.refuseStale, "refuse-stale", false, "have the interceptor refuse calls whose arguments fit only a superseded definition (interceptor.WithStaleRefusal)")
+	fs.DurationVar(&cfg.staleWindow, "stale-window", 0, "refuse once the first call to a tool within this long after its definition changed (interceptor.WithStaleWindow; 0: off)")
 	tools := fs.String("tools", "", "call only these tools, comma-separated (default: every listed tool)")
 	fs.BoolVar(&cfg.verbose, "v", false, "log every call")
 	if err := fs.Parse(args); err != nil {
@@ -121,6 +130,8 @@ func parseFlags(args []string) (config, error) {
 		return cfg, fmt.Errorf("-rate must be positive")
 	case cfg.duration < 0:
 		return cfg, fmt.Errorf("-duration must not be negative")
+	case cfg.staleWindow < 0:
+		return cfg, fmt.Errorf("-stale-window must not be negative")
 	}
 	return cfg, nil
 }
