@@ -24,7 +24,13 @@ import (
 // httpProxy serves the HTTP → HTTP proxy to upstream in the test.
 func httpProxy(t *testing.T, upstream string, tel *telemetry) *httptest.Server {
 	t.Helper()
-	h, err := proxy.NewHandler(proxy.Config{Upstream: upstream, Listen: "test", InjectTraceContext: true}, tel.Telemetry)
+	return httpProxyWith(t, proxy.Config{Upstream: upstream, Listen: "test", InjectTraceContext: true}, tel)
+}
+
+// httpProxyWith serves the HTTP → HTTP proxy configured by cfg in the test.
+func httpProxyWith(t *testing.T, cfg proxy.Config, tel *telemetry) *httptest.Server {
+	t.Helper()
+	h, err := proxy.NewHandler(cfg, tel.Telemetry)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,8 +152,11 @@ func testHTTPRefusesStaleCall(t *testing.T, relist time.Duration) {
 		t.Errorf("unchanged echo: %v, %d calls", res.StructuredContent, echoCalls.Load())
 	}
 	list()
-	if res := call("search"); res.IsError || searchCalls.Load() != 2 {
-		t.Errorf("search after the re-list: %v, %d calls", res.StructuredContent, searchCalls.Load())
+	// Written for the new definition (arguments the old one also took would
+	// be a stale plan: TestHTTPRefusesOldPlanAfterRelist).
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"q": "x", "limit": 1}})
+	if err != nil || res.IsError || searchCalls.Load() != 2 {
+		t.Errorf("search after the re-list: %v %v, %d calls", err, res, searchCalls.Load())
 	}
 	if n := tel.counter(t, semconv.MetricProxyRefusals); n != 1 {
 		t.Errorf("refusals counted %d, want 1", n)

@@ -127,6 +127,7 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 	fl.StringVar(&cfg.AgentName, "agent-name", "", "gen_ai.agent.name on spans (default OTEL_SERVICE_NAME, else initialize's clientInfo.name)")
 	fl.BoolVar(&noInject, "no-inject", false, "do not write trace context into params._meta: relay frames byte for byte")
 	fl.StringVar(&cfg.OnStale, "on-stale", proxy.OnStaleObserve, "observe (record) or refuse calls planned against a tool definition the server changed since the agent listed it")
+	fl.DurationVar(&cfg.StaleWindow, "stale-window", 0, "refuse once the first call to a tool within this long after the agent was served a changed definition of it, telling the model to read it again (for changes arguments cannot show: description, annotations; 0: off)")
 	fl.DurationVar(&cfg.RelistInterval, "relist-interval", 0, "list tools this often to learn changes from servers that never notify (0: only on list_changed)")
 	fl.StringVar(&cfg.Lock, "lock", "", "lock file (as mcpdrift check --lock writes it): tool definitions not in it are not approved")
 	fl.StringVar(&cfg.LockMode, "lock-mode", proxy.LockHide, "hide (leave unapproved tools out of tools/list, refuse their calls) or refuse-session")

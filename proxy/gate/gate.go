@@ -15,8 +15,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/staleness"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -37,6 +39,9 @@ type Options struct {
 	Refuse   bool              // --on-stale refuse
 	Lock     map[string]string // tool name -> approved digest (ReadLock); nil without --lock
 	LockMode string            // LockHide or LockRefuseSession
+	// StaleWindow (--stale-window) refuses once the first call to a tool
+	// within it after the session was served a changed definition; 0: off.
+	StaleWindow time.Duration
 }
 
 // Gate is the gate of one session (the stdio modes have one; the HTTP →
@@ -44,25 +49,31 @@ type Options struct {
 // current definitions (Learn) and the listing the session was last served
 // (Serve).
 type Gate struct {
-	refuse   bool
-	lock     map[string]string
-	lockMode string
+	refuse      bool
+	lock        map[string]string
+	lockMode    string
+	staleWindow time.Duration
+	family      *family           // shared with the gate's forks
+	window      *staleness.Window // this session's; nil without --stale-window
 
-	mu      sync.Mutex
-	current atomic.Pointer[Definitions] // the server's definitions as last seen; nil: not yet
-	served  atomic.Pointer[Definitions] // the last whole listing the session was served; nil: none
-	failed  atomic.Bool                 // refuse-session tripped
-	failure *Refusal                    // set before failed
+	mu         sync.Mutex
+	superseded map[string][]staleness.Definition // tool -> earlier definitions, newest first
+	current    atomic.Pointer[Definitions]       // the server's definitions as last seen; nil: not yet
+	served     atomic.Pointer[Definitions]       // the last whole listing the session was served; nil: none
+	failed     atomic.Bool                       // refuse-session tripped
+	failure    *Refusal                          // set before failed
 }
 
 // New is a gate with the flags o.
 func New(o Options) *Gate {
-	return &Gate{refuse: o.Refuse, lock: o.Lock, lockMode: o.LockMode}
+	return &Gate{refuse: o.Refuse, lock: o.Lock, lockMode: o.LockMode, staleWindow: o.StaleWindow,
+		family: newFamily(), window: staleness.NewWindow(o.StaleWindow)}
 }
 
 // Fork is a gate with g's flags and nothing learned: another session's.
 func (g *Gate) Fork() *Gate {
-	return &Gate{refuse: g.refuse, lock: g.lock, lockMode: g.lockMode}
+	return &Gate{refuse: g.refuse, lock: g.lock, lockMode: g.lockMode, staleWindow: g.staleWindow,
+		family: g.family, window: staleness.NewWindow(g.staleWindow)}
 }
 
 // ReadLock reads the approved tool definitions of a lock file (a snapshot,
@@ -92,10 +103,15 @@ func ReadLock(path string, limits contract.Limits) (map[string]string, error) {
 // Learn records the server's current definitions and reports whether their
 // digests differ from the ones known before.
 func (g *Gate) Learn(current Definitions) bool {
+	current = g.family.intern(current)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	prev := g.current.Swap(&current)
-	return prev != nil && !maps.EqualFunc(*prev, current, Definition.sameDigest)
+	changed := prev != nil && !maps.EqualFunc(*prev, current, Definition.sameDigest)
+	if changed {
+		g.supersede(*prev, current)
+	}
+	return changed
 }
 
 // Current is the server's definitions as last learned (nil: not yet).
@@ -107,8 +123,21 @@ func (g *Gate) Current() Definitions {
 }
 
 // Serve records a whole listing the session was served: what its agent
-// plans calls with.
-func (g *Gate) Serve(defs Definitions) { g.served.Store(&defs) }
+// plans calls with. With --stale-window, a tool whose digest differs from
+// the one the session was served before starts the window for it.
+func (g *Gate) Serve(defs Definitions) {
+	defs = g.family.intern(defs)
+	prev := g.served.Swap(&defs)
+	if g.window == nil || prev == nil {
+		return
+	}
+	now := time.Now()
+	for tool, d := range defs {
+		if before, ok := (*prev)[tool]; ok && before.Digest != d.Digest {
+			g.window.Served(tool, now)
+		}
+	}
+}
 
 // Served is the last whole listing the session was served (nil: none yet).
 func (g *Gate) Served() Definitions {
@@ -119,7 +148,7 @@ func (g *Gate) Served() Definitions {
 }
 
 // Active reports whether the gate can refuse a call at all.
-func (g *Gate) Active() bool { return g.refuse || g.lock != nil }
+func (g *Gate) Active() bool { return g.refuse || g.lock != nil || g.window != nil }
 
 // Refuses reports whether stale calls are refused (--on-stale refuse).
 func (g *Gate) Refuses() bool { return g.refuse }
@@ -147,8 +176,11 @@ type Call struct {
 	Arguments json.RawMessage
 }
 
-// Check returns why call must not reach the server, or nil. It reads only
-// the digests and the gate's map: no hashing on the call path.
+// Check returns why call must not reach the server, or nil. No hashing on
+// the call path: for a tool that never changed it compares digests; for
+// one that did, the stale judgement validates the call's arguments
+// (contract/staleness: arguments that fit a superseded definition and not
+// the current one are stale even after the session listed again).
 func (g *Gate) Check(call Call) *Refusal {
 	if !g.Active() {
 		return nil
@@ -165,8 +197,13 @@ func (g *Gate) Check(call Call) *Refusal {
 			return &Refusal{code: semconv.RefusalToolNotApproved, tool: call.Tool, current: d}
 		}
 	}
-	if g.refuse && current != nil && call.Listed && call.Planned != "" && cur.Digest != call.Planned {
-		return &Refusal{code: semconv.RefusalStaleToolSchema, tool: call.Tool, planned: call.Planned, current: cur.Digest, stale: true}
+	if g.refuse && current != nil && call.Listed && call.Planned != "" {
+		if ref := g.checkStale(call, cur); ref != nil {
+			return ref
+		}
+	}
+	if g.window != nil && current != nil && curKnown {
+		return g.checkWindow(call, cur)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -14,12 +15,14 @@ import (
 // Refusal is a call the proxy answered itself. As an error it ends the
 // call's span: error.type "refused", the reason in mcpdrift.guard.refusal.
 type Refusal struct {
-	code             string // semconv.Refusal*
-	tool             string
-	planned, current string
-	stale            bool
-	rpcError         bool // answered with a JSON-RPC error (a failed session), not a tool result
-	unclear          bool // a call the gate could not read as servers would (Unclear)
+	code     string // semconv.Refusal*
+	tool     string
+	current  string
+	rpcError bool // answered with a JSON-RPC error (a failed session), not a tool result
+	unclear  bool // a call the gate could not read as servers would (Unclear)
+	// guard, for a stale call, is the refusal as the interceptor's guard
+	// words it: the same envelope (basis, witness) and span attributes.
+	guard *interceptor.Refusal
 }
 
 // Unapproved is the refusal of a listing that holds a definition of tool
@@ -41,15 +44,13 @@ func (r *Refusal) ErrorType() string { return semconv.ErrorTypeRefused }
 
 // SpanAttributes are the mcpdrift.guard.* attributes of the refused call's span.
 func (r *Refusal) SpanAttributes() []attribute.KeyValue {
-	kv := []attribute.KeyValue{
+	if r.guard != nil {
+		return r.guard.SpanAttributes()
+	}
+	return []attribute.KeyValue{
 		attribute.String(semconv.GuardRefusal, r.code),
 		attribute.String(semconv.GuardCurrentDigest, r.current),
 	}
-	if r.stale {
-		kv = append(kv, attribute.Bool(semconv.GuardStaleDefinition, true),
-			attribute.String(semconv.GuardPlannedDigest, r.planned))
-	}
-	return kv
 }
 
 // Text is what the agent (an LLM, often) reads: what happened, that nothing
@@ -59,9 +60,8 @@ func (r *Refusal) Text() string {
 		return r.code + ": this tools/call names its method, params or tool more than once or in another case, or has no id, " +
 			"so which tool a server would run cannot be told: it was not sent and nothing ran."
 	}
-	if r.code == semconv.RefusalStaleToolSchema {
-		return fmt.Sprintf("%s: the definition of tool %q changed after your tool list was fetched, so this call was not sent and nothing ran. "+
-			"Fetch the tool list again (tools/list), read the tool's new schema, and plan the call again.", r.code, r.tool)
+	if r.guard != nil {
+		return r.guard.Text()
 	}
 	return fmt.Sprintf("%s: the server's current definition of tool %q is not approved in this proxy's lock file, so this call was not sent and nothing ran. "+
 		"An operator must review and approve it (mcpdrift approve).", r.code, r.tool)
@@ -74,21 +74,16 @@ func (r *Refusal) Answer(id json.RawMessage, method string) []byte {
 	if r.rpcError || method != mcpwire.MethodToolsCall {
 		return jsonrpc.Error(id, jsonrpc.CodeUpstream, r.Text())
 	}
-	action := "refresh_tools"
-	if r.code == semconv.RefusalToolNotApproved {
-		action = "operator_approval"
-	}
-	sc := map[string]any{
-		"error_code": r.code, "tool": r.tool, "required_action": action,
-		"side_effect_started": false, "current_digest": r.current,
-	}
-	if r.stale {
-		sc["planned_digest"] = r.planned
+	if r.guard != nil {
+		return jsonrpc.Response(id, r.guard.Result())
 	}
 	res, _ := json.Marshal(map[string]any{
-		"content":           []map[string]string{{"type": "text", "text": r.Text()}},
-		"structuredContent": sc,
-		"isError":           true,
+		"content": []map[string]string{{"type": "text", "text": r.Text()}},
+		"structuredContent": map[string]any{
+			"error_code": r.code, "tool": r.tool, "required_action": semconv.ActionOperatorApproval,
+			"side_effect_started": false, "current_digest": r.current,
+		},
+		"isError": true,
 	})
 	return jsonrpc.Response(id, res)
 }

@@ -61,6 +61,10 @@ type Config struct {
 
 	// OnStale is OnStaleObserve or OnStaleRefuse.
 	OnStale string
+	// StaleWindow refuses once the first call to a tool within it after the
+	// agent was served a changed definition of the tool (a change its
+	// arguments cannot show); 0 off.
+	StaleWindow time.Duration
 	// RelistInterval makes the proxy list tools itself this often, for
 	// servers that never send notifications/tools/list_changed; 0 never.
 	RelistInterval time.Duration
@@ -129,7 +133,7 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("--lock-mode must be %s or %s, not %q", LockHide, LockRefuseSession, c.LockMode)
 	}
-	if c.RelistInterval < 0 || c.ShutdownGrace < 0 || c.UpstreamTimeout < 0 {
+	if c.RelistInterval < 0 || c.ShutdownGrace < 0 || c.UpstreamTimeout < 0 || c.StaleWindow < 0 {
 		return errors.New("durations must not be negative")
 	}
 	if c.Limits != (contract.Limits{}) {
@@ -170,7 +174,7 @@ func (c *Config) Ready() (*gate.Gate, error) {
 
 // Gate is a gate as c's flags ask for it.
 func (c *Config) Gate() (*gate.Gate, error) {
-	o := gate.Options{Refuse: c.OnStale == OnStaleRefuse, LockMode: c.LockMode}
+	o := gate.Options{Refuse: c.OnStale == OnStaleRefuse, LockMode: c.LockMode, StaleWindow: c.StaleWindow}
 	if c.Lock != "" {
 		lock, err := gate.ReadLock(c.Lock, c.Limits)
 		if err != nil {

@@ -372,9 +372,9 @@ func (g *httpSession) listed(result []byte, defs []contract.Definition) {
 	if next, _ := jsonwire.String(jsonwire.Lookup(result, "nextCursor")); next != "" {
 		return
 	}
-	// Digests only: the proxy keeps this for up to defaultMaxSessions
-	// sessions.
-	current := gate.Read(nil, defs, false)
+	// Schemas kept once for every session (the gate shares them): the
+	// proxy keeps this for up to defaultMaxSessions sessions.
+	current := gate.Read(nil, defs, true)
 	g.Serve(current)
 	g.relistMu.Lock()
 	g.Learn(current)

@@ -186,7 +186,7 @@ func (h *httpGate) relist(ctx context.Context, g *httpSession, last lastRequest)
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.UpstreamTimeout)
 	defer cancel()
-	current, err := gate.ListTools(ctx, h.cfg.Limits, false, func(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
+	current, err := gate.ListTools(ctx, h.cfg.Limits, true, func(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
 		return h.call(ctx, last, method, params)
 	})
 	if err != nil {
