@@ -20,8 +20,9 @@ import (
 
 // Bounds of what a gate family keeps for the judgement.
 const (
-	maxSuperseded = 4    // earlier definitions kept per tool
-	maxSchemas    = 4096 // inputSchemas kept once for all sessions
+	maxSuperseded  = 4        // earlier definitions kept per tool
+	maxSchemas     = 4096     // inputSchemas kept once for all sessions
+	maxSchemaBytes = 64 << 20 // and their bytes: past either, sessions keep their own copies
 )
 
 // family is what the sessions of one proxy share: the judge (schemas
@@ -31,6 +32,7 @@ type family struct {
 
 	mu      sync.Mutex
 	schemas map[string][]byte // digest -> inputSchema
+	bytes   int               // held in schemas
 }
 
 func newFamily() *family {
@@ -50,8 +52,9 @@ func (f *family) intern(defs Definitions) Definitions {
 		}
 		held, ok := f.schemas[d.Digest]
 		switch {
-		case !ok && len(f.schemas) < maxSchemas:
+		case !ok && len(f.schemas) < maxSchemas && f.bytes+len(d.Schema) <= maxSchemaBytes:
 			f.schemas[d.Digest] = d.Schema
+			f.bytes += len(d.Schema)
 		case ok && bytes.Equal(held, d.Schema) && len(held) > 0 && &held[0] != &d.Schema[0]:
 			if out == nil {
 				out = maps.Clone(defs)
