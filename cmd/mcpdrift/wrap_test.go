@@ -50,20 +50,22 @@ func mode(t *testing.T, path string) os.FileMode {
 
 // wrap writes a backup and the wrapped file with the file's mode; a second
 // wrap changes nothing and writes no backup; unwrap restores the original
-// byte for byte, keeping the first backup.
+// byte for byte, keeping the first backup; wrap/unwrap cycles leave that one
+// backup, not one each.
 func TestWrapUnwrapFile(t *testing.T) {
 	path, orig := hostSample(t, "mcp.json", 0o640)
 	code, out, errOut := cli(t, "", "wrap", "--mcpdrift", "/opt/mcpdrift/bin/mcpdrift", "--on-stale", "refuse", "--lock", "mcp.lock.json", path)
 	if code != exitOK || out != "" {
 		t.Fatalf("wrap: exit %d, stdout %q\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"wrapped   everything (stdio)", "wrapped   api (http)", "wrapped   asana (sse)", `skipped   slack: it signs in through the host ("oauth")`, "backup: " + path + ".bak"} {
+	for _, want := range []string{"wrapped   everything (stdio)", "wrapped   api (http)", "wrapped   asana (sse)", `skipped   slack: it signs in through the host ("oauth")`, "backup: " + path + ".mcpdrift.bak"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("wrap output lacks %q:\n%s", want, errOut)
 		}
 	}
-	if string(readBytes(t, path+".bak")) != string(orig) || mode(t, path+".bak") != 0o640 {
-		t.Errorf("backup: mode %v", mode(t, path+".bak"))
+	backup := path + ".mcpdrift.bak"
+	if string(readBytes(t, backup)) != string(orig) || mode(t, backup) != 0o640 {
+		t.Errorf("backup: mode %v", mode(t, backup))
 	}
 	wrapped := readBytes(t, path)
 	if mode(t, path) != 0o640 {
@@ -80,7 +82,7 @@ func TestWrapUnwrapFile(t *testing.T) {
 	if code != exitOK || !strings.Contains(errOut, "nothing to change") || string(readBytes(t, path)) != string(wrapped) {
 		t.Errorf("second wrap: exit %d\n%s", code, errOut)
 	}
-	if backups, _ := filepath.Glob(path + ".bak*"); len(backups) != 1 {
+	if backups, _ := filepath.Glob(path + ".*bak*"); len(backups) != 1 {
 		t.Errorf("backups after a wrap that changed nothing: %v", backups)
 	}
 
@@ -88,12 +90,27 @@ func TestWrapUnwrapFile(t *testing.T) {
 	if code != exitOK || string(readBytes(t, path)) != string(orig) || mode(t, path) != 0o640 {
 		t.Fatalf("unwrap: exit %d, mode %v\n%s\n%s", code, mode(t, path), errOut, readBytes(t, path))
 	}
-	if string(readBytes(t, path+".bak")) != string(orig) {
+	if string(readBytes(t, backup)) != string(orig) {
 		t.Error("unwrap overwrote the first backup")
 	}
-	backups, _ := filepath.Glob(path + ".bak.*")
-	if len(backups) != 1 || string(readBytes(t, backups[0])) != string(wrapped) {
-		t.Errorf("unwrap's backup: %v", backups)
+	for range 2 {
+		if code, _, errOut := cli(t, "", "wrap", path); code != exitOK {
+			t.Fatal(errOut)
+		}
+		if code, _, errOut := cli(t, "", "unwrap", path); code != exitOK {
+			t.Fatal(errOut)
+		}
+	}
+	if backups, _ := filepath.Glob(path + ".*bak*"); len(backups) != 1 || string(readBytes(t, backup)) != string(orig) {
+		t.Errorf("backups after wrap/unwrap cycles: %v", backups)
+	}
+	// Edited after an unwrap, the file is backed up afresh by the next wrap.
+	edited := strings.Replace(string(orig), `"everything"`, `"everything2"`, 1)
+	if err := os.WriteFile(path, []byte(edited), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli(t, "", "wrap", path); code != exitOK || string(readBytes(t, backup)) != edited {
+		t.Errorf("wrap after an edit: exit %d, backup not renewed\n%s", code, errOut)
 	}
 }
 
@@ -108,7 +125,7 @@ func TestWrapDryRun(t *testing.T) {
 	if string(readBytes(t, path)) != string(orig) {
 		t.Fatal("--dry-run changed the file")
 	}
-	if _, err := os.Stat(path + ".bak"); err == nil {
+	if _, err := os.Stat(path + ".mcpdrift.bak"); err == nil {
 		t.Error("--dry-run wrote a backup")
 	}
 	patch, err := exec.LookPath("patch")
@@ -243,7 +260,7 @@ func TestWrapKeepsOwner(t *testing.T) {
 	if st := fi.Sys().(*syscall.Stat_t); st.Uid != nobody || st.Gid != nobody || fi.Mode().Perm() != 0o600 {
 		t.Errorf("owner %d:%d mode %v, want %d:%d 0600", st.Uid, st.Gid, fi.Mode().Perm(), nobody, nobody)
 	}
-	if fi, err := os.Stat(path + ".bak"); err != nil || fi.Sys().(*syscall.Stat_t).Uid != nobody {
+	if fi, err := os.Stat(path + ".mcpdrift.bak"); err != nil || fi.Sys().(*syscall.Stat_t).Uid != nobody {
 		t.Errorf("the backup is not the user's: %v", err)
 	}
 }

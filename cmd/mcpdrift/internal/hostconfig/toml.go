@@ -1,0 +1,571 @@
+package hostconfig
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// Codex CLI keeps its servers in ~/.codex/config.toml as tables
+// [mcp_servers.NAME]. As with JSON, the file is edited in place: a wrapped
+// server's lines are replaced, with its original lines kept verbatim in the
+// table [mcp_servers.NAME.x-mcpdrift] (Codex ignores keys it does not know),
+// and every other line of the file stays as it was. go-toml's unstable
+// parser gives where each line lies; go-toml decodes the values.
+
+const tomlServers = "mcp_servers"
+
+// tomlItem is one table header or key/value line of the file.
+type tomlItem struct {
+	table      bool     // a [table] header ([[array]] headers are tables too)
+	path       []string // the table's name, or the table and the key
+	start, end int      // its lines: from the start of its first to after its last line break
+}
+
+type tomlDoc struct {
+	src   []byte
+	items []tomlItem
+	data  map[string]any
+	nl    string
+}
+
+func parseTOML(src []byte) (*tomlDoc, error) {
+	d := &tomlDoc{src: src, nl: "\n"}
+	if strings.Contains(string(src), "\r\n") {
+		d.nl = "\r\n"
+	}
+	if err := toml.Unmarshal(src, &d.data); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, col := de.Position()
+			return nil, &SyntaxError{Line: line, Col: col, Msg: de.Error()}
+		}
+		return nil, err
+	}
+	var p unstable.Parser
+	p.Reset(src)
+	var table []string
+	for p.NextExpression() {
+		e := p.Expression()
+		var keys []string
+		var first, last unstable.Range
+		for it := e.Key(); it.Next(); {
+			k := it.Node()
+			if len(keys) == 0 {
+				first = k.Raw
+			}
+			last = k.Raw
+			keys = append(keys, string(k.Data))
+		}
+		it := tomlItem{start: lineStart(src, int(first.Offset))}
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = keys
+			it.table, it.path = true, keys
+			it.end = lineEnd(src, int(last.Offset+last.Length))
+		case unstable.KeyValue:
+			it.path = append(slices.Clone(table), keys...)
+			it.end = lineEnd(src, int(e.Raw.Offset+e.Raw.Length))
+		default:
+			continue
+		}
+		d.items = append(d.items, it)
+	}
+	if err := p.Error(); err != nil { // toml.Unmarshal accepted what the parser refuses: a bug
+		return nil, fmt.Errorf("reading TOML: %w", err)
+	}
+	return d, nil
+}
+
+func lineStart(src []byte, off int) int {
+	for off > 0 && src[off-1] != '\n' {
+		off--
+	}
+	return off
+}
+
+// lineEnd returns the offset after the line break that ends the line of
+// off (after a trailing comment), or the end of the file.
+func lineEnd(src []byte, off int) int {
+	for off < len(src) && src[off] != '\n' {
+		off++
+	}
+	if off < len(src) {
+		off++
+	}
+	return off
+}
+
+func hasPrefix(path []string, prefix ...string) bool {
+	return len(path) >= len(prefix) && slices.Equal(path[:len(prefix)], prefix)
+}
+
+// tomlServer is one server and the lines that define it.
+type tomlServer struct {
+	name       string
+	value      map[string]any
+	items      []tomlItem // its header, key/values and sub-tables, in order
+	start, end int
+	skip       string // why it cannot be edited in place
+}
+
+// servers returns the servers in the order the file names them.
+func (d *tomlDoc) servers() ([]*tomlServer, error) {
+	raw, ok := d.data[tomlServers]
+	if !ok {
+		return nil, nil
+	}
+	all, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%q is not a table", tomlServers)
+	}
+	var out []*tomlServer
+	seen := map[string]*tomlServer{}
+	for i := 0; i < len(d.items); i++ {
+		it := d.items[i]
+		if !hasPrefix(it.path, tomlServers) || len(it.path) < 2 {
+			continue
+		}
+		name := it.path[1]
+		s := seen[name]
+		if s == nil {
+			value, _ := all[name].(map[string]any)
+			s = &tomlServer{name: name, value: value}
+			seen[name] = s
+			out = append(out, s)
+			if value == nil {
+				s.skip = "not a table"
+			}
+		}
+		switch {
+		case s.skip != "":
+		case s.items != nil:
+			s.skip = "its lines are not together in the file: edit it by hand"
+		case !it.table || len(it.path) != 2:
+			s.skip = fmt.Sprintf("written as an inline table or dotted keys: wrap edits [%s.NAME] tables", tomlServers)
+		default:
+			j := i + 1
+			for j < len(d.items) && hasPrefix(d.items[j].path, tomlServers, name) && !(d.items[j].table && len(d.items[j].path) == 2) {
+				j++
+			}
+			s.items = d.items[i:j]
+			s.start, s.end = it.start, d.items[j-1].end
+			i = j - 1
+		}
+	}
+	return out, nil
+}
+
+// local returns the path of an item below the server's table.
+func (s *tomlServer) local(it tomlItem) []string { return it.path[2:] }
+
+func (s *tomlServer) text(d *tomlDoc, it tomlItem) string { return string(d.src[it.start:it.end]) }
+
+// Keys of a Codex server entry that wrap replaces; all others are kept.
+var tomlWrapKeys = []string{"command", "args", "env", "env_vars", "url", "http_headers", "env_http_headers", "bearer_token_env_var", "bearer_token"}
+
+// Keys with which a Codex server signs in through Codex (codex mcp login).
+var tomlHostAuthKeys = []string{"scopes", "oauth_resource"}
+
+func wrapTOML(src []byte, o Options) (*Result, error) {
+	return rewriteTOML(src, o.Skip, func(d *tomlDoc, s *tomlServer) (string, Outcome) {
+		if s.value[StashKey] != nil {
+			return "", Outcome{Action: Skipped, Reason: "already wrapped"}
+		}
+		return s.wrap(d, o)
+	})
+}
+
+func unwrapTOML(src []byte, skip []string, force bool) (*Result, error) {
+	return rewriteTOML(src, skip, func(d *tomlDoc, s *tomlServer) (string, Outcome) {
+		stash, ok := s.value[StashKey].(map[string]any)
+		if !ok {
+			if s.value[StashKey] != nil {
+				return "", Outcome{Action: Refused, Reason: fmt.Sprintf("its %q key is damaged: edit it by hand", StashKey)}
+			}
+			if isProxyArgv(s.value) {
+				return "", Outcome{Action: Skipped, Reason: "runs mcpdrift proxy but was not wrapped by mcpdrift wrap: edit it by hand"}
+			}
+			return "", Outcome{Action: Skipped, Reason: "not wrapped"}
+		}
+		orig, ok1 := stash["original"].(string)
+		sum, ok2 := stash["wrapped"].(string)
+		if !ok1 || !ok2 {
+			return "", Outcome{Action: Refused, Reason: fmt.Sprintf("its %q table is damaged (no original or digest): edit it by hand", StashKey)}
+		}
+		if !force && tomlDigest(s.value) != sum {
+			return "", Outcome{Action: Refused, Reason: "it was edited after wrap, and unwrap would undo that edit: restore it by hand from its " +
+				fmt.Sprintf("%q table, or run unwrap --force to restore the original anyway", StashKey)}
+		}
+		return orig, Outcome{Action: Unwrapped}
+	})
+}
+
+func rewriteTOML(src []byte, skip []string, fn func(*tomlDoc, *tomlServer) (string, Outcome)) (*Result, error) {
+	d, servers, err := readTOML(src)
+	if err != nil {
+		return nil, err
+	}
+	if servers == nil {
+		return nil, fmt.Errorf("no [%s.NAME] table: not a Codex configuration with MCP servers", tomlServers)
+	}
+	res := &Result{Src: src}
+	for _, s := range servers {
+		var text string
+		var out Outcome
+		switch {
+		case slices.Contains(skip, s.name):
+			out = Outcome{Action: Skipped, Reason: "--skip"}
+		case s.skip != "":
+			out = Outcome{Action: Skipped, Reason: s.skip}
+		default:
+			text, out = fn(d, s)
+		}
+		out.Server = s.name
+		res.Servers = append(res.Servers, out)
+		if text != "" {
+			res.Edits = append(res.Edits, Edit{Start: s.start, End: s.end, Text: text})
+		}
+	}
+	res.Out = apply(src, res.Edits)
+	if len(res.Edits) > 0 {
+		if _, err := parseTOML(res.Out); err != nil {
+			return nil, fmt.Errorf("hostconfig: the rewritten file does not parse (%v); nothing was written", err) // a bug, not input
+		}
+	}
+	return res, nil
+}
+
+// readTOML parses src and finds its servers.
+func readTOML(src []byte) (*tomlDoc, []*tomlServer, error) {
+	d, err := parseTOML(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	servers, err := d.servers()
+	return d, servers, err
+}
+
+func listTOML(src []byte) ([]Server, error) {
+	_, servers, err := readTOML(src)
+	if err != nil {
+		return nil, err
+	}
+	var out []Server
+	for _, s := range servers {
+		out = append(out, Server{Name: s.name, Wrapped: s.value[StashKey] != nil || isProxyArgv(s.value)})
+	}
+	return out, nil
+}
+
+func isProxyArgv(v map[string]any) bool {
+	cmd, _ := v["command"].(string)
+	args, _ := v["args"].([]any)
+	first := ""
+	if len(args) > 0 {
+		first, _ = args[0].(string)
+	}
+	return isProxyCommand(cmd, first)
+}
+
+// wrap returns the server's lines routed through the proxy.
+func (s *tomlServer) wrap(d *tomlDoc, o Options) (string, Outcome) {
+	v := s.value
+	cmd, hasCmd := v["command"]
+	_, hasURL := v["url"]
+	var args []string
+	env := map[string]string{}
+	if e, ok := v["env"]; ok {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return "", Outcome{Action: Skipped, Reason: `"env" is not a table`}
+		}
+		for k, x := range m {
+			str, ok := x.(string)
+			if !ok {
+				return "", Outcome{Action: Skipped, Reason: fmt.Sprintf("env %q is not a string", k)}
+			}
+			env[k] = str
+		}
+	}
+	envVars, ok := stringList(v["env_vars"])
+	if !ok {
+		return "", Outcome{Action: Skipped, Reason: `"env_vars" is not a list of strings`}
+	}
+	var out Outcome
+	switch {
+	case hasCmd && hasURL:
+		return "", Outcome{Action: Skipped, Reason: `both "command" and "url": which one the host uses is unclear`}
+	case hasCmd:
+		c, ok := cmd.(string)
+		if !ok || c == "" {
+			return "", Outcome{Action: Skipped, Reason: `"command" is not a non-empty string`}
+		}
+		list, ok := stringList(v["args"])
+		if !ok {
+			return "", Outcome{Action: Skipped, Reason: `"args" is not a list of strings`}
+		}
+		if len(list) > 0 && isProxyCommand(c, list[0]) {
+			return "", Outcome{Action: Skipped, Reason: "already runs mcpdrift proxy"}
+		}
+		args = append(o.proxyArgs(s.name), "--server-command", c)
+		for _, a := range list {
+			args = append(args, "--server-arg="+a)
+		}
+		out = Outcome{Action: Wrapped, Kind: "stdio"}
+	case hasURL:
+		for _, k := range tomlHostAuthKeys {
+			if v[k] != nil {
+				return "", Outcome{Action: Skipped, Reason: fmt.Sprintf("it signs in through the host (%q), which the proxy cannot do for it", k)}
+			}
+		}
+		var reason string
+		args, reason = s.remoteArgs(o, env, &envVars)
+		if reason != "" {
+			return "", Outcome{Action: Skipped, Reason: reason}
+		}
+		out = Outcome{Action: Wrapped, Kind: "http"}
+		if slices.Contains(args, "--oauth") {
+			out.Reason = "no headers or token: if the server asks for OAuth, the proxy signs in (the user consents in a browser once; the token is kept in the user config dir)"
+		}
+	default:
+		return "", Outcome{Action: Skipped, Reason: `neither "command" nor "url"`}
+	}
+	for _, e := range o.Env {
+		if _, ok := env[e.Name]; !ok {
+			env[e.Name] = e.Value
+		}
+	}
+	return s.wrappedText(d, o.command(), args, env, envVars), out
+}
+
+// remoteArgs are the proxy's flags for a url entry; header values and
+// tokens go into env, never into args.
+func (s *tomlServer) remoteArgs(o Options, env map[string]string, envVars *[]string) ([]string, string) {
+	v := s.value
+	u, ok := v["url"].(string)
+	if !ok || !remoteURL(u) {
+		return nil, "the url is not an http(s) string: the proxy reaches servers over TCP"
+	}
+	args := o.proxyArgs(s.name)
+	if secretURL(u) {
+		args = append(args, "--upstream-env", UpstreamEnv)
+		env[UpstreamEnv] = u
+	} else {
+		args = append(args, "--upstream", u)
+	}
+	taken := func(name string) bool { _, ok := env[name]; return ok }
+	signed := false
+	static, ok := stringMap(v["http_headers"])
+	if !ok {
+		return nil, `"http_headers" is not a table of strings`
+	}
+	for _, h := range sortedKeys(static) {
+		name := uniqueEnvName(HeaderEnvPrefix+envSuffix(h), taken)
+		env[name] = static[h]
+		args = append(args, "--header-env", h+"="+name)
+		signed = true
+	}
+	fromEnv, ok := stringMap(v["env_http_headers"])
+	if !ok {
+		return nil, `"env_http_headers" is not a table of strings`
+	}
+	for _, h := range sortedKeys(fromEnv) {
+		args = append(args, "--header-env", h+"="+fromEnv[h])
+		*envVars = appendNew(*envVars, fromEnv[h]) // Codex passes a server only the variables it names
+		signed = true
+	}
+	if tok, ok := v["bearer_token"].(string); ok {
+		name := uniqueEnvName("MCPDRIFT_BEARER_TOKEN", taken)
+		env[name] = tok
+		args = append(args, "--bearer-token-env", name)
+		signed = true
+	}
+	if tv, ok := v["bearer_token_env_var"].(string); ok && tv != "" {
+		args = append(args, "--bearer-token-env", tv)
+		*envVars = appendNew(*envVars, tv)
+		signed = true
+	}
+	if !signed {
+		args = append(args, "--oauth")
+	}
+	return args, ""
+}
+
+// wrappedText writes the server's table: its header line as it was, the
+// proxy's command line, every key wrap does not replace (lines as they
+// were), env, the sub-tables it had, and the stash.
+func (s *tomlServer) wrappedText(d *tomlDoc, command string, args []string, env map[string]string, envVars []string) string {
+	var lines []string
+	header := strings.TrimRight(s.text(d, s.items[0]), "\r\n")
+	lines = append(lines, header,
+		"command = "+tomlQuote(command),
+		"args = "+tomlArray(args))
+	if len(envVars) > 0 {
+		lines = append(lines, "env_vars = "+tomlArray(envVars))
+	}
+	var subtables []string
+	var cur []string // the sub-table the item is in, nil for the server's own
+	for _, it := range s.items[1:] {
+		l := s.local(it)
+		text := strings.TrimRight(s.text(d, it), "\r\n")
+		switch {
+		case it.table:
+			cur = l
+			if cur[0] != "env" {
+				subtables = append(subtables, text)
+			}
+		case cur == nil && !slices.Contains(tomlWrapKeys, l[0]):
+			lines = append(lines, text)
+		case cur != nil && cur[0] != "env":
+			subtables = append(subtables, text)
+		}
+	}
+	if len(env) > 0 {
+		lines = append(lines, "", tomlHeader(s.name, "env"))
+		for _, k := range sortedKeys(env) {
+			lines = append(lines, tomlKey(k)+" = "+tomlQuote(env[k]))
+		}
+	}
+	if len(subtables) > 0 {
+		lines = append(lines, "")
+		lines = append(lines, subtables...)
+	}
+	body := strings.Join(lines, d.nl) + d.nl
+	var wrapped map[string]any
+	if err := toml.Unmarshal([]byte(body), &wrapped); err != nil {
+		panic(fmt.Sprintf("hostconfig: wrote a server table that does not parse: %v", err)) // a bug, not input
+	}
+	value := wrapped[tomlServers].(map[string]any)[s.name].(map[string]any)
+	orig := string(d.src[s.start:s.end])
+	stash := []string{"", tomlHeader(s.name, StashKey),
+		"wrapped = " + tomlQuote(tomlDigest(value)),
+		"original = " + tomlVerbatim(orig)}
+	text := body + strings.Join(stash, d.nl)
+	if strings.HasSuffix(orig, "\n") {
+		text += d.nl
+	}
+	return text
+}
+
+var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func tomlKey(k string) string {
+	if bareKey.MatchString(k) {
+		return k
+	}
+	return tomlQuote(k)
+}
+
+func tomlHeader(server string, sub ...string) string {
+	parts := []string{tomlServers, tomlKey(server)}
+	for _, p := range sub {
+		parts = append(parts, tomlKey(p))
+	}
+	return "[" + strings.Join(parts, ".") + "]"
+}
+
+// tomlQuote writes s as a TOML basic string: JSON's escapes are TOML's,
+// except that TOML also wants DEL escaped.
+func tomlQuote(s string) string {
+	return strings.ReplaceAll(quote(s), "\x7f", `\u007F`)
+}
+
+func tomlArray(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = tomlQuote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// tomlVerbatim writes text as a TOML string that decodes to exactly text:
+// a multi-line literal string, which keeps it readable, when text allows
+// (the line break after the opening quotes is not part of the value), else
+// a basic string with escapes.
+func tomlVerbatim(text string) string {
+	if !strings.Contains(text, "'''") && !strings.ContainsAny(text, "\r\x7f") && !strings.HasSuffix(text, "'") && !hasControl(text) {
+		return "'''\n" + text + "'''"
+	}
+	return tomlQuote(text)
+}
+
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' }) >= 0
+}
+
+// tomlDigest is a digest of a server's value without the stash, blind to
+// formatting, comments and order: what unwrap compares to tell a hand edit.
+func tomlDigest(v map[string]any) string {
+	c := make(map[string]any, len(v))
+	for k, x := range v {
+		if k != StashKey {
+			c[k] = x
+		}
+	}
+	b, err := json.Marshal(c) // map keys sorted; every TOML value has a JSON form
+	if err != nil {
+		panic(fmt.Sprintf("hostconfig: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func stringList(v any) ([]string, bool) {
+	if v == nil {
+		return nil, true
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, len(list))
+	for i, x := range list {
+		if out[i], ok = x.(string); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func stringMap(v any) (map[string]string, bool) {
+	if v == nil {
+		return nil, true
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]string, len(m))
+	for k, x := range m {
+		if out[k], ok = x.(string); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
