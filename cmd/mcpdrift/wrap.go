@@ -74,15 +74,17 @@ See docs/wrapping.md.
 			if onStale != "" && onStale != "observe" && onStale != "refuse" {
 				return usageError("--on-stale must be observe or refuse, not %q", onStale)
 			}
-			if agent == "" && host != "" {
-				h := hostconfig.HostNamed(host)
-				if h == nil {
+			h := hostconfig.HostOf(args[0])
+			if host != "" {
+				if h = hostconfig.HostNamed(host); h == nil {
 					return usageError("--host %q: not one of %s", host, hostNames())
 				}
-				agent = h.Name
 			}
-			if h := hostconfig.HostOf(args[0]); agent == "" && h != nil {
-				agent = h.Name // the host, not its clientInfo (Gemini CLI's health check says mcp-test-client)
+			if h != nil {
+				if agent == "" {
+					agent = h.Name // the host, not its clientInfo (Gemini CLI's health check says mcp-test-client)
+				}
+				o.TopStash = h.TopStash
 			}
 			o.AgentFlag(agent)
 			if onStale != "" {

@@ -38,7 +38,8 @@ type entry struct {
 	node *Node
 	src  []byte
 	lay  layout
-	text string // the rewritten entry, when there is one
+	top  *topStash // the file's top-level stash, for hosts that refuse unknown members in an entry
+	text string    // the rewritten entry, when there is one
 }
 
 func (e *entry) raw(n *Node) string { return string(e.src[n.Start:n.End]) }
@@ -51,8 +52,11 @@ func (e *entry) wrap(o Options) (text, kind, note, skip string) {
 	if n.Kind != '{' {
 		return "", "", "", "not an object"
 	}
-	if n.Get(StashKey) != nil {
+	if n.Get(StashKey) != nil || e.top.of(e.name) != nil {
 		return "", "", "", "already wrapped"
+	}
+	if o.TopStash && e.top.taken(e.name) {
+		return "", "", "", "another server of this name is wrapped: the top-level stash keeps one per name"
 	}
 	typ := ""
 	if t := n.Get("type"); t != nil {
@@ -137,7 +141,7 @@ func (e *entry) wrapStdio(o Options) (text, kind, note, skip string) {
 		env, _ := e.env(nil, nil, o.Env)
 		fields = insertAfter(fields, "args", field{"env", env})
 	}
-	return e.withStash(fields), "stdio", "", ""
+	return e.withStash(fields, o), "stdio", "", ""
 }
 
 func (e *entry) wrapRemote(o Options, typ, urlKey string) (text, kind, note, skip string) {
@@ -227,7 +231,7 @@ func (e *entry) wrapRemote(o Options, typ, urlKey string) (text, kind, note, ski
 	if len(headers) == 0 {
 		note = "no headers: if the server asks for OAuth, the proxy signs in (the user consents in a browser once; the token is kept in the user config dir)"
 	}
-	return e.withStash(fields), kind, note, ""
+	return e.withStash(fields, o), kind, note, ""
 }
 
 type header struct {
@@ -266,15 +270,21 @@ func (e *entry) env(existing *Node, add []envVar, extra []EnvVar) (string, strin
 }
 
 // withStash writes the wrapped entry's fields followed by the stash, whose
-// digest covers those fields as written.
-func (e *entry) withStash(fields []field) string {
+// digest covers those fields as written; with o.TopStash the stash goes to
+// the file's top-level one instead.
+func (e *entry) withStash(fields []field, o Options) string {
 	plain := e.lay.object(fields)
 	node, _, err := Parse([]byte(plain))
 	if err != nil {
 		panic(fmt.Sprintf("hostconfig: wrote an entry that does not parse: %v", err)) // a bug, not input
 	}
+	sum := quote(digest([]byte(plain), node, ""))
+	if o.TopStash && e.top != nil {
+		e.top.add(e.name, sum, reindent(e.raw(e.node), e.lay.unit, true))
+		return plain
+	}
 	stash := e.lay.deeper().object([]field{
-		{"wrapped", quote(digest([]byte(plain), node, ""))},
+		{"wrapped", sum},
 		{"original", reindent(e.raw(e.node), e.lay.unit+e.lay.unit, true)}, // two levels deeper
 	})
 	return e.lay.object(append(fields, field{StashKey, stash}))
@@ -286,7 +296,12 @@ func (e *entry) unwrap(force bool) (text, skip string, refused bool) {
 	if n.Kind != '{' {
 		return "", "not an object", false
 	}
-	stash := n.Get(StashKey)
+	stash, shift := n.Get(StashKey), e.lay.unit+e.lay.unit
+	if stash == nil {
+		if stash = e.top.of(e.name); stash != nil {
+			shift = e.lay.unit
+		}
+	}
 	if stash == nil {
 		if isProxy(strValue(n.Get("command")), n.Get("args")) {
 			return "", "runs mcpdrift proxy but was not wrapped by mcpdrift wrap: edit it by hand", false
@@ -301,7 +316,8 @@ func (e *entry) unwrap(force bool) (text, skip string, refused bool) {
 		return "", "it was edited after wrap, and unwrap would undo that edit: restore it by hand from its " +
 			fmt.Sprintf("%q member, or run unwrap --force to restore the original anyway", StashKey), true
 	}
-	return reindent(e.raw(orig), e.lay.unit+e.lay.unit, false), "", false
+	e.top.restored(e.name)
+	return reindent(e.raw(orig), shift, false), "", false
 }
 
 // isProxy reports whether a command line already runs mcpdrift proxy.

@@ -62,11 +62,15 @@ func (f Format) List(src []byte) ([]Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	top, err := newTopStash(src, root, "", "")
+	if err != nil {
+		return nil, err
+	}
 	var out []Server
 	for _, g := range groups {
 		for _, m := range g.node.Members {
 			n := m.Value
-			wrapped := n.Get(StashKey) != nil || isProxy(strValue(n.Get("command")), n.Get("args"))
+			wrapped := n.Get(StashKey) != nil || (g.scope == "" && top.of(m.Key) != nil) || isProxy(strValue(n.Get("command")), n.Get("args"))
 			out = append(out, Server{Name: m.Key, Scope: g.scope, Wrapped: wrapped})
 		}
 	}

@@ -18,8 +18,18 @@ func FuzzWrapRoundTrip(f *testing.F) {
 	}
 	f.Add([]byte(`{"servers":{"a":{"command":"x","args":[1,true,null,{"k":"\u00e9"}],"env":{}}}}`))
 	f.Add([]byte("{\n\t\"mcpServers\": {\n\t\t\"a\": {\n\t\t\t\"url\": \"https://h/mcp\", // c\n\t\t\t\"headers\": {\"A\": \"b\"}\n\t\t}\n\t}\n}"))
-	opts := Options{Command: "mcpdrift", ProxyFlags: []string{"--agent-name", "fuzz"}, Env: []EnvVar{{"K", "v"}}}
+	f.Add([]byte(`{"mcpServers":{"a":{"":"","url":"https://h"}}}`)) // a member named "": the digest once skipped it
+	f.Add([]byte("{\"mcpServers\": {\"a\": {\"httpUrl\": \"https://h/mcp\"}}, \"x\": 1,}"))
 	f.Fuzz(func(t *testing.T, src []byte) {
+		for _, top := range []bool{false, true} { // Gemini CLI's top-level stash too
+			opts := Options{Command: "mcpdrift", ProxyFlags: []string{"--agent-name", "fuzz"}, Env: []EnvVar{{"K", "v"}}, TopStash: top}
+			roundTrip(t, src, opts)
+		}
+	})
+}
+
+func roundTrip(t *testing.T, src []byte, opts Options) {
+	{
 		res, err := Wrap(src, opts)
 		if err != nil {
 			return
@@ -41,5 +51,5 @@ func FuzzWrapRoundTrip(f *testing.F) {
 		if back.Count(Refused) > 0 || string(back.Out) != string(src) {
 			t.Fatalf("unwrap did not restore the file (%v):\n%q\n%q", back.Servers, src, back.Out)
 		}
-	})
+	}
 }

@@ -34,6 +34,10 @@ type Options struct {
 	Env []EnvVar
 	// Skip names servers to leave as they are.
 	Skip []string
+	// TopStash keeps what unwrap needs in one top-level x-mcpdrift member
+	// rather than in each entry, for hosts that refuse unknown members in
+	// an entry (Host.TopStash).
+	TopStash bool
 }
 
 // AgentFlag adds --agent-name name to the proxy flags unless they have one.
@@ -152,6 +156,10 @@ func rewrite(src []byte, skip []string, fn func(*entry) Outcome) (*Result, error
 	if bytes.Contains(src, []byte("\r\n")) {
 		nl = "\r\n" // a file written on Windows
 	}
+	top, err := newTopStash(src, root, unit, nl)
+	if err != nil {
+		return nil, err
+	}
 	for _, g := range groups {
 		for _, m := range g.node.Members {
 			if slices.Contains(skip, m.Key) {
@@ -159,6 +167,9 @@ func rewrite(src []byte, skip []string, fn func(*entry) Outcome) (*Result, error
 				continue
 			}
 			e := &entry{name: m.Key, node: m.Value, src: src, lay: entryLayout(src, m, unit, nl)}
+			if g.scope == "" {
+				e.top = top // the top-level stash is for the top-level servers (Gemini CLI has no others)
+			}
 			out := fn(e)
 			out.Scope = g.scope
 			res.Servers = append(res.Servers, out)
@@ -166,6 +177,9 @@ func rewrite(src []byte, skip []string, fn func(*entry) Outcome) (*Result, error
 				res.Edits = append(res.Edits, Edit{Start: m.Value.Start, End: m.Value.End, Text: e.text})
 			}
 		}
+	}
+	if ed, ok := top.edit(src); ok {
+		res.Edits = append(res.Edits, ed)
 	}
 	slices.SortFunc(res.Edits, func(a, b Edit) int { return a.Start - b.Start })
 	res.Out = apply(src, res.Edits)

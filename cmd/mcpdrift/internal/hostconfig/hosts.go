@@ -11,19 +11,22 @@ type Host struct {
 	// the host goes by on the command line.
 	Name  string
 	Title string
+	// TopStash: the host refuses members it does not know in a server
+	// entry, so wrap keeps its stash at the top level (Options.TopStash).
+	TopStash bool
 }
 
 // Hosts wrap knows, by name.
 var (
-	ClaudeDesktop = &Host{"claude-desktop", "Claude Desktop"}
-	ClaudeCode    = &Host{"claude-code", "Claude Code"}
-	Cursor        = &Host{"cursor", "Cursor"}
-	VSCode        = &Host{"vscode", "VS Code"}
-	GeminiCLI     = &Host{"gemini-cli", "Gemini CLI"}
-	Codex         = &Host{"codex", "Codex CLI"}
-	Windsurf      = &Host{"windsurf", "Windsurf"}
-	Zed           = &Host{"zed", "Zed"}
-	Cline         = &Host{"cline", "Cline"}
+	ClaudeDesktop = &Host{Name: "claude-desktop", Title: "Claude Desktop"}
+	ClaudeCode    = &Host{Name: "claude-code", Title: "Claude Code"}
+	Cursor        = &Host{Name: "cursor", Title: "Cursor"}
+	VSCode        = &Host{Name: "vscode", Title: "VS Code"}
+	GeminiCLI     = &Host{Name: "gemini-cli", Title: "Gemini CLI", TopStash: true}
+	Codex         = &Host{Name: "codex", Title: "Codex CLI"}
+	Windsurf      = &Host{Name: "windsurf", Title: "Windsurf"}
+	Zed           = &Host{Name: "zed", Title: "Zed"}
+	Cline         = &Host{Name: "cline", Title: "Cline"}
 )
 
 // AllHosts in the order wrap --list shows them.
