@@ -17,10 +17,13 @@ import (
 
 // Codex CLI keeps its servers in ~/.codex/config.toml as tables
 // [mcp_servers.NAME]. As with JSON, the file is edited in place: a wrapped
-// server's lines are replaced, with its original lines kept verbatim in the
-// table [mcp_servers.NAME.x-mcpdrift] (Codex ignores keys it does not know),
-// and every other line of the file stays as it was. go-toml's unstable
-// parser gives where each line lies; go-toml decodes the values.
+// server's lines are replaced, with its original lines kept verbatim in a
+// top-level table [x-mcpdrift.NAME] right after them, and every other line
+// of the file stays as it was. Not inside the server's table: Codex rewrites
+// the whole mcp_servers table when it changes a server (codex mcp add), and
+// drops the keys it does not know there, but keeps unknown top-level tables.
+// go-toml's unstable parser gives where each line lies; go-toml decodes the
+// values.
 
 const tomlServers = "mcp_servers"
 
@@ -116,6 +119,10 @@ type tomlServer struct {
 	items      []tomlItem // its header, key/values and sub-tables, in order
 	start, end int
 	skip       string // why it cannot be edited in place
+
+	stash                map[string]any // its [x-mcpdrift.NAME] table, if any
+	stashStart, stashEnd int
+	stashSkip            string // why that table cannot be edited in place
 }
 
 // servers returns the servers in the order the file names them.
@@ -162,7 +169,39 @@ func (d *tomlDoc) servers() ([]*tomlServer, error) {
 			i = j - 1
 		}
 	}
+	stashes, _ := d.data[StashKey].(map[string]any)
+	for _, s := range out {
+		s.stash, _ = stashes[s.name].(map[string]any)
+		if s.stash == nil {
+			if stashes[s.name] != nil {
+				s.stashSkip = fmt.Sprintf("its [%s.NAME] table is damaged: edit it by hand", StashKey)
+			}
+			continue
+		}
+		s.stashStart, s.stashEnd, s.stashSkip = d.tableLines(StashKey, s.name)
+	}
 	return out, nil
+}
+
+// tableLines returns the lines of the table [key.name] and its sub-tables,
+// which must be together, headed by that table.
+func (d *tomlDoc) tableLines(key, name string) (start, end int, skip string) {
+	start = -1
+	for i, it := range d.items {
+		if !hasPrefix(it.path, key, name) {
+			continue
+		}
+		switch {
+		case start >= 0 && d.items[i-1].end != end:
+			return 0, 0, fmt.Sprintf("its [%s.NAME] lines are not together in the file: edit it by hand", key)
+		case start < 0 && !(it.table && len(it.path) == 2):
+			return 0, 0, fmt.Sprintf("its %s entry is not a [%s.NAME] table: edit it by hand", key, key)
+		case start < 0:
+			start = it.start
+		}
+		end = it.end
+	}
+	return start, end, ""
 }
 
 // local returns the path of an item below the server's table.
@@ -177,40 +216,49 @@ var tomlWrapKeys = []string{"command", "args", "env", "env_vars", "url", "http_h
 var tomlHostAuthKeys = []string{"scopes", "oauth_resource"}
 
 func wrapTOML(src []byte, o Options) (*Result, error) {
-	return rewriteTOML(src, o.Skip, func(d *tomlDoc, s *tomlServer) (string, Outcome) {
-		if s.value[StashKey] != nil {
-			return "", Outcome{Action: Skipped, Reason: "already wrapped"}
+	return rewriteTOML(src, o.Skip, func(d *tomlDoc, s *tomlServer) ([]Edit, Outcome) {
+		if s.stash != nil || s.stashSkip != "" {
+			return nil, Outcome{Action: Skipped, Reason: "already wrapped"}
 		}
-		return s.wrap(d, o)
+		text, out := s.wrap(d, o)
+		if text == "" {
+			return nil, out
+		}
+		return []Edit{{Start: s.start, End: s.end, Text: text}}, out
 	})
 }
 
 func unwrapTOML(src []byte, skip []string, force bool) (*Result, error) {
-	return rewriteTOML(src, skip, func(d *tomlDoc, s *tomlServer) (string, Outcome) {
-		stash, ok := s.value[StashKey].(map[string]any)
-		if !ok {
-			if s.value[StashKey] != nil {
-				return "", Outcome{Action: Refused, Reason: fmt.Sprintf("its %q key is damaged: edit it by hand", StashKey)}
-			}
-			if isProxyArgv(s.value) {
-				return "", Outcome{Action: Skipped, Reason: "runs mcpdrift proxy but was not wrapped by mcpdrift wrap: edit it by hand"}
-			}
-			return "", Outcome{Action: Skipped, Reason: "not wrapped"}
+	return rewriteTOML(src, skip, func(d *tomlDoc, s *tomlServer) ([]Edit, Outcome) {
+		if s.stashSkip != "" {
+			return nil, Outcome{Action: Refused, Reason: s.stashSkip}
 		}
-		orig, ok1 := stash["original"].(string)
-		sum, ok2 := stash["wrapped"].(string)
+		if s.stash == nil {
+			if isProxyArgv(s.value) {
+				return nil, Outcome{Action: Skipped, Reason: "runs mcpdrift proxy but was not wrapped by mcpdrift wrap: edit it by hand"}
+			}
+			return nil, Outcome{Action: Skipped, Reason: "not wrapped"}
+		}
+		orig, ok1 := s.stash["original"].(string)
+		sum, ok2 := s.stash["wrapped"].(string)
 		if !ok1 || !ok2 {
-			return "", Outcome{Action: Refused, Reason: fmt.Sprintf("its %q table is damaged (no original or digest): edit it by hand", StashKey)}
+			return nil, Outcome{Action: Refused, Reason: fmt.Sprintf("its [%s.NAME] table is damaged (no original or digest): edit it by hand", StashKey)}
 		}
 		if !force && tomlDigest(s.value) != sum {
-			return "", Outcome{Action: Refused, Reason: "it was edited after wrap, and unwrap would undo that edit: restore it by hand from its " +
-				fmt.Sprintf("%q table, or run unwrap --force to restore the original anyway", StashKey)}
+			return nil, Outcome{Action: Refused, Reason: "it was edited after wrap, and unwrap would undo that edit: restore it by hand from its " +
+				fmt.Sprintf("[%s.NAME] table, or run unwrap --force to restore the original anyway", StashKey)}
 		}
-		return orig, Outcome{Action: Unwrapped}
+		// As wrap left them, the stash follows the server's lines: both
+		// go back to the original at once. A host that rewrote the file
+		// may have put lines between them.
+		if s.stashStart >= s.end && strings.TrimSpace(string(d.src[s.end:s.stashStart])) == "" {
+			return []Edit{{Start: s.start, End: s.stashEnd, Text: orig}}, Outcome{Action: Unwrapped}
+		}
+		return []Edit{{Start: s.start, End: s.end, Text: orig}, {Start: s.stashStart, End: s.stashEnd}}, Outcome{Action: Unwrapped}
 	})
 }
 
-func rewriteTOML(src []byte, skip []string, fn func(*tomlDoc, *tomlServer) (string, Outcome)) (*Result, error) {
+func rewriteTOML(src []byte, skip []string, fn func(*tomlDoc, *tomlServer) ([]Edit, Outcome)) (*Result, error) {
 	d, servers, err := readTOML(src)
 	if err != nil {
 		return nil, err
@@ -220,7 +268,7 @@ func rewriteTOML(src []byte, skip []string, fn func(*tomlDoc, *tomlServer) (stri
 	}
 	res := &Result{Src: src}
 	for _, s := range servers {
-		var text string
+		var edits []Edit
 		var out Outcome
 		switch {
 		case slices.Contains(skip, s.name):
@@ -228,14 +276,13 @@ func rewriteTOML(src []byte, skip []string, fn func(*tomlDoc, *tomlServer) (stri
 		case s.skip != "":
 			out = Outcome{Action: Skipped, Reason: s.skip}
 		default:
-			text, out = fn(d, s)
+			edits, out = fn(d, s)
 		}
 		out.Server = s.name
 		res.Servers = append(res.Servers, out)
-		if text != "" {
-			res.Edits = append(res.Edits, Edit{Start: s.start, End: s.end, Text: text})
-		}
+		res.Edits = append(res.Edits, edits...)
 	}
+	slices.SortFunc(res.Edits, func(a, b Edit) int { return a.Start - b.Start })
 	res.Out = apply(src, res.Edits)
 	if len(res.Edits) > 0 {
 		if _, err := parseTOML(res.Out); err != nil {
@@ -262,7 +309,7 @@ func listTOML(src []byte) ([]Server, error) {
 	}
 	var out []Server
 	for _, s := range servers {
-		out = append(out, Server{Name: s.name, Wrapped: s.value[StashKey] != nil || isProxyArgv(s.value)})
+		out = append(out, Server{Name: s.name, Wrapped: s.stash != nil || isProxyArgv(s.value)})
 	}
 	return out, nil
 }
@@ -447,7 +494,7 @@ func (s *tomlServer) wrappedText(d *tomlDoc, command string, args []string, env 
 	}
 	value := wrapped[tomlServers].(map[string]any)[s.name].(map[string]any)
 	orig := string(d.src[s.start:s.end])
-	stash := []string{"", tomlHeader(s.name, StashKey),
+	stash := []string{"", "[" + tomlKey(StashKey) + "." + tomlKey(s.name) + "]",
 		"wrapped = " + tomlQuote(tomlDigest(value)),
 		"original = " + tomlVerbatim(orig)}
 	text := body + strings.Join(stash, d.nl)
@@ -466,12 +513,8 @@ func tomlKey(k string) string {
 	return tomlQuote(k)
 }
 
-func tomlHeader(server string, sub ...string) string {
-	parts := []string{tomlServers, tomlKey(server)}
-	for _, p := range sub {
-		parts = append(parts, tomlKey(p))
-	}
-	return "[" + strings.Join(parts, ".") + "]"
+func tomlHeader(server string, sub string) string {
+	return "[" + tomlServers + "." + tomlKey(server) + "." + tomlKey(sub) + "]"
 }
 
 // tomlQuote writes s as a TOML basic string: JSON's escapes are TOML's,
@@ -503,16 +546,11 @@ func hasControl(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' }) >= 0
 }
 
-// tomlDigest is a digest of a server's value without the stash, blind to
-// formatting, comments and order: what unwrap compares to tell a hand edit.
+// tomlDigest is a digest of a server's value, blind to formatting, comments
+// and order (and to 20 written 20.0, as Codex rewrites it): what unwrap
+// compares to tell a hand edit.
 func tomlDigest(v map[string]any) string {
-	c := make(map[string]any, len(v))
-	for k, x := range v {
-		if k != StashKey {
-			c[k] = x
-		}
-	}
-	b, err := json.Marshal(c) // map keys sorted; every TOML value has a JSON form
+	b, err := json.Marshal(v) // map keys sorted; every TOML value has a JSON form
 	if err != nil {
 		panic(fmt.Sprintf("hostconfig: %v", err))
 	}
