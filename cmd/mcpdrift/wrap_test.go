@@ -264,3 +264,69 @@ func TestWrapKeepsOwner(t *testing.T) {
 		t.Errorf("the backup is not the user's: %v", err)
 	}
 }
+
+// wrap --list finds each host's files under HOME and the working
+// directory, and says how many servers each has and which are wrapped.
+func TestWrapList(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("CODEX_HOME", "")
+	gemini := writeFile(t, filepath.Join(home, ".gemini"), "settings.json", `{"mcpServers": {"a": {"command": "x"}, "b": {"httpUrl": "http://h/mcp"}}}`)
+	writeFile(t, filepath.Join(home, ".codex"), "config.toml", "[mcp_servers.c]\ncommand = \"x\"\n")
+	writeFile(t, filepath.Join(home, ".cursor"), "mcp.json", `{"mcpServers": `)
+	if code, _, errOut := cli(t, "", "wrap", "--mcpdrift", "mcpdrift", "--skip", "b", gemini); code != exitOK {
+		t.Fatal(errOut)
+	}
+	code, out, errOut := cli(t, "", "wrap", "--list")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"Gemini CLI (gemini-cli, user): " + gemini + ": 2 server(s), 1 wrapped\n",
+		"  a                                        wrapped\n",
+		"  b                                        not wrapped\n",
+		"Codex CLI (codex, user): " + filepath.Join(home, ".codex", "config.toml") + ": 1 server(s), 0 wrapped\n",
+		"Cursor (cursor, user): " + filepath.Join(home, ".cursor", "mcp.json") + ": unreadable: ",
+		"Zed (zed, user): " + filepath.Join(home, ".config", "zed", "settings.json") + ": not found\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--list lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, _ := cli(t, "", "wrap", "--list", gemini); code != exitUsage {
+		t.Errorf("--list with a FILE: exit %d", code)
+	}
+}
+
+// The agent is named after the host that reads the file (not its
+// clientInfo), --host names the host of a file whose name does not tell,
+// and --agent-name wins over both.
+func TestWrapNamesTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	entry := `{"mcpServers": {"a": {"command": "x"}}}`
+	for _, c := range []struct {
+		file string
+		args []string
+		want string
+	}{
+		{filepath.Join(".gemini", "settings.json"), nil, `"--agent-name", "gemini-cli"`},
+		{".mcp.json", nil, `"--agent-name", "claude-code"`},
+		{filepath.Join("zed", "settings.json"), nil, `"--agent-name", "zed"`},
+		{"servers.json", []string{"--host", "cline"}, `"--agent-name", "cline"`},
+		{filepath.Join(".cursor", "mcp.json"), []string{"--agent-name", "mine"}, `"--agent-name", "mine"`},
+	} {
+		path := writeFile(t, filepath.Join(dir, filepath.Dir(c.file)), filepath.Base(c.file), entry)
+		args := append(append([]string{"wrap", "--mcpdrift", "mcpdrift"}, c.args...), path)
+		if code, _, errOut := cli(t, "", args...); code != exitOK {
+			t.Fatalf("%v: %s", args, errOut)
+		}
+		if got := string(readBytes(t, path)); !strings.Contains(got, c.want) || strings.Count(got, "--agent-name") != 1 {
+			t.Errorf("%v: %s", args, got)
+		}
+		os.Remove(path)
+	}
+	if code, _, errOut := cli(t, "", "wrap", "--host", "emacs", filepath.Join(dir, ".mcp.json")); code != exitUsage || !strings.Contains(errOut, "not one of claude-desktop") {
+		t.Errorf("--host emacs: exit %d %s", code, errOut)
+	}
+}
