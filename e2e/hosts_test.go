@@ -20,6 +20,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -36,7 +37,7 @@ type hostEnv struct {
 	env           []string
 }
 
-func newHostEnv(t *testing.T) hostEnv {
+func newHostEnv(t testing.TB) hostEnv {
 	home := t.TempDir()
 	project := filepath.Join(home, "project")
 	if err := os.MkdirAll(project, 0o755); err != nil {
@@ -48,7 +49,7 @@ func newHostEnv(t *testing.T) hostEnv {
 
 // run runs a host's command in the project directory and returns its
 // output (stdout and stderr), failing the test on a non-zero exit.
-func (h hostEnv) run(t *testing.T, argv ...string) string {
+func (h hostEnv) run(t testing.TB, argv ...string) string {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = h.project, h.env
@@ -59,7 +60,7 @@ func (h hostEnv) run(t *testing.T, argv ...string) string {
 	return string(out)
 }
 
-func writeText(t *testing.T, path, text string) {
+func writeText(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func writeText(t *testing.T, path, text string) {
 	}
 }
 
-func readText(t *testing.T, path string) string {
+func readText(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -80,7 +81,7 @@ func readText(t *testing.T, path string) string {
 
 // everythingHTTP starts server-everything over Streamable HTTP and returns
 // its endpoint.
-func everythingHTTP(t *testing.T) string {
+func everythingHTTP(t testing.TB) string {
 	port := testservers.FreePort(t)
 	cmd := exec.Command(testservers.Node(t), testservers.Everything(t, "2026.1.26"), "streamableHttp")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
@@ -94,7 +95,7 @@ func everythingHTTP(t *testing.T) string {
 }
 
 // waitListening waits until url answers HTTP.
-func waitListening(t *testing.T, what, url string) {
+func waitListening(t testing.TB, what, url string) {
 	waitUntil(t, context.Background(), what+" listening", 60*time.Second, func() (bool, string) {
 		res, err := http.Get(url)
 		if err != nil {
@@ -113,7 +114,7 @@ type agentSink struct {
 	names map[string]int
 }
 
-func newAgentSink(t *testing.T) *agentSink {
+func newAgentSink(t testing.TB) *agentSink {
 	s := &agentSink{names: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -161,13 +162,13 @@ func (s *agentSink) agents() []string {
 
 // waitAgents waits until the sink has seen spans (the proxies export as
 // they exit), and returns their agents.
-func (s *agentSink) waitAgents(t *testing.T) []string {
+func (s *agentSink) waitAgents(t testing.TB) []string {
 	waitUntil(t, context.Background(), "spans", 30*time.Second, func() (bool, string) { return len(s.agents()) > 0, "none" })
 	return s.agents()
 }
 
 // wrapFile runs mcpdrift wrap on path, the proxies exporting to sink.
-func wrapFile(t *testing.T, mcpdrift string, sink *agentSink, path string) {
+func wrapFile(t testing.TB, mcpdrift string, sink *agentSink, path string) {
 	t.Helper()
 	out, err := exec.Command(mcpdrift, "wrap", "--env", "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.URL, "--env", "OTEL_METRICS_EXPORTER=none", path).CombinedOutput()
 	if err != nil {
@@ -175,7 +176,7 @@ func wrapFile(t *testing.T, mcpdrift string, sink *agentSink, path string) {
 	}
 }
 
-func unwrapFile(t *testing.T, mcpdrift, path string) {
+func unwrapFile(t testing.TB, mcpdrift, path string) {
 	t.Helper()
 	if out, err := exec.Command(mcpdrift, "unwrap", path).CombinedOutput(); err != nil {
 		t.Fatalf("unwrap %s: %v\n%s", path, err, out)
@@ -355,4 +356,65 @@ func TestInspectorCLIWrapped(t *testing.T) {
 	if agents := sink.waitAgents(t); !slices.Contains(agents, "claude-code") {
 		t.Errorf("spans name the agents %v: the .mcp.json entry should name claude-code", agents)
 	}
+}
+
+// BenchmarkHostFirstToolList: how long a host takes to reach its server
+// and list its tools, through the wrapped entry and the plain one, run
+// alternately (a scratch HOME each): `gemini mcp list`, which connects to
+// every server, and the Inspector CLI's tools/list, both on
+// server-everything over stdio. The host's own start-up dominates, so both
+// medians are reported, and their ratio. Run with -benchtime 10x.
+func BenchmarkHostFirstToolList(b *testing.B) {
+	mcpdrift := built(b, "bin/mcpdrift")
+	server := fmt.Sprintf(`{"command": %q, "args": [%q], "timeout": 60000}`, testservers.Node(b), testservers.Everything(b, "2026.1.26"))
+	sink := newAgentSink(b)
+	b.Run("gemini-cli", func(b *testing.B) {
+		gemini := testservers.NPMPackage(b, "gemini-cli-0.61.0", ".bin/gemini")
+		homes := make([]hostEnv, 2)
+		for i := range homes {
+			homes[i] = newHostEnv(b)
+			writeText(b, filepath.Join(homes[i].home, ".gemini", "trustedFolders.json"), fmt.Sprintf(`{%q: "TRUST_FOLDER"}`, homes[i].project))
+			settings := filepath.Join(homes[i].home, ".gemini", "settings.json")
+			writeText(b, settings, `{"mcpServers": {"everything": `+server+`}}`)
+			if i == 1 {
+				wrapFile(b, mcpdrift, sink, settings)
+			}
+		}
+		firstList(b, homes, func(h hostEnv) {
+			if out := h.run(b, gemini, "mcp", "list"); len(geminiConnected(out)) != 1 {
+				b.Fatalf("not connected:\n%s", out)
+			}
+		})
+	})
+	b.Run("inspector-cli", func(b *testing.B) {
+		inspector := testservers.NPMPackage(b, "inspector-0.15.0", ".bin/mcp-inspector")
+		homes := make([]hostEnv, 2)
+		for i := range homes {
+			homes[i] = newHostEnv(b)
+			config := filepath.Join(homes[i].project, ".mcp.json")
+			writeText(b, config, `{"mcpServers": {"everything": `+server+`}}`)
+			if i == 1 {
+				wrapFile(b, mcpdrift, sink, config)
+			}
+		}
+		firstList(b, homes, func(h hostEnv) {
+			if out := h.run(b, inspector, "--cli", "--config", ".mcp.json", "--server", "everything", "--method", "tools/list"); !strings.Contains(out, `"echo"`) {
+				b.Fatalf("no tools:\n%s", out)
+			}
+		})
+	})
+}
+
+// firstList times list in homes[0] (plain) and homes[1] (wrapped) in turn,
+// b.N times each, and reports both medians and their ratio.
+func firstList(b *testing.B, homes []hostEnv, list func(hostEnv)) {
+	var plain, wrapped benchutil.Latencies
+	for b.Loop() {
+		plain.Time(func() { list(homes[0]) })
+		wrapped.Time(func() { list(homes[1]) })
+	}
+	p, w := plain.P50(), wrapped.P50()
+	b.ReportMetric(p.Seconds()*1000, "unwrapped-ms")
+	b.ReportMetric(w.Seconds()*1000, "wrapped-ms")
+	b.ReportMetric(w.Seconds()/p.Seconds(), "wrapped/unwrapped")
 }

@@ -174,6 +174,15 @@ func TestWrapMalformedFileUntouched(t *testing.T) {
 	if code, _, errOut := cli(t, "", "wrap", filepath.Join(dir, "missing.json")); code != exitInput || !strings.Contains(errOut, "no such file") {
 		t.Errorf("missing file: exit %d %s", code, errOut)
 	}
+	toml := writeFile(t, dir, "config.toml", "[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.a]\n")
+	for _, verb := range []string{"wrap", "unwrap"} {
+		if code, _, errOut := cli(t, "", verb, toml); code != exitInput || !strings.Contains(errOut, toml+":3:") || !strings.Contains(errOut, "the file is left as it is") {
+			t.Errorf("%s of a malformed config.toml: exit %d\n%s", verb, code, errOut)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("files left beside them: %v", entries)
+	}
 	other := writeFile(t, dir, "settings.json", `{"editor.fontSize": 12}`)
 	if code, _, errOut := cli(t, "", "wrap", other); code != exitInput || !strings.Contains(errOut, "not an MCP client configuration") {
 		t.Errorf("not a host config: exit %d %s", code, errOut)
