@@ -339,3 +339,24 @@ func TestWrapNamesTheAgent(t *testing.T) {
 		t.Errorf("--host emacs: exit %d %s", code, errOut)
 	}
 }
+
+// A file over the size bound is refused and left as it is; a large one
+// (Claude Code's ~/.claude.json grows with history) is wrapped and
+// unwrapped byte for byte.
+func TestWrapHugeFile(t *testing.T) {
+	dir := t.TempDir()
+	history := `"history": [` + strings.Repeat(`{"display": "a prompt of the history", "pastedContents": {}},`, 100_000) + `{}]`
+	large := `{"mcpServers": {"a": {"command": "x"}}, ` + history + "}\n"
+	path := writeFile(t, dir, ".claude.json", large)
+	if code, _, errOut := cli(t, "", "wrap", "--mcpdrift", "mcpdrift", path); code != exitOK {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := cli(t, "", "unwrap", path); code != exitOK || string(readBytes(t, path)) != large {
+		t.Fatalf("unwrap: exit %d %s", code, errOut)
+	}
+	over := large[:len(large)-2] + `, "pad": "` + strings.Repeat("x", maxHostConfigBytes-len(large)+10) + "\"}\n"
+	huge := writeFile(t, dir, "big.json", over)
+	if code, _, errOut := cli(t, "", "wrap", huge); code != exitInput || !strings.Contains(errOut, "more than") || string(readBytes(t, huge)) != over {
+		t.Errorf("a file over the bound: exit %d %s", code, errOut)
+	}
+}
