@@ -311,13 +311,17 @@ func TestCodexCLIWrapped(t *testing.T) {
 
 // The MCP Inspector CLI appends its own flags after an entry's args: a
 // wrapped entry answers tools/list and tools/call as the unwrapped one does,
-// stdio -> stdio from --config, and HTTP -> HTTP through a listening proxy.
+// in every mode: stdio -> stdio and stdio -> HTTP from --config (the
+// Inspector's --config reads only command entries, so the url entry is
+// compared with the Inspector reaching the URL itself), and HTTP -> HTTP
+// through a listening proxy.
 func TestInspectorCLIWrapped(t *testing.T) {
 	inspector := testservers.NPMPackage(t, "inspector-0.15.0", ".bin/mcp-inspector")
 	mcpdrift := built(t, "bin/mcpdrift")
 	h := newHostEnv(t)
 	config := filepath.Join(h.project, ".mcp.json")
-	writeText(t, config, fmt.Sprintf(`{"mcpServers": {"everything": {"command": %q, "args": [%q]}}}`, testservers.Node(t), testservers.Everything(t, "2026.1.26")))
+	url := everythingHTTP(t)
+	writeText(t, config, fmt.Sprintf(`{"mcpServers": {"everything": {"command": %q, "args": [%q]}, "remote": {"type": "http", "url": %q}}}`, testservers.Node(t), testservers.Everything(t, "2026.1.26"), url))
 	methods := [][]string{
 		{"--method", "tools/list"},
 		{"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=through"},
@@ -338,9 +342,11 @@ func TestInspectorCLIWrapped(t *testing.T) {
 	if got := ask("--config", config, "--server", "everything"); !slices.Equal(got, direct) {
 		t.Errorf("stdio -> stdio: wrapped answers differ:\n%s\nwant\n%s", got, direct)
 	}
-
-	url := everythingHTTP(t)
 	viaHTTP := ask(url)
+	if got := ask("--config", config, "--server", "remote"); !slices.Equal(got, viaHTTP) {
+		t.Errorf("stdio -> HTTP: wrapped answers differ:\n%s\nwant\n%s", got, viaHTTP)
+	}
+
 	port := testservers.FreePort(t)
 	proxy := exec.Command(mcpdrift, "proxy", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--upstream", url)
 	proxy.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.URL, "OTEL_METRICS_EXPORTER=none")
