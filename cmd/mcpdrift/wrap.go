@@ -74,7 +74,11 @@ See docs/wrapping.md.
 			if onStale != "" && onStale != "observe" && onStale != "refuse" {
 				return usageError("--on-stale must be observe or refuse, not %q", onStale)
 			}
-			h := hostconfig.HostOf(args[0])
+			abs, err := filepath.Abs(args[0]) // "settings.json" run in ~/.gemini is Gemini's
+			if err != nil {
+				return usageError("%s: %v", args[0], err)
+			}
+			h := hostconfig.HostOf(abs)
 			if host != "" {
 				if h = hostconfig.HostNamed(host); h == nil {
 					return usageError("--host %q: not one of %s", host, hostNames())

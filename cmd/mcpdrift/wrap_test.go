@@ -335,6 +335,12 @@ func TestWrapNamesTheAgent(t *testing.T) {
 		}
 		os.Remove(path)
 	}
+	// A relative name is told by the directory it is in.
+	path := writeFile(t, filepath.Join(dir, ".gemini"), "settings.json", entry)
+	t.Chdir(filepath.Dir(path))
+	if code, _, errOut := cli(t, "", "wrap", "--mcpdrift", "mcpdrift", "settings.json"); code != exitOK || !strings.Contains(string(readBytes(t, path)), `"--agent-name", "gemini-cli"`) {
+		t.Errorf("settings.json in .gemini: exit %d %s", code, errOut)
+	}
 	if code, _, errOut := cli(t, "", "wrap", "--host", "emacs", filepath.Join(dir, ".mcp.json")); code != exitUsage || !strings.Contains(errOut, "not one of claude-desktop") {
 		t.Errorf("--host emacs: exit %d %s", code, errOut)
 	}
