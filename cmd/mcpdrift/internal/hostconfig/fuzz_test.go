@@ -53,3 +53,33 @@ func roundTrip(t *testing.T, src []byte, opts Options) {
 		}
 	}
 }
+
+// FuzzTOMLRoundTrip checks the same of config.toml files: no panic, unwrap
+// gives the file back byte for byte, wrapping twice changes nothing.
+func FuzzTOMLRoundTrip(f *testing.F) {
+	if b, err := os.ReadFile(filepath.Join("testdata", "hosts", "codex-config.toml")); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte("[mcp_servers.a]\ncommand = \"x\"\nargs = ['y']\n[mcp_servers.a.env]\nK = \"v\"\n"))
+	f.Add([]byte("[mcp_servers.\"a b\"]\r\nurl = \"https://h/mcp?k=1\"\r\nhttp_headers = { A = \"b\" }\r\n"))
+	opts := Options{Command: "mcpdrift", ProxyFlags: []string{"--agent-name", "fuzz"}, Env: []EnvVar{{"K", "v"}}}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		res, err := TOML.Wrap(src, opts)
+		if err != nil {
+			return
+		}
+		if again, err := TOML.Wrap(res.Out, opts); err != nil || again.Changed() {
+			t.Fatalf("wrapping twice changed the file (%v):\n%s", err, res.Out)
+		}
+		if pre, _ := TOML.Unwrap(src, nil, false); pre.Changed() || pre.Count(Refused) > 0 {
+			return // src has wrapped servers already
+		}
+		back, err := TOML.Unwrap(res.Out, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Count(Refused) > 0 || string(back.Out) != string(src) {
+			t.Fatalf("unwrap did not restore the file (%v):\n%q\n%q", back.Servers, src, back.Out)
+		}
+	})
+}
