@@ -26,7 +26,7 @@ func newWrapCommand() *cobra.Command {
 	var agent, onStale, lock, host string
 	var dryRun, list bool
 	cmd := &cobra.Command{
-		Use:   "wrap [--dry-run] [--on-stale observe|refuse] [--lock FILE] [--agent-name NAME] [--env K=V]... [--skip NAME]... FILE | wrap --list",
+		Use:   "wrap [--dry-run] [--on-stale observe|refuse] [--lock FILE] [--agent-name NAME] [--host NAME] [--env K=V]... [--skip NAME]... FILE | wrap --list",
 		Short: "Route every MCP server of an agent host's config through mcpdrift proxy",
 		Long: `Rewrite the MCP client configuration of an agent host so that it starts every
 server through 'mcpdrift proxy', which records each call as an OpenTelemetry span
@@ -45,7 +45,9 @@ with its env kept; a remote (url) server becomes
   mcpdrift proxy --server-name NAME --upstream URL --header-env H=VAR...
 with its header values moved into the entry's env, so no secret reaches the
 proxy's command line. Each wrapped entry keeps the original under
-"x-mcpdrift", which 'mcpdrift unwrap' restores exactly.
+"x-mcpdrift" (Gemini CLI and Codex, which drop or warn of unknown members in an
+entry: in a top-level x-mcpdrift), which 'mcpdrift unwrap' restores exactly.
+Spans name the agent after the host (claude-code, gemini-cli, codex, …).
 
 Only the entries wrapped change; formatting, comments and every other member
 stay as they were. Wrapping twice changes nothing. Before the first wrap, FILE
