@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -406,4 +407,37 @@ func applyUnified(t *testing.T, src, diff string) string {
 	}
 	out = append(out, old[next:]...)
 	return strings.Join(out, "")
+}
+
+// A host that rewrites the wrapped file in its own format (Claude Code
+// writes ~/.claude.json with JSON.stringify(…, null, 2)) does not stop
+// unwrap: the result is the original JSON, in the host's bytes.
+func TestUnwrapAfterHostReformat(t *testing.T) {
+	for _, file := range []string{"claude.json", "gemini-settings.json"} {
+		src := readHost(t, file)
+		res, err := Wrap(src, Options{Command: "mcpdrift", TopStash: file == "gemini-settings.json"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(res.Out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		reformatted, err := json.MarshalIndent(doc, "", "  ") // keys sorted, arrays one element a line
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Unwrap(reformatted, nil, false)
+		if err != nil || back.Count(Refused) > 0 || back.Count(Unwrapped) != res.Count(Wrapped) {
+			t.Fatalf("%s: unwrap after a reformat: %v %v", file, err, back.Servers)
+		}
+		var got, want any
+		if err := json.Unmarshal(back.Out, &got); err != nil {
+			t.Fatalf("%s: the unwrapped file is not JSON: %v\n%s", file, err, back.Out)
+		}
+		_ = json.Unmarshal(src, &want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: unwrap after a reformat gave\n%s", file, back.Out)
+		}
+	}
 }
