@@ -304,7 +304,7 @@ func (e *entry) unwrap(force bool) (text, skip string, refused bool) {
 	}
 	if stash == nil {
 		if isProxy(strValue(n.Get("command")), n.Get("args")) {
-			return "", "runs mcpdrift proxy but was not wrapped by mcpdrift wrap: edit it by hand", false
+			return "", notStashed, false
 		}
 		return "", "not wrapped", false
 	}
@@ -319,6 +319,11 @@ func (e *entry) unwrap(force bool) (text, skip string, refused bool) {
 	e.top.restored(e.name)
 	return reindent(e.raw(orig), shift, false), "", false
 }
+
+// notStashed is why unwrap leaves an entry that runs the proxy but has no
+// stash: edited by hand, or a host dropped the stash when it rewrote the
+// file (codex mcp add does, for an inline table's).
+const notStashed = "runs mcpdrift proxy but has no x-mcpdrift stash (written by hand, or dropped by a host that rewrote the file): restore it from the .mcpdrift.bak backup or by hand"
 
 // isProxy reports whether a command line already runs mcpdrift proxy.
 func isProxy(command string, args *Node) bool {

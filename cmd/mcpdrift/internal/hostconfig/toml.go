@@ -32,6 +32,17 @@ type tomlItem struct {
 	table      bool     // a [table] header ([[array]] headers are tables too)
 	path       []string // the table's name, or the table and the key
 	start, end int      // its lines: from the start of its first to after its last line break
+	inline     *tomlInline
+}
+
+// tomlInline is the value of a key/value line that is an inline table.
+type tomlInline struct {
+	start, end int          // the value's bytes, braces included
+	members    []tomlMember // its key/values, as written
+}
+
+type tomlMember struct {
+	key, raw string // the first part of its key; the whole "key = value" text
 }
 
 type tomlDoc struct {
@@ -78,6 +89,17 @@ func parseTOML(src []byte) (*tomlDoc, error) {
 		case unstable.KeyValue:
 			it.path = append(slices.Clone(table), keys...)
 			it.end = lineEnd(src, int(e.Raw.Offset+e.Raw.Length))
+			if v := e.Value(); v.Kind == unstable.InlineTable {
+				in := &tomlInline{start: int(v.Raw.Offset), end: int(e.Raw.Offset + e.Raw.Length)}
+				for c := v.Children(); c.Next(); {
+					if kv := c.Node(); kv.Kind == unstable.KeyValue {
+						k := kv.Key()
+						k.Next()
+						in.members = append(in.members, tomlMember{string(k.Node().Data), string(p.Raw(kv.Raw))})
+					}
+				}
+				it.inline = in
+			}
 		default:
 			continue
 		}
@@ -120,6 +142,8 @@ type tomlServer struct {
 	start, end int
 	skip       string // why it cannot be edited in place
 
+	inline *tomlInline // written NAME = { … }: its stash is the x-mcpdrift key inside
+
 	stash                map[string]any // its [x-mcpdrift.NAME] table, if any
 	stashStart, stashEnd int
 	stashSkip            string // why that table cannot be edited in place
@@ -157,8 +181,11 @@ func (d *tomlDoc) servers() ([]*tomlServer, error) {
 		case s.skip != "":
 		case s.items != nil:
 			s.skip = "its lines are not together in the file: edit it by hand"
+		case !it.table && len(it.path) == 2 && it.inline != nil:
+			s.items, s.inline = d.items[i:i+1], it.inline
+			s.start, s.end = it.inline.start, it.inline.end // the value alone: key and comment stay
 		case !it.table || len(it.path) != 2:
-			s.skip = fmt.Sprintf("written as an inline table or dotted keys: wrap edits [%s.NAME] tables", tomlServers)
+			s.skip = fmt.Sprintf("written as dotted keys: wrap edits [%s.NAME] tables and NAME = { … } inline tables", tomlServers)
 		default:
 			j := i + 1
 			for j < len(d.items) && hasPrefix(d.items[j].path, tomlServers, name) && !(d.items[j].table && len(d.items[j].path) == 2) {
@@ -171,6 +198,14 @@ func (d *tomlDoc) servers() ([]*tomlServer, error) {
 	}
 	stashes, _ := d.data[StashKey].(map[string]any)
 	for _, s := range out {
+		if s.inline != nil {
+			if x, ok := s.value[StashKey]; ok {
+				if s.stash, _ = x.(map[string]any); s.stash == nil {
+					s.stashSkip = fmt.Sprintf("its %q key is damaged: edit it by hand", StashKey)
+				}
+			}
+			continue
+		}
 		s.stash, _ = stashes[s.name].(map[string]any)
 		if s.stash == nil {
 			if stashes[s.name] != nil {
@@ -235,7 +270,7 @@ func unwrapTOML(src []byte, skip []string, force bool) (*Result, error) {
 		}
 		if s.stash == nil {
 			if isProxyArgv(s.value) {
-				return nil, Outcome{Action: Skipped, Reason: "runs mcpdrift proxy but was not wrapped by mcpdrift wrap: edit it by hand"}
+				return nil, Outcome{Action: Skipped, Reason: notStashed}
 			}
 			return nil, Outcome{Action: Skipped, Reason: "not wrapped"}
 		}
@@ -247,6 +282,9 @@ func unwrapTOML(src []byte, skip []string, force bool) (*Result, error) {
 		if !force && tomlDigest(s.value) != sum {
 			return nil, Outcome{Action: Refused, Reason: "it was edited after wrap, and unwrap would undo that edit: restore it by hand from its " +
 				fmt.Sprintf("[%s.NAME] table, or run unwrap --force to restore the original anyway", StashKey)}
+		}
+		if s.inline != nil {
+			return []Edit{{Start: s.start, End: s.end, Text: orig}}, Outcome{Action: Unwrapped}
 		}
 		// As wrap left them, the stash follows the server's lines: both
 		// go back to the original at once. A host that rewrote the file
@@ -309,7 +347,7 @@ func listTOML(src []byte) ([]Server, error) {
 	}
 	var out []Server
 	for _, s := range servers {
-		out = append(out, Server{Name: s.name, Wrapped: s.stash != nil || isProxyArgv(s.value)})
+		out = append(out, Server{Name: s.name, Wrapped: s.stash != nil || s.stashSkip != "" || isProxyArgv(s.value)})
 	}
 	return out, nil
 }
@@ -392,7 +430,42 @@ func (s *tomlServer) wrap(d *tomlDoc, o Options) (string, Outcome) {
 			env[e.Name] = e.Value
 		}
 	}
+	if s.inline != nil {
+		return s.wrappedInline(d, o.command(), args, env, envVars), out
+	}
 	return s.wrappedText(d, o.command(), args, env, envVars), out
+}
+
+// wrappedInline writes an inline-table server as one: the proxy's command
+// line, every member wrap does not replace as written, env, and the stash
+// (its original text) in an x-mcpdrift member, since a stash table after
+// the line would end the table the line is in. A Codex rewrite drops that
+// member (unwrap then says so); without one the bytes come back.
+func (s *tomlServer) wrappedInline(d *tomlDoc, command string, args []string, env map[string]string, envVars []string) string {
+	members := []string{"command = " + tomlQuote(command), "args = " + tomlArray(args)}
+	if len(envVars) > 0 {
+		members = append(members, "env_vars = "+tomlArray(envVars))
+	}
+	for _, m := range s.inline.members {
+		if !slices.Contains(tomlWrapKeys, m.key) {
+			members = append(members, m.raw)
+		}
+	}
+	if len(env) > 0 {
+		var kv []string
+		for _, k := range sortedKeys(env) {
+			kv = append(kv, tomlKey(k)+" = "+tomlQuote(env[k]))
+		}
+		members = append(members, "env = { "+strings.Join(kv, ", ")+" }")
+	}
+	plain := "{ " + strings.Join(members, ", ") + " }"
+	var wrapped map[string]any
+	if err := toml.Unmarshal([]byte("x = "+plain), &wrapped); err != nil {
+		panic(fmt.Sprintf("hostconfig: wrote an inline table that does not parse: %v", err)) // a bug, not input
+	}
+	orig := string(d.src[s.start:s.end])
+	stash := tomlKey(StashKey) + " = { wrapped = " + tomlQuote(tomlDigest(wrapped["x"].(map[string]any))) + ", original = " + tomlQuote(orig) + " }"
+	return "{ " + strings.Join(append(members, stash), ", ") + " }"
 }
 
 // remoteArgs are the proxy's flags for a url entry; header values and
@@ -550,7 +623,13 @@ func hasControl(s string) bool {
 // and order (and to 20 written 20.0, as Codex rewrites it): what unwrap
 // compares to tell a hand edit.
 func tomlDigest(v map[string]any) string {
-	b, err := json.Marshal(v) // map keys sorted; every TOML value has a JSON form
+	c := make(map[string]any, len(v))
+	for k, x := range v {
+		if k != StashKey { // an inline table's own stash
+			c[k] = x
+		}
+	}
+	b, err := json.Marshal(c) // map keys sorted; every TOML value has a JSON form
 	if err != nil {
 		panic(fmt.Sprintf("hostconfig: %v", err))
 	}

@@ -20,6 +20,8 @@ func TestTOMLRoundTripOddFiles(t *testing.T) {
 		"unicode":          "[mcp_servers.\"é\"]\ncommand = \"caf\\u00e9\"\nargs = [\"\u2028\"]\n",
 		"ends in quote":    "[mcp_servers.a]\ncommand = 'x'",
 		"tab and del":      "[mcp_servers.a]\ncommand = \"x\\t\\u007f\"\n",
+		"inline table":     "[mcp_servers]\na = { command = \"npx\", args = [\n  \"-y\", # why\n  \"x\",\n], env = { K = \"v\" }, cwd = '/w' } # mine\nb = 1\n",
+		"dotted inline":    "mcp_servers.a = {command='x'}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := Options{Command: "/opt/mcpdrift", Env: []EnvVar{{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"}}}
