@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
-	"runtime/debug"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/version"
 )
 
 // SARIF 2.1.0 output (--format sarif) for code scanning: one result per
@@ -124,7 +124,7 @@ func sarifLevel(s contract.Severity) string {
 }
 
 func writeSARIF(w io.Writer, r *contract.Report, loc *locator) error {
-	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "mcpdrift", Version: cliVersion(), InformationURI: projectURI, Rules: []sarifRule{}}}, Results: []sarifResult{}}
+	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "mcpdrift", Version: version.Version(), InformationURI: projectURI, Rules: []sarifRule{}}}, Results: []sarifResult{}}
 	ruleIndex := map[contract.RuleID]int{}
 	for _, c := range r.Changes {
 		i, ok := ruleIndex[c.Rule]
@@ -192,15 +192,6 @@ func changeFingerprint(c contract.Change) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
-}
-
-// cliVersion is the module version the binary was built from ("(devel)"
-// for a local build).
-func cliVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
 }
 
 func writeJSONLine(w io.Writer, v any) error {

@@ -57,7 +57,7 @@ its answers; docs/release-gate.md walks through the whole release gate.
 	}
 	root.AddCommand(newHashCommand(), newDiffCommand(), newSnapshotCommand(), newCheckCommand(), newReplayCommand(),
 		newStatusCommand(), newHistoryCommand(), newImpactCommand(), newAcceptCommand(),
-		newApproveCommand(), newWrapCommand(), newUnwrapCommand(), newProxyCommand())
+		newApproveCommand(), newWrapCommand(), newUnwrapCommand(), newProxyCommand(), newVersionCommand())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	return root
 }

@@ -1,0 +1,195 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdrift/mcpdrift/internal/dev/release"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+)
+
+// releaseVersion is the version cut in the scratch clone: the one
+// docs/collector.md's manifest names, so that it is used exactly as written.
+const releaseVersion = "v0.1.0"
+
+// agentForbidden are module paths an agent that imports the interceptor must
+// not have in its build list.
+var agentForbidden = regexp.MustCompile(`^(go\.opentelemetry\.io/collector|github\.com/open-telemetry/opentelemetry-collector-contrib)(/|$)|^github\.com/mcpdrift/mcpdrift$`)
+
+// TestReleaseOffline cuts a release in a scratch clone of HEAD, serves it as
+// a file-based module proxy, and uses it as users do, from directories outside
+// the repository with no workspace and no replace: an agent `go get`s
+// interceptor/gosdk, `go install …/cmd/mcpdrift@v0.1.0` works, and ocb builds
+// the complete distribution manifest of docs/collector.md. Third-party
+// modules come from the module cache's downloads, then the usual proxy; our
+// modules land in a module cache of the test's own.
+func TestReleaseOffline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	repo := testservers.RepoRoot()
+	work := t.TempDir()
+	began := time.Now()
+	step := func(what string, at time.Time) { t.Logf("%-40s %6.1fs", what, time.Since(at).Seconds()) }
+
+	// The release commit and its tags need an identity, which CI may lack.
+	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
+		t.Setenv(k, "mcpdrift release test")
+	}
+	for _, k := range []string{"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"} {
+		t.Setenv(k, "release-test@mcpdrift.invalid")
+	}
+	src := filepath.Join(work, "src")
+	// --no-tags: a release made here before (make release) must not collide.
+	run(t, ctx, repo, nil, "git", "clone", "-q", "--no-tags", "--no-checkout", repo, src)
+	run(t, ctx, src, nil, "git", "fetch", "-q", repo, "HEAD")
+	run(t, ctx, src, nil, "git", "checkout", "-q", "--detach", "FETCH_HEAD")
+	proxyDir := filepath.Join(work, "proxy")
+	at := time.Now()
+	res, err := release.Cut(ctx, release.Options{Repo: src, Version: releaseVersion, Proxy: proxyDir, Log: tlog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step("cut the release", at)
+	for _, tag := range res.Tags {
+		if got := strings.TrimSpace(run(t, ctx, src, nil, "git", "rev-parse", tag+"^{commit}")); got != res.Commit {
+			t.Errorf("tag %s names %s, want the release commit %s", tag, got, res.Commit)
+		}
+		dir := strings.TrimSuffix(strings.TrimSuffix(tag, releaseVersion), "/")
+		if dir == "" {
+			dir = "."
+		}
+		if gomod := run(t, ctx, src, nil, "git", "show", tag+":"+filepath.ToSlash(filepath.Join(dir, "go.mod"))); strings.Contains(gomod, "replace github.com/mcpdrift") || regexp.MustCompile(`github\.com/mcpdrift/mcpdrift\S* (v0\.0\.0|=>)`).MatchString(gomod) {
+			t.Errorf("%s/go.mod at %s still replaces a sibling or requires it at v0.0.0:\n%s", dir, tag, gomod)
+		}
+	}
+
+	modcache := run(t, ctx, repo, nil, "go", "env", "GOMODCACHE")
+	usual := run(t, ctx, repo, nil, "go", "env", "GOPROXY")
+	bin := filepath.Join(work, "bin")
+	// -trimpath makes compiled packages independent of the scratch module
+	// cache's path, so the build cache serves them from one run to the next;
+	// -modcacherw lets the test remove that cache.
+	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -modcacherw -trimpath",
+		"GOMODCACHE="+filepath.Join(work, "modcache"), "GONOSUMDB="+release.RootModule, "GOBIN="+bin,
+		"GOPROXY="+release.ProxyChain(proxyDir, strings.TrimSpace(modcache), strings.TrimSpace(usual)))
+
+	t.Run("agent go get", func(t *testing.T) {
+		at := time.Now()
+		agent := filepath.Join(work, "agent")
+		if err := os.MkdirAll(agent, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(agent, "main.go"), `package main
+
+import (
+	"fmt"
+
+	"github.com/mcpdrift/mcpdrift/interceptor/gosdk"
+)
+
+func main() { fmt.Println(gosdk.New().Interceptor() != nil) }
+`)
+		run(t, ctx, agent, env, "go", "mod", "init", "example.com/agent")
+		run(t, ctx, agent, env, "go", "get", release.RootModule+"/interceptor/gosdk@"+releaseVersion)
+		run(t, ctx, agent, env, "go", "build", "-o", filepath.Join(work, "agent-bin"), ".")
+		if out := strings.TrimSpace(run(t, ctx, agent, env, filepath.Join(work, "agent-bin"))); out != "true" {
+			t.Errorf("the agent printed %q", out)
+		}
+		list := strings.Fields(run(t, ctx, agent, env, "go", "list", "-m", "-f", "{{.Path}}", "all"))
+		for _, m := range list {
+			if agentForbidden.MatchString(m) {
+				t.Errorf("the agent's build list has %s", m)
+			}
+		}
+		step("agent: go get, build ("+strconv.Itoa(len(list))+" modules)", at)
+	})
+
+	t.Run("go install", func(t *testing.T) {
+		at := time.Now()
+		run(t, ctx, work, env, "go", "install", release.RootModule+"/cmd/mcpdrift@"+releaseVersion)
+		out := run(t, ctx, work, env, filepath.Join(bin, "mcpdrift"), "version")
+		if want := "mcpdrift " + releaseVersion + " (commit " + res.Source + ","; !strings.HasPrefix(out, want) {
+			t.Errorf("mcpdrift version printed %q, want it to begin %q", out, want)
+		}
+		step("go install cmd/mcpdrift@"+releaseVersion, at)
+	})
+
+	t.Run("ocb", func(t *testing.T) {
+		at := time.Now()
+		builder := filepath.Join(work, "builder")
+		run(t, ctx, filepath.Join(repo, "tools"), append(os.Environ(), "GOWORK=off"), "go", "build", "-o", builder, "go.opentelemetry.io/collector/cmd/builder")
+		dir := filepath.Join(work, "ocb")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		manifest := docsManifest(t, filepath.Join(repo, "docs", "collector.md"))
+		writeFile(t, filepath.Join(dir, "builder-config.yaml"), manifest)
+		run(t, ctx, dir, env, builder, "--config", "builder-config.yaml")
+		bin := filepath.Join(dir, "_build", "otelcol-mine", "otelcol-mine")
+		comps := run(t, ctx, dir, env, bin, "components")
+		for _, c := range []string{"mcpdrift", "mcpimpact", "mcpdrift_api"} {
+			if !regexp.MustCompile(`(?m)^\s*-?\s*name: ` + c + `$`).MatchString(comps) {
+				t.Errorf("otelcol-mine components lists no %s:\n%s", c, comps)
+			}
+		}
+		built := run(t, ctx, dir, env, "go", "version", "-m", bin)
+		if !strings.Contains(built, release.RootModule+"\t"+releaseVersion) {
+			t.Errorf("otelcol-mine is not built from %s %s:\n%s", release.RootModule, releaseVersion, built)
+		}
+		step("ocb: the docs' manifest", at)
+	})
+	step("total", began)
+}
+
+// docsManifest is the complete ocb manifest of docs/collector.md (the YAML
+// block that begins with `dist:`), as a user copies it.
+func docsManifest(t *testing.T, doc string) string {
+	t.Helper()
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```yaml\n(dist:\n.*?)```").FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("%s has no ```yaml block that begins with dist:", doc)
+	}
+	if !strings.Contains(string(m[1]), "github.com/mcpdrift/mcpdrift "+releaseVersion) {
+		t.Fatalf("the manifest in %s does not name mcpdrift %s:\n%s", doc, releaseVersion, m[1])
+	}
+	return string(m[1])
+}
+
+func run(t *testing.T, ctx context.Context, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s (in %s): %v\n%s", name, strings.Join(args, " "), dir, err, out)
+	}
+	return string(out)
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type tlog struct{ t *testing.T }
+
+func (l tlog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
