@@ -18,7 +18,16 @@ FUZZMINIMIZETIME ?= 1s
 BENCHTIME ?= 1s
 export CGO_ENABLED ?= 0
 
-.PHONY: all build download test lint bench fuzz distro distro-extras demo demo-bins jaeger e2e clean
+.PHONY: all build download test lint bench fuzz distro distro-extras demo demo-bins jaeger e2e release dist image clean
+
+# What a binary reports (mcpdrift version, otelcol-mcpdrift --version): the
+# release tag at HEAD (none on the development branch: the CLI then says
+# "(devel)") and the source commit (a release commit names the commit it was
+# cut from; a checkout with uncommitted changes is "-dirty").
+VERSION ?= $(shell git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null)
+COMMIT ?= $(shell c=$$(cat internal/version/release_commit.txt 2>/dev/null); [ -n "$$c" ] && echo $$c || \
+	echo $$(git rev-parse HEAD 2>/dev/null || echo unknown)$$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty))
+VERSION_LDFLAGS = -X github.com/mcpdrift/mcpdrift/internal/version.version=$(VERSION) -X github.com/mcpdrift/mcpdrift/internal/version.commit=$(COMMIT)
 
 all: build
 
@@ -28,7 +37,7 @@ all: build
 # (measured cold: 239 CPU-s with -trimpath for the CLI, 6 after go vet).
 ## build: the mcpdrift CLI into bin/
 build:
-	$(GO) build -o $(BIN)/mcpdrift ./cmd/mcpdrift
+	$(GO) build -ldflags='$(VERSION_LDFLAGS)' -o $(BIN)/mcpdrift ./cmd/mcpdrift
 
 ## download: every module's dependencies, and the pinned Go tools
 download:
@@ -85,12 +94,22 @@ fuzz:
 # ocb writes the sources and go build compiles them: ocb's own compile step
 # always adds -trimpath, which recompiles every Collector package the tests
 # already compiled (measured cold: 355 CPU-s that way, 184 this way).
-ocb = $(GO) tool -modfile=tools/go.mod builder --config $(1) --skip-compilation && \
+# ocb writes the manifest's dist.version into main.go, which --version prints:
+# the build's copy of the manifest says which version and commit it is.
+OTELCOL_VERSION = $(patsubst v%,%,$(or $(VERSION),v0.0.0-dev))+$(COMMIT)
+ocb = sed 's|^  version: .*|  version: $(OTELCOL_VERSION)|' $(1) >_build/$(notdir $(1)) && \
+	$(GO) tool -modfile=tools/go.mod builder --config _build/$(notdir $(1)) --skip-compilation && \
 	$(GO) -C $(dir $(2)) build -ldflags='-s -w' -o $(notdir $(2)) .
+# Rewritten only when the version or commit changes, so that a new commit
+# rebuilds the distributions (relinks them) with the new stamp.
+VERSION_STAMP := _build/version.stamp
+$(VERSION_STAMP): FORCE
+	@mkdir -p _build; echo '$(OTELCOL_VERSION)' | cmp -s - $@ || echo '$(OTELCOL_VERSION)' >$@
+.PHONY: FORCE
 DISTRO := _build/otelcol-mcpdrift/otelcol-mcpdrift
 SOURCES := go.mod $(MODULES:%=%/go.mod) $(shell find receiver processor extension contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null) $(shell find extension -path '*/dashboard/*' -type f 2>/dev/null) $(wildcard extension/*/openapi.json)
 distro: $(DISTRO)
-$(DISTRO): builder-config.yaml $(SOURCES)
+$(DISTRO): builder-config.yaml $(SOURCES) $(VERSION_STAMP)
 	mkdir -p _build
 	$(call ocb,builder-config.yaml,$(DISTRO))
 
@@ -98,7 +117,7 @@ $(DISTRO): builder-config.yaml $(SOURCES)
 ## docs' scale-out and ClickHouse examples: make test validates them, make e2e runs scale-out
 EXTRAS := _build/otelcol-mcpdrift-extras/otelcol-mcpdrift-extras
 distro-extras: $(EXTRAS)
-$(EXTRAS): docs/examples/builder-extras.yaml $(SOURCES)
+$(EXTRAS): docs/examples/builder-extras.yaml $(SOURCES) $(VERSION_STAMP)
 	mkdir -p _build
 	$(call ocb,docs/examples/builder-extras.yaml,$(EXTRAS))
 
@@ -123,5 +142,21 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 e2e: build distro distro-extras demo-bins jaeger
 	@$(call with_skips,$(GO) test -count=1 -tags e2e -run TestJaeger ./internal/dev/backends/ && $(GO) test -count=1 -tags e2e -timeout 15m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
 
+## release: cut release RELEASE (make release RELEASE=v0.1.0): every module tagged at it, from a
+## scratch clone of HEAD (CONTRIBUTING.md "Releases"); the modules also land in _build/release/
+release:
+	@test -n "$(RELEASE)" || { echo "usage: make release RELEASE=vX.Y.Z"; exit 1; }
+	scripts/release.sh $(RELEASE)
+
+## dist: release binaries in dist/: the CLI and otelcol-mcpdrift for linux, darwin, windows x
+## amd64, arm64 (DIST_PLATFORMS), an SBOM each, SHA256SUMS
+dist:
+	VERSION=$(or $(VERSION),v0.0.0-dev) COMMIT=$(COMMIT) scripts/dist.sh
+
+## image: OCI image layouts (linux/amd64 + arm64, built without a daemon) of otelcol-mcpdrift and
+## the CLI into _build/image/
+image:
+	VERSION=$(or $(VERSION),v0.0.0-dev) COMMIT=$(COMMIT) scripts/image.sh
+
 clean:
-	rm -rf $(BIN) _build
+	rm -rf $(BIN) _build dist

@@ -170,6 +170,7 @@ require (
 )
 
 require (
+	github.com/google/go-containerregistry v0.22.1
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/mcpdrift/mcpdrift/contract v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor v0.0.0
@@ -183,6 +184,8 @@ require (
 )
 
 require (
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
 	go.opentelemetry.io/contrib/bridges/prometheus v0.72.0 // indirect
 	go.opentelemetry.io/contrib/exporters/autoexport v0.72.0 // indirect
 )

@@ -128,7 +128,8 @@ func main() { fmt.Println(gosdk.New().Interceptor() != nil) }
 		builder := filepath.Join(work, "builder")
 		run(t, ctx, filepath.Join(repo, "tools"), append(os.Environ(), "GOWORK=off"), "go", "build", "-o", builder, "go.opentelemetry.io/collector/cmd/builder")
 		dir := filepath.Join(work, "ocb")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		// docs/collector.md: mkdir -p _build, then builder --config.
+		if err := os.MkdirAll(filepath.Join(dir, "_build"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		manifest := docsManifest(t, filepath.Join(repo, "docs", "collector.md"))
