@@ -77,10 +77,14 @@ func Build(spec Spec, platforms []Platform) (v1.ImageIndex, error) {
 }
 
 // Write writes idx as an OCI image layout in dir (which must not exist or
-// be empty).
-func Write(dir string, idx v1.ImageIndex) error {
-	_, err := layout.Write(dir, idx)
-	return err
+// be empty): its index.json names idx, tagged ref (the
+// org.opencontainers.image.ref.name annotation: oci:DIR:REF in skopeo).
+func Write(dir string, idx v1.ImageIndex, ref string) error {
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
+	}
+	return p.AppendIndex(idx, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref}))
 }
 
 func platformImage(spec Spec, p Platform) (v1.Image, error) {

@@ -54,7 +54,7 @@ func TestDistributionImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "layout")
-	if err := Write(dir, idx); err != nil {
+	if err := Write(dir, idx, "0.1.0"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -66,8 +66,8 @@ func TestDistributionImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(top.Manifests) != 1 {
-		t.Fatalf("the layout's index holds %d entries, want the image index", len(top.Manifests))
+	if len(top.Manifests) != 1 || top.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "0.1.0" {
+		t.Fatalf("the layout's index holds %v, want the image index, tagged 0.1.0", top.Manifests)
 	}
 	inner, err := back.ImageIndex(top.Manifests[0].Digest)
 	if err != nil {
@@ -127,7 +127,7 @@ func TestDistributionImage(t *testing.T) {
 
 	rootfs := t.TempDir()
 	owners := extract(t, mutate.Extract(img), rootfs)
-	if owners["var/lib/mcpdrift/"] != UID || owners["otelcol-mcpdrift"] != 0 {
+	if owners["var/lib/mcpdrift"] != UID || owners["otelcol-mcpdrift"] != 0 {
 		t.Errorf("owners %v: the state directory belongs to the user, the binary to root", owners)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

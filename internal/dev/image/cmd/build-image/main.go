@@ -83,7 +83,7 @@ func run() error {
 	if err := os.RemoveAll(*out); err != nil {
 		return err
 	}
-	if err := image.Write(*out, idx); err != nil {
+	if err := image.Write(*out, idx, strings.TrimPrefix(*version, "v")); err != nil {
 		return err
 	}
 	d, err := idx.Digest()
