@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -76,6 +77,17 @@ type Config struct {
 	ClientCapabilities map[string]any `mapstructure:"client_capabilities"`
 	// Targets are the MCP servers to probe.
 	Targets []TargetConfig `mapstructure:"targets"`
+	// Endpoint is the single-target form, which receiver_creator fills
+	// with what an observer discovers ("host:port", or a URL): one target,
+	// named by its address, whose baseline is stored under that name rather
+	// than under the receiver's ID (which carries the observer's endpoint
+	// ID, a process id among it). Exclusive with targets.
+	Endpoint string `mapstructure:"endpoint"`
+	// Path is the MCP path appended to an Endpoint given as host:port
+	// (default /mcp).
+	Path string `mapstructure:"path"`
+	// Name names the single target (default: the endpoint's host:port).
+	Name string `mapstructure:"name"`
 
 	metadata.MetricsBuilderConfig `mapstructure:",squash"`
 
@@ -171,6 +183,17 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if err := confmap.NewFromStringMap(raw).Unmarshal((*plain)(cfg)); err != nil {
 		return err
 	}
+	if cfg.Endpoint != "" {
+		if hasTargets && targets != nil {
+			return errors.New("endpoint (the single-target form, as receiver_creator sets it) and targets are exclusive")
+		}
+		tc, err := discoveredTarget(cfg.Endpoint, cfg.Path, cfg.Name)
+		if err != nil {
+			return err
+		}
+		cfg.Targets = []TargetConfig{tc}
+		return nil
+	}
 	if !hasTargets || targets == nil {
 		return nil
 	}
@@ -191,6 +214,34 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 		cfg.Targets = append(cfg.Targets, tc)
 	}
 	return nil
+}
+
+// discoveredTarget is the one target of the single-target form: an endpoint
+// without a scheme ("127.0.0.1:3001", as observers report ports) is plain
+// HTTP with path (default /mcp) appended.
+func discoveredTarget(endpoint, path, name string) (TargetConfig, error) {
+	raw := endpoint
+	if !strings.Contains(raw, "://") {
+		if path == "" {
+			path = "/mcp"
+		}
+		if !strings.HasPrefix(path, "/") {
+			path = "/" + path
+		}
+		raw = "http://" + raw + path
+	} else if path != "" {
+		return TargetConfig{}, errors.New("path applies only to an endpoint given as host:port")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return TargetConfig{}, fmt.Errorf("endpoint %q: want host:port or an http(s) URL", endpoint)
+	}
+	if name == "" {
+		name = u.Host
+	}
+	tc := NewTargetConfig(name)
+	tc.Endpoint = u.String()
+	return tc, nil
 }
 
 // NewTargetConfig returns a target with the collector's HTTP client defaults.

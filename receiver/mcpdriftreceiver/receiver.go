@@ -117,7 +117,7 @@ func (r *driftReceiver) classify(old, new *contract.Snapshot) *contract.Report {
 // Start connects storage, restores baselines (emitting one snapshot event per
 // restored target), builds the HTTP clients and starts probing.
 func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
-	store, err := openBaselineStore(ctx, host, r.cfg.Storage, r.set, r.storage)
+	store, err := openBaselineStore(ctx, host, r.cfg.Storage, r.set, storageOwner(r.set, r.cfg), r.storage)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package mcpdriftreceiver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -54,16 +56,46 @@ type baselineStore struct {
 // opened is not an error: baselines are then kept in memory, and the
 // health has said so (log with the file and the remedy, component status,
 // the storage gauge). Only a misconfiguration (no such extension) is.
-func openBaselineStore(ctx context.Context, host component.Host, id *component.ID, set receiver.Settings, health *safestorage.Health) (*baselineStore, error) {
+func openBaselineStore(ctx context.Context, host component.Host, id *component.ID, set receiver.Settings, owner component.ID, health *safestorage.Health) (*baselineStore, error) {
 	if id == nil {
 		set.Logger.Warn("No storage extension configured: baselines are kept in memory only, so every restart starts from a fresh baseline (set storage: file_storage)")
 		return &baselineStore{}, nil
 	}
-	client, err := health.Open(ctx, host, *id, component.KindReceiver, set.ID)
+	client, err := health.Open(ctx, host, *id, component.KindReceiver, owner)
 	if err != nil {
 		return nil, fmt.Errorf("mcpdrift: %w", err)
 	}
 	return &baselineStore{client: client, health: health}, nil
+}
+
+// storageOwner is the ID the storage client is opened under: the
+// receiver's own, or, in the single-target form, one named by the target.
+// receiver_creator names each receiver it starts after the observer's
+// endpoint ID, which changes when the discovered server restarts (a host
+// port's carries the process id): the baseline must outlive that.
+func storageOwner(set receiver.Settings, cfg *Config) component.ID {
+	if cfg.Endpoint == "" || len(cfg.Targets) != 1 {
+		return set.ID
+	}
+	return component.NewIDWithName(set.ID.Type(), "discovered_"+fileSafe(cfg.Targets[0].Name))
+}
+
+// fileSafe keeps letters, digits, '-' and '.' of a target name and makes
+// everything else '_' (the storage extension names a file after it), with a
+// hash of the name for names that differ only in what was replaced.
+func fileSafe(name string) string {
+	safe := []byte(name)
+	changed := false
+	for i, c := range safe {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			safe[i], changed = '_', true
+		}
+	}
+	if !changed {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return string(safe) + "_" + hex.EncodeToString(sum[:4])
 }
 
 func storageKey(target string) string { return "target/" + target }
