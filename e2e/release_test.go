@@ -33,7 +33,7 @@ var agentForbidden = regexp.MustCompile(`^(go\.opentelemetry\.io/collector|githu
 // modules come from the module cache's downloads, then the usual proxy; our
 // modules land in a module cache of the test's own.
 func TestReleaseOffline(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	repo := testservers.RepoRoot()
 	work := t.TempDir()
