@@ -140,7 +140,7 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 ## e2e: end-to-end tests against the built distributions, real npm servers and backends,
 ## and the scale-out throughput figures (spans/s, two tiers versus one instance)
 e2e: build distro distro-extras demo-bins jaeger
-	@$(call with_skips,$(GO) test -count=1 -tags e2e -run TestJaeger ./internal/dev/backends/ && $(GO) test -count=1 -tags e2e -timeout 15m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
+	@$(call with_skips,$(GO) test -count=1 -tags e2e -run TestJaeger ./internal/dev/backends/ && $(GO) test -count=1 -tags e2e -timeout 30m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
 
 ## release: cut release RELEASE (make release RELEASE=v0.1.0): every module tagged at it, from a
 ## scratch clone of HEAD (CONTRIBUTING.md "Releases"); the modules also land in _build/release/
