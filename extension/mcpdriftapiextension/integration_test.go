@@ -279,11 +279,15 @@ func testIntegration(t *testing.T, baseline string) {
 
 	var imp controlplane.Impact
 	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=1", http.StatusOK), &imp)
-	if imp.Totals != (controlplane.ImpactTotals{Agents: 2, Sessions: 3, Calls: 10}) || imp.Change == nil || imp.Change.DriftID != page.Drifts[0].DriftID ||
+	if imp.Totals.Recovery == nil || *imp.Totals.Recovery != (controlplane.Recovery{Idle: 3}) {
+		t.Errorf("recovery %+v", imp.Totals.Recovery)
+	}
+	imp.Totals.Recovery = nil
+	if imp.Totals != (controlplane.ImpactTotals{Agents: 2, Sessions: 3, Calls: 10, Before: 8}) || imp.Change == nil || imp.Change.DriftID != page.Drifts[0].DriftID ||
 		*imp.PreviousDigest != v1 || *imp.CurrentDigest != v2 || len(imp.Agents) != 2 {
 		t.Fatalf("impact %+v", imp)
 	}
-	if p := imp.Agents[0]; *p.Agent != "planner" || p.Risk != "high" || p.Digests != (controlplane.DigestUsed{Old: 8}) || *p.AvgLatencyMS != 12 {
+	if p := imp.Agents[0]; *p.Agent != "planner" || p.Risk != "high" || p.Digests != (controlplane.DigestUsed{Before: 8}) || *p.AvgLatencyMS != 12 {
 		t.Errorf("planner %+v", p)
 	}
 	if r := imp.Agents[1]; *r.Agent != "researcher" || r.Digests != (controlplane.DigestUsed{New: 2}) || *r.AvgLatencyMS != 30 {

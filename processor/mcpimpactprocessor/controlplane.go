@@ -3,6 +3,7 @@ package mcpimpactprocessor
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -29,7 +30,47 @@ func (p *impactProcessor) registerControlPlane(host component.Host) error {
 		return fmt.Errorf("mcpimpact: %w", err)
 	}
 	p.unregister = unregister
+	p.probes = &promptProbes{reg: reg, last: map[string]time.Time{}, landed: p.probeLanded}
 	return nil
+}
+
+// promptProbeEvery bounds prompt-probe requests: at most one per target in
+// this time, however many calls carry digests no probe has shown.
+const promptProbeEvery = 5 * time.Second
+
+// promptProbes asks the receiver, through the control plane, for a probe
+// of a target as soon as a call carries a tool digest no probe has shown
+// (DESIGN.md "Staleness": ahead), so the verdict settles in seconds.
+type promptProbes struct {
+	reg    controlplane.Registry
+	landed func(controlplane.Observation)
+	mu     sync.Mutex
+	last   map[string]time.Time // target → its last request
+}
+
+func (pp *promptProbes) ask(server string, now time.Time) {
+	pp.mu.Lock()
+	if t, ok := pp.last[server]; ok && now.Sub(t) < promptProbeEvery && !now.Before(t) {
+		pp.mu.Unlock()
+		return
+	}
+	pp.last[server] = now
+	pp.mu.Unlock()
+	pp.reg.RequestProbe(server, pp.landed)
+}
+
+// probeLanded records what a prompt probe saw and re-judges the calls that
+// were waiting for it.
+func (p *impactProcessor) probeLanded(obs controlplane.Observation) {
+	if obs.Err != nil || obs.ToolDigests == nil {
+		return // a failed probe tells nothing; the next ahead call asks again
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if srv := p.state.contracts.servers[obs.Server]; srv != nil {
+		srv.observe(obs.At.UnixNano(), obs.ToolDigests)
+		p.state.settle(srv)
+	}
 }
 
 // impactView is the processor as a controlplane.ImpactSource.
@@ -68,17 +109,27 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (contr
 		Agents: []controlplane.AgentImpact{},
 	}
 	severity := ""
+	var changeAt uint32
 	if c, ok := srv.changes[q.Tool]; ok {
 		severity = c.severity
+		changeAt = max(unixSec(c.at), 1)
 		out.Change = &controlplane.ToolChange{DriftID: c.driftID, Severity: c.severity, At: time.Unix(0, c.at).UTC()}
 	}
 	imp := st.impact(srv, []toolChange{{tool: q.Tool, severity: severity}},
-		map[string]string{q.Tool: previous}, map[string]string{q.Tool: current}, now, span)
+		map[string]string{q.Tool: previous}, map[string]string{q.Tool: current}, now, span, changeAt)
+	var total recovery
 	for _, ti := range imp.tools {
 		for i := range ti.agents {
-			out.Agents = append(out.Agents, agentJSON(&ti.agents[i]))
-			out.Totals.Errors += ti.agents[i].errors
+			ai := &ti.agents[i]
+			out.Agents = append(out.Agents, agentJSON(ai, changeAt > 0))
+			out.Totals.Errors += ai.errors
+			out.Totals.Stale += ai.staleCalls
+			out.Totals.Before += ai.beforeCalls
+			total.add(&ai.recovery)
 		}
+	}
+	if changeAt > 0 {
+		out.Totals.Recovery = recoveryJSON(&total)
 	}
 	if len(versions) == 0 && len(out.Agents) == 0 {
 		return controlplane.Impact{}, controlplane.ErrUnknownTool
@@ -88,15 +139,20 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (contr
 	return out, nil
 }
 
-func agentJSON(ai *agentImpact) controlplane.AgentImpact {
+func agentJSON(ai *agentImpact, changed bool) controlplane.AgentImpact {
 	out := controlplane.AgentImpact{
-		Sessions:   ai.sessions,
-		Calls:      ai.calls,
-		Errors:     ai.errors,
-		LastCall:   time.Unix(int64(ai.last), 0).UTC(),
-		Digests:    controlplane.DigestUsed{Old: ai.oldCalls, New: ai.newCalls, Unknown: ai.unknownCalls},
+		Sessions: ai.sessions,
+		Calls:    ai.calls,
+		Errors:   ai.errors,
+		LastCall: time.Unix(int64(ai.last), 0).UTC(),
+		Digests: controlplane.DigestUsed{
+			Before: ai.beforeCalls, Stale: ai.staleCalls, New: ai.newCalls, Ahead: ai.aheadCalls, Unknown: ai.unknownCalls,
+		},
 		Risk:       ai.risk,
 		SessionIDs: ai.sessionSample,
+	}
+	if changed {
+		out.Recovery = recoveryJSON(&ai.recovery)
 	}
 	if ai.agent != "" {
 		out.Agent = &ai.agent
@@ -110,6 +166,19 @@ func agentJSON(ai *agentImpact) controlplane.AgentImpact {
 	}
 	if out.Risk == "" {
 		out.Risk = semconv.ImpactRiskLow
+	}
+	return out
+}
+
+func recoveryJSON(r *recovery) *controlplane.Recovery {
+	out := &controlplane.Recovery{Recovered: r.recovered, StillStale: r.stillStale, Failed: r.failed, Idle: r.idle}
+	if n := len(r.took); n > 0 {
+		median := float64(r.took[n/2])
+		if n%2 == 0 {
+			median = (float64(r.took[n/2-1]) + float64(r.took[n/2])) / 2
+		}
+		longest := float64(r.took[n-1])
+		out.MedianSecondsToRecover, out.MaxSecondsToRecover = &median, &longest
 	}
 	return out
 }
