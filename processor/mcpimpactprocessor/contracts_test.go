@@ -41,7 +41,7 @@ func TestJudge(t *testing.T) {
 	}{
 		{"before anything known, the first version held", twoChanges, "", 300, 50, "a", judgedCurrent, "a"},
 		{"in effect at the call", twoChanges, "", 300, 150, "a", judgedCurrent, "a"},
-		{"adopted later: the host re-listed before the probe", twoChanges, "", 300, 150, "b", judgedCurrent, "a"},
+		{"adopted later: the host re-listed before the probe", twoChanges, "", 300, 150, "b", judgedCurrent, "b"},
 		{"superseded before the call", twoChanges, "", 300, 250, "a", judgedStale, "b"},
 		{"two changes in a row, planned on the first", twoChanges, "", 300, 350, "a", judgedStale, "c"},
 		{"two changes in a row, planned on the second", twoChanges, "", 300, 350, "b", judgedStale, "c"},

@@ -154,7 +154,7 @@ func TestLateSpanForCallBeforeDrift(t *testing.T) {
 	// A client that refreshed before the probe noticed is ahead, not stale.
 	early := h.sendSpans(callsOf(call{agent: "planner", server: srv, url: srvURL, tool: "search", session: "s1", digest: "d2", at: t0.Add(-time.Minute)}))
 	cur, stale, _ = spanVerdict(onlySpan(t, early))
-	assert.Equal(t, "d1", cur)
+	assert.Equal(t, "d2", cur, "the server had changed by then: the probe saw it late")
 	assert.False(t, stale)
 
 	// Both calls are in the index at their own time: the next drift counts

@@ -55,7 +55,7 @@ type toolCall struct {
 	// guardStale: the proxy or the guard found the call planned on a
 	// definition the server no longer serves, and said so on the span
 	// (mcpdrift.guard.refusal = STALE_TOOL_SCHEMA, or
-	// mcpdrift.guard.stale_definition = true).
+	// mcpdrift.guard.stale_definition or mcpdrift.tool.stale = true).
 	guardStale bool
 }
 
@@ -116,8 +116,9 @@ func readSpan(attrs pcommon.Map, a *spanAttrs) {
 		case semconv.ServerPort:
 			a.port = v
 			continue
-		case semconv.GuardStaleDefinition:
-			a.staleDefinition = v.Type() == pcommon.ValueTypeBool && v.Bool()
+		case semconv.GuardStaleDefinition, semconv.ToolStale:
+			// The guard sets both on a call it refused as stale.
+			a.staleDefinition = a.staleDefinition || (v.Type() == pcommon.ValueTypeBool && v.Bool())
 			continue
 		}
 		if v.Type() != pcommon.ValueTypeStr {

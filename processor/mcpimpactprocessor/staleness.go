@@ -2,7 +2,9 @@ package mcpimpactprocessor
 
 import (
 	"slices"
+	"time"
 
+	cstaleness "github.com/mcpdrift/mcpdrift/contract/staleness"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -44,63 +46,56 @@ type digestEvidence struct {
 	observed    int64  // unix nanoseconds of the latest observation of the server
 }
 
-// judgeDigest is the digest-level judgement: is digest d, used by a call at
-// time at, the definition the server served then?
+// judgeDigest is the digest-level judgement of a call at time at that was
+// planned with digest d: contract/staleness's, the one the gate and the
+// guard share (docs/mcpimpact.md, "What stale means"), over the tool's
+// confirmed history, plus what only this processor knows:
 //
-//   - d was in effect at the call: current;
-//   - d was adopted later (the host re-listed before the probe noticed), or a
-//     prompt probe has seen it served: current;
-//   - d was superseded before the call and not served again: stale;
-//   - d was superseded and later served again (the server changed back):
-//     the digest cannot tell which one the call was planned on: unknown;
-//   - d was never seen: ahead while no observation of the server is as
-//     recent as the call (a prompt probe will tell), else unknown. A digest
-//     nobody has seen is never stale.
+//   - a digest a prompt probe has seen served is current, though no drift
+//     has confirmed it yet (it supersedes nothing until one does: a probe
+//     is one pick of what may be a fleet in a rolling deploy);
+//   - a digest no probe has shown is ahead only while no observation of the
+//     server is as recent as the call; after one, unknown.
 //
-// It also returns the digest in effect at the call ("" when the tool was not
-// offered). This is the one place the processor decides; the shared
-// judgement of the gate and the guard decides the same cases.
+// It also returns the digest in effect at the call ("" when the tool was
+// not offered). A call without a digest is not judged.
 func judgeDigest(ev *digestEvidence, at int64, d string) (staleness, string) {
-	h := ev.history
-	i := -1
-	if len(h) > 0 {
-		i, _ = slices.BinarySearchFunc(h, at, func(v version, t int64) int {
-			if v.since <= t {
-				return -1
-			}
-			return 1
-		})
-		i = max(i-1, 0) // before the first known version, assume it held
+	h := make(cstaleness.History, len(ev.history))
+	for i, v := range ev.history {
+		h[i] = cstaleness.Version{Digest: v.digest, First: time.Unix(0, v.since)}
 	}
-	current := ""
-	if i >= 0 {
-		current = h[i].digest
-	}
-	if d == "" {
-		return unjudged, current
-	}
-	if current != "" && d == current {
-		return judgedCurrent, current
-	}
-	later := d == ev.provisional
-	earlier := false
-	if i >= 0 {
-		for _, v := range h[i+1:] {
-			later = later || v.digest == d
-		}
-		for _, v := range h[:i] {
-			earlier = earlier || v.digest == d
-		}
+	v := cstaleness.JudgeDigest(d, h, time.Unix(0, at))
+	current := v.Current
+	if len(ev.history) > 0 && (v.State == cstaleness.Unknown || v.State == cstaleness.Ahead) {
+		current = inEffect(ev.history, at)
 	}
 	switch {
-	case later && earlier:
-		return judgedUnknown, current
-	case later:
+	case d == "":
+		return unjudged, current
+	case d == ev.provisional:
 		return judgedCurrent, current
-	case earlier:
-		return judgedStale, current
-	case ev.observed >= at:
-		return judgedUnknown, current
 	}
-	return judgedAhead, current
+	switch v.State {
+	case cstaleness.Current:
+		return judgedCurrent, current
+	case cstaleness.Stale:
+		return judgedStale, current
+	case cstaleness.Ahead:
+		if ev.observed < at {
+			return judgedAhead, current
+		}
+	}
+	return judgedUnknown, current
+}
+
+// inEffect is the digest of the version in effect at time at (the first
+// one before any is known).
+func inEffect(h []version, at int64) string {
+	i, _ := slices.BinarySearchFunc(h, at, func(v version, t int64) int {
+		if v.since <= t {
+			return -1
+		}
+		return 1
+	})
+	return h[max(i-1, 0)].digest
 }

@@ -25,6 +25,11 @@ func TestSpanStaleness(t *testing.T) {
 		s.Attributes().PutStr(semconv.ErrorType, semconv.ErrorTypeRefused)
 	}
 	guardMarked := func(s ptrace.Span) { s.Attributes().PutBool(semconv.GuardStaleDefinition, true) }
+	guardRefused := func(s ptrace.Span) { // what interceptor.Refusal records
+		s.Attributes().PutStr(semconv.GuardRefusal, semconv.RefusalStaleToolSchema)
+		s.Attributes().PutBool(semconv.ToolStale, true)
+		s.Attributes().PutStr(semconv.GuardStaleBasis, "arguments")
+	}
 	for _, tc := range []struct {
 		name    string
 		digest  string
@@ -36,11 +41,12 @@ func TestSpanStaleness(t *testing.T) {
 		{name: "current", digest: "d1", at: -time.Minute, want: semconv.StalenessCurrent, current: "d1"},
 		{name: "superseded before the call", digest: "d0", at: -time.Minute, want: semconv.StalenessStale, current: "d1"},
 		{name: "stale after the drift", digest: "d1", at: time.Minute, want: semconv.StalenessStale, current: "d2"},
-		{name: "the host re-listed before the probe", digest: "d2", at: -time.Minute, want: semconv.StalenessCurrent, current: "d1"},
+		{name: "the host re-listed before the probe", digest: "d2", at: -time.Minute, want: semconv.StalenessCurrent, current: "d2"},
 		{name: "never seen, after the last observation", digest: "d9", at: time.Minute, want: semconv.StalenessAhead, current: "d2"},
 		{name: "never seen, observed since", digest: "d9", at: -time.Minute, want: semconv.StalenessUnknown, current: "d1"},
 		{name: "refused by the gate, host already re-listed", digest: "d2", at: time.Minute, tweak: refused, want: semconv.StalenessStale, current: "d2"},
 		{name: "marked by the guard", digest: "d2", at: time.Minute, tweak: guardMarked, want: semconv.StalenessStale, current: "d2"},
+		{name: "refused by the Go guard", digest: "d2", at: time.Minute, tweak: guardRefused, want: semconv.StalenessStale, current: "d2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
