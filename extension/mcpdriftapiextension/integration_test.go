@@ -86,6 +86,13 @@ type collector struct {
 
 func startCollector(t *testing.T, dir, serverURL string, baseline string) *collector {
 	t.Helper()
+	return startCollectorWith(t, dir, serverURL, baseline, nil)
+}
+
+// startCollectorWith starts the collector with the receiver's and the
+// processor's configuration changed by tweak.
+func startCollectorWith(t testing.TB, dir, serverURL string, baseline string, tweak func(*mcpdriftreceiver.Config, *mcpimpactprocessor.Config)) *collector {
+	t.Helper()
 	storageID, apiID := component.MustNewID("file_storage"), component.MustNewID("mcpdrift_api")
 	exts := map[component.ID]component.Component{storageID: storagetest.FileStorage(t, dir, nil)}
 	a := startAPI(t, nil, exts)
@@ -115,6 +122,9 @@ func startCollector(t *testing.T, dir, serverURL string, baseline string) *colle
 	target.Endpoint = serverURL + "?api_key=" + secretQuery
 	target.Headers = configopaque.MapList{{Name: "Authorization", Value: "Bearer " + secretHeader}}
 	rcfg.Targets = []mcpdriftreceiver.TargetConfig{target}
+	if tweak != nil {
+		tweak(rcfg, pcfg)
+	}
 	rset := receivertest.NewNopSettings(rf.Type())
 	rset.ID = component.MustNewID("mcpdrift")
 	rcv, err := rf.CreateLogs(ctx, rset, rcfg, plogs)
@@ -161,19 +171,24 @@ func until[T any](t *testing.T, a *api, route, path, what string, cond func(T) b
 }
 
 // call sends tool-call spans for create_ticket as the interceptor records
-// them, made with digest.
-func (c *collector) call(t *testing.T, agent, session, digest string, n int, took time.Duration) {
+// them, made with digest, the last a second ago.
+func (c *collector) call(t testing.TB, agent, session, digest string, n int, took time.Duration) {
+	t.Helper()
+	c.callAt(t, agent, session, digest, n, time.Now().Add(-time.Second), took)
+}
+
+// callAt sends n such spans, one a second back from last.
+func (c *collector) callAt(t testing.TB, agent, session, digest string, n int, last time.Time, took time.Duration) {
 	t.Helper()
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr(semconv.ServiceName, agent)
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
-	now := time.Now()
 	for i := range n {
 		s := spans.AppendEmpty()
 		s.SetName("tools/call create_ticket")
 		s.SetKind(ptrace.SpanKindClient)
-		start := now.Add(-time.Duration(i+1) * time.Second)
+		start := last.Add(-time.Duration(i) * time.Second)
 		s.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 		s.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(took)))
 		a := s.Attributes()

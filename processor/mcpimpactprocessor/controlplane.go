@@ -30,33 +30,65 @@ func (p *impactProcessor) registerControlPlane(host component.Host) error {
 		return fmt.Errorf("mcpimpact: %w", err)
 	}
 	p.unregister = unregister
-	p.probes = &promptProbes{reg: reg, last: map[string]time.Time{}, landed: p.probeLanded}
+	if p.cfg.PromptProbeInterval > 0 {
+		p.probes = newPromptProbes(reg, p.cfg.PromptProbeInterval, p.probeLanded)
+	}
 	return nil
 }
 
-// promptProbeEvery bounds prompt-probe requests: at most one per target in
-// this time, however many calls carry digests no probe has shown.
-const promptProbeEvery = 5 * time.Second
-
 // promptProbes asks the receiver, through the control plane, for a probe
 // of a target as soon as a call carries a tool digest no probe has shown
-// (DESIGN.md "Staleness": ahead), so the verdict settles in seconds.
+// (ahead), so the verdict settles in seconds. Requests for one target are
+// at least every apart; one that comes sooner is sent when that time is
+// up, once, however many calls asked meanwhile.
 type promptProbes struct {
 	reg    controlplane.Registry
+	every  time.Duration
 	landed func(controlplane.Observation)
-	mu     sync.Mutex
-	last   map[string]time.Time // target → its last request
+
+	mu       sync.Mutex
+	last     map[string]time.Time   // target → its last request
+	deferred map[string]*time.Timer // target → its request waiting for the rate limit
+	stopped  bool
+}
+
+func newPromptProbes(reg controlplane.Registry, every time.Duration, landed func(controlplane.Observation)) *promptProbes {
+	return &promptProbes{reg: reg, every: every, landed: landed, last: map[string]time.Time{}, deferred: map[string]*time.Timer{}}
 }
 
 func (pp *promptProbes) ask(server string, now time.Time) {
 	pp.mu.Lock()
-	if t, ok := pp.last[server]; ok && now.Sub(t) < promptProbeEvery && !now.Before(t) {
-		pp.mu.Unlock()
+	defer pp.mu.Unlock()
+	if pp.stopped || pp.deferred[server] != nil {
+		return
+	}
+	if t, ok := pp.last[server]; ok && now.Before(t.Add(pp.every)) && !now.Before(t) {
+		pp.deferred[server] = time.AfterFunc(t.Add(pp.every).Sub(now), func() {
+			pp.mu.Lock()
+			delete(pp.deferred, server)
+			stopped := pp.stopped
+			pp.last[server] = t.Add(pp.every)
+			pp.mu.Unlock()
+			if !stopped {
+				pp.reg.RequestProbe(server, pp.landed)
+			}
+		})
 		return
 	}
 	pp.last[server] = now
-	pp.mu.Unlock()
+	// The extension only hands the request on; the probe runs elsewhere.
 	pp.reg.RequestProbe(server, pp.landed)
+}
+
+// stop cancels the deferred requests (Shutdown).
+func (pp *promptProbes) stop() {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.stopped = true
+	for _, t := range pp.deferred {
+		t.Stop()
+	}
+	clear(pp.deferred)
 }
 
 // probeLanded records what a prompt probe saw and re-judges the calls that

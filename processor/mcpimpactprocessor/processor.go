@@ -112,6 +112,9 @@ func (p *impactProcessor) Shutdown(ctx context.Context) error {
 	if p.unregister != nil {
 		p.unregister() // the control plane asks this index no more
 	}
+	if p.probes != nil {
+		p.probes.stop()
+	}
 	var errs []error
 	if p.stopPersist != nil {
 		p.stopPersist()

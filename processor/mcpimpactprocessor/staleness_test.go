@@ -121,6 +121,18 @@ func (f *fakeRegistry) RegisterImpactSource(component.ID, controlplane.ImpactSou
 	return func() {}, nil
 }
 
+func (f *fakeRegistry) landing(i int) func(controlplane.Observation) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.done[i]
+}
+
+func (f *fakeRegistry) requestsSoFar() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.requests...)
+}
+
 func (f *fakeRegistry) RequestProbe(server string, done func(controlplane.Observation)) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -131,13 +143,15 @@ func (f *fakeRegistry) RequestProbe(server string, done func(controlplane.Observ
 
 // TestPromptProbeSettlesAheadCalls: a digest no probe has shown asks for
 // one prompt probe of its server (not one per call, and again only after
-// promptProbeEvery); when it lands, the calls judged ahead are re-judged
+// prompt_probe_interval, sent when the interval is up); when it lands, the calls judged ahead are re-judged
 // in the index, and none of them becomes stale.
 func TestPromptProbeSettlesAheadCalls(t *testing.T) {
 	h := newHarness(t, nil)
 	reg := &fakeRegistry{}
 	p := instance(t, h)
-	p.probes = &promptProbes{reg: reg, last: map[string]time.Time{}, landed: p.probeLanded}
+	const every = 300 * time.Millisecond
+	p.probes = newPromptProbes(reg, every, p.probeLanded)
+	t.Cleanup(p.probes.stop)
 	h.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-time.Hour))))
 
 	h.sendSpans(callsOf(
@@ -146,14 +160,14 @@ func TestPromptProbeSettlesAheadCalls(t *testing.T) {
 		call{agent: "claude-code", server: srv, url: srvURL, tool: "search", session: "s3", digest: "d7", at: t0},
 	))
 	h.sendSpans(callsOf(call{agent: "claude-code", server: srv, url: srvURL, tool: "search", session: "s1", digest: "d2", at: t0}))
-	assert.Equal(t, []string{srv}, reg.requests, "one request per target while the first is recent")
+	assert.Equal(t, []string{srv}, reg.requestsSoFar(), "one request per target while the first is recent")
 
 	out, err := query(t, h, srv, "search", time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, controlplane.DigestUsed{Ahead: 4}, out.Agents[0].Digests)
 
 	// The probe lands: the server serves d2 (not confirmed by any drift).
-	reg.done[0](controlplane.Observation{Server: srv, At: h.clock.Now(), ToolDigests: map[string]string{"search": "d2", "fetch": "f1", "lookup": "l1"}})
+	reg.landing(0)(controlplane.Observation{Server: srv, At: h.clock.Now(), ToolDigests: map[string]string{"search": "d2", "fetch": "f1", "lookup": "l1"}})
 	out, err = query(t, h, srv, "search", time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, controlplane.DigestUsed{New: 3, Unknown: 1}, out.Agents[0].Digests,
@@ -161,17 +175,16 @@ func TestPromptProbeSettlesAheadCalls(t *testing.T) {
 	assert.Zero(t, out.Totals.Stale)
 	assert.Zero(t, instance(t, h).state.index.ahead)
 
-	// A later call with a digest no probe has shown asks again, once the
-	// rate limit allows.
-	h.clock.Advance(time.Second)
+	// A later call with a digest no probe has shown, within the interval,
+	// asks again when the interval is up, once.
+	h.clock.Advance(every / 3)
 	h.sendSpans(callsOf(call{agent: "claude-code", server: srv, url: srvURL, tool: "search", session: "s4", digest: "d8", at: h.clock.Now()}))
-	assert.Len(t, reg.requests, 1)
-	h.clock.Advance(promptProbeEvery)
 	h.sendSpans(callsOf(call{agent: "claude-code", server: srv, url: srvURL, tool: "search", session: "s4", digest: "d8", at: h.clock.Now()}))
-	assert.Len(t, reg.requests, 2)
+	assert.Len(t, reg.requestsSoFar(), 1, "deferred")
+	require.Eventually(t, func() bool { return len(reg.requestsSoFar()) == 2 }, 10*time.Second, 5*time.Millisecond)
 
 	// A failed probe changes nothing.
-	reg.done[1](controlplane.Observation{Server: srv, At: h.clock.Now(), Err: context.DeadlineExceeded})
+	reg.landing(1)(controlplane.Observation{Server: srv, At: h.clock.Now(), Err: context.DeadlineExceeded})
 	out, err = query(t, h, srv, "search", time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), out.Agents[0].Digests.Ahead)
