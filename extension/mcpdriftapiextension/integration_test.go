@@ -310,6 +310,14 @@ func testIntegration(t *testing.T, baseline string) {
 	}
 	a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=nope", http.StatusNotFound)
 
+	// Calls by definition, for the server's authors.
+	var usage controlplane.DigestUsage
+	decode(t, a.get("/api/v1/servers/{name}/digests", "/api/v1/servers/demo-tools/digests?tool=create_ticket&days=2", http.StatusOK), &usage)
+	if len(usage.Digests) != 2 || *usage.Digests[0].Digest != v1 || usage.Digests[0].Calls != 8 || usage.Digests[0].Current ||
+		*usage.Digests[1].Digest != v2 || usage.Digests[1].Calls != 2 || !usage.Digests[1].Current || *usage.CurrentDigest != v2 {
+		t.Errorf("digests %+v", usage)
+	}
+
 	// Nothing secret anywhere in what the API serves.
 	for _, p := range []string{"/api/v1/servers", "/api/v1/servers/demo-tools", "/api/v1/servers/demo-tools/drifts", "/api/v1/drifts/" + page.Drifts[0].ID} {
 		body := string(a.do(http.MethodGet, p, "").body)

@@ -40,6 +40,10 @@ type server struct {
 	// observed is the time of the latest observation of the server
 	// (snapshot, drift or prompt probe), unix nanoseconds.
 	observed int64
+	// usage counts calls by tool, digest and day (usage.go).
+	usage        map[usageKey]uint32
+	usageSwept   uint32 // the day expired rows were last removed
+	usageDropped int64  // calls not counted: the server had maxUsageRows rows
 }
 
 // toolChangeInfo is a tool's last change.

@@ -171,6 +171,44 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (contr
 	return out, nil
 }
 
+// DigestUsage counts a tool's calls by the digest they were planned
+// against and by day, from the usage table (usage.go).
+func (v impactView) DigestUsage(_ context.Context, q controlplane.DigestUsageQuery) (controlplane.DigestUsage, error) {
+	p := v.p
+	today := uint32(p.now().Unix() / daySeconds)
+	days := min(max(q.Days, 1), controlplane.MaxDigestUsageDays)
+	from := today - uint32(days) + 1
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	srv := p.state.contracts.servers[q.Server]
+	if srv == nil {
+		return controlplane.DigestUsage{}, controlplane.ErrUnknownServer
+	}
+	usage := srv.usageOf(q.Tool, from)
+	if len(srv.tools[q.Tool]) == 0 && len(usage) == 0 {
+		return controlplane.DigestUsage{}, controlplane.ErrUnknownTool
+	}
+	current := srv.latest(q.Tool)
+	out := controlplane.DigestUsage{
+		Server: q.Server, Tool: q.Tool, Days: days, From: dayString(from), To: dayString(today),
+		CurrentDigest: nonEmpty(current), Digests: make([]controlplane.DigestCalls, 0, len(usage)), Dropped: srv.usageDropped,
+	}
+	for _, u := range usage {
+		dc := controlplane.DigestCalls{Digest: nonEmpty(u.digest), Current: u.digest != "" && u.digest == current, Calls: u.calls,
+			LastDay: dayString(u.days[len(u.days)-1].day), ByDay: make([]controlplane.DayCalls, len(u.days))}
+		for i, d := range u.days {
+			dc.ByDay[i] = controlplane.DayCalls{Day: dayString(d.day), Calls: d.calls}
+		}
+		out.Digests = append(out.Digests, dc)
+	}
+	return out, nil
+}
+
+// dayString writes days since the Unix epoch as a UTC date.
+func dayString(day uint32) string {
+	return time.Unix(int64(day)*daySeconds, 0).UTC().Format(time.DateOnly)
+}
+
 func agentJSON(ai *agentImpact, changed bool) controlplane.AgentImpact {
 	out := controlplane.AgentImpact{
 		Sessions: ai.sessions,

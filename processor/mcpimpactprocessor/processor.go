@@ -161,9 +161,13 @@ func (p *impactProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	var byDialect [dialects]int64
 	stale := map[staleKey]int64{}
 	var ahead []string
+	byDigest := map[digestKey]int64{}
 	for i := range calls {
 		c, j := &calls[i], &judged[i]
 		byDialect[c.dialect]++
+		if j.target != nil && (!c.serverSide || p.cfg.IndexServerSpans) {
+			byDigest[p.tel.digestKey(ctx, j.server, c.key.tool, c.key.digest)]++
+		}
 		if j.state == unjudged || (!j.known && j.state != judgedStale) {
 			continue
 		}
@@ -187,6 +191,7 @@ func (p *impactProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	}
 	p.tel.toolCalls(ctx, &byDialect)
 	p.tel.staleCalls(ctx, stale)
+	p.tel.callsByDigest(ctx, byDigest)
 	p.tel.removals(ctx, removed)
 	return td, nil
 }

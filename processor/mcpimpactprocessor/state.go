@@ -45,7 +45,11 @@ func (st *state) observe(calls []toolCall, now time.Time, out []judgement) []jud
 			c.at = now.UnixNano()
 		}
 		j := st.judge(c)
-		if c.at >= cutoff && (!c.serverSide || st.cfg.IndexServerSpans) {
+		indexed := !c.serverSide || st.cfg.IndexServerSpans
+		if indexed && j.target != nil {
+			j.target.countUsage(c.key.tool, c.key.digest, c.at, now)
+		}
+		if c.at >= cutoff && indexed {
 			at := unixSec(c.at)
 			e := entry{first: at, last: at, calls: 1}
 			if c.failed {

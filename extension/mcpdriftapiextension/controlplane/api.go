@@ -456,6 +456,54 @@ type Recovery struct {
 	MaxSecondsToRecover    *float64 `json:"max_seconds_to_recover"`
 }
 
+// MaxDigestUsageDays is how many days of calls by digest the processor
+// keeps, and the most a digests query may ask for.
+const MaxDigestUsageDays = 35
+
+// DigestUsageQuery asks how often a tool was called with each definition.
+type DigestUsageQuery struct {
+	Server string
+	Tool   string
+	Days   int // 1 to MaxDigestUsageDays, ending today (UTC)
+}
+
+// DigestUsage is GET /api/v1/servers/{name}/digests: calls of a tool per
+// definition digest they were planned against, per UTC day, for server
+// authors deciding when to drop a compatibility shim.
+type DigestUsage struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	Days   int    `json:"days"`
+	// From and To are the first and last day counted (YYYY-MM-DD, UTC).
+	From string `json:"from"`
+	To   string `json:"to"`
+	// CurrentDigest is the tool's digest now; null when the server no
+	// longer offers it.
+	CurrentDigest *string `json:"current_digest"`
+	// Digests are the definitions called, the most called first.
+	Digests []DigestCalls `json:"digests"`
+	// Dropped counts calls of the server that were not counted because
+	// its usage table was full.
+	Dropped int64 `json:"dropped"`
+}
+
+// DigestCalls is one definition's calls.
+type DigestCalls struct {
+	// Digest is null for calls whose span carried none.
+	Digest  *string `json:"digest"`
+	Current bool    `json:"current"`
+	Calls   int64   `json:"calls"`
+	// LastDay is the last day it was called (YYYY-MM-DD, UTC).
+	LastDay string     `json:"last_day"`
+	ByDay   []DayCalls `json:"by_day"` // ascending, days without calls left out
+}
+
+// DayCalls is one day's calls.
+type DayCalls struct {
+	Day   string `json:"day"`
+	Calls int64  `json:"calls"`
+}
+
 // ErrorBody is every error response.
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`

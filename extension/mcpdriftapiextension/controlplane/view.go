@@ -51,6 +51,9 @@ type ImpactSource interface {
 	Windows() (window, recent time.Duration)
 	// Impact answers who called a tool of a server within q.Window.
 	Impact(ctx context.Context, q ImpactQuery) (Impact, error)
+	// DigestUsage answers how often a tool of a server was called with
+	// each definition, by day.
+	DigestUsage(ctx context.Context, q DigestUsageQuery) (DigestUsage, error)
 }
 
 // Registry is what the extension offers the components that name it.
