@@ -56,6 +56,9 @@ type driftImpact struct {
 // entry.
 type scratch struct {
 	group, drift bitset
+	// before and after: the sessions of one (tool, agent) that called
+	// before and after the tool's change (recoveryOf).
+	before, after bitset
 }
 
 type bitset []uint64
@@ -84,6 +87,8 @@ func (b bitset) drainInto(dst bitset) int {
 	return n
 }
 
+func (b bitset) has(i uint32) bool { return b[i>>6]&(uint64(1)<<(i&63)) != 0 }
+
 func (b bitset) count() int {
 	n := 0
 	for _, w := range b {
@@ -97,6 +102,7 @@ func (sc *scratch) grow(sessions int) {
 	if len(sc.group) < words {
 		sc.group = make(bitset, max(words, 2*len(sc.group)))
 		sc.drift = make(bitset, len(sc.group))
+		sc.before, sc.after = make(bitset, len(sc.group)), make(bitset, len(sc.group))
 	}
 }
 

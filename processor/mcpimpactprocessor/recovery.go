@@ -1,6 +1,7 @@
 package mcpimpactprocessor
 
 import (
+	"math/bits"
 	"slices"
 )
 
@@ -28,10 +29,9 @@ func (r *recovery) add(o *recovery) {
 	slices.Sort(r.took)
 }
 
-// sessionCalls is what one session's entries say about the change.
+// sessionCalls is what the entries after the change of a session that
+// called after it say.
 type sessionCalls struct {
-	before    bool   // a call before the change
-	after     bool   // a call at or after it
 	lastStale uint32 // latest entry with stale calls, after the change
 	firstNew  uint32 // first call with the current definition after the change
 	lastNew   uint32
@@ -42,26 +42,37 @@ type sessionCalls struct {
 // tool's last change at w.changeAt. Entries hold aggregates, so an entry
 // whose calls straddle the change counts as before and after it, and its
 // time of recovery is taken at the change when its first call was before.
+// Which sessions called before and after is kept in two bitsets (a query
+// over 100,000 sessions costs no map of them); only sessions that called
+// after the change get a record.
 func (st *state) recoveryOf(buckets []uint32, w *window) recovery {
-	ix := st.index
+	ix, sc := st.index, &st.scratch
 	at := w.changeAt
-	sessions := map[uint32]*sessionCalls{}
+	lo, hi := len(sc.before), -1 // the words touched
+	var after map[uint32]*sessionCalls
 	for _, bid := range buckets {
 		for i := range ix.buckets[bid].entries {
 			e := &ix.buckets[bid].entries[i]
 			if e.calls == 0 || e.session == 0 || e.last < max(w.cutoff, 1) {
 				continue
 			}
-			s := sessions[e.session]
-			if s == nil {
-				s = &sessionCalls{}
-				sessions[e.session] = s
+			word := int(e.session >> 6)
+			lo, hi = min(lo, word), max(hi, word)
+			if e.first < at {
+				sc.before.mark(e.session)
 			}
-			s.before = s.before || e.first < at
 			if e.last < at {
 				continue
 			}
-			s.after = true
+			sc.after.mark(e.session)
+			if after == nil {
+				after = map[uint32]*sessionCalls{}
+			}
+			s := after[e.session]
+			if s == nil {
+				s = &sessionCalls{}
+				after[e.session] = s
+			}
 			if e.stale > 0 {
 				s.lastStale = max(s.lastStale, e.last)
 			}
@@ -76,12 +87,10 @@ func (st *state) recoveryOf(buckets []uint32, w *window) recovery {
 		}
 	}
 	var r recovery
-	for _, s := range sessions {
+	for session, s := range after {
 		switch {
-		case !s.before && s.lastStale == 0:
+		case !sc.before.has(session) && s.lastStale == 0:
 			// started after the change on the current definition
-		case !s.after:
-			r.idle++
 		case s.lastNew > 0 && s.lastNew >= s.lastStale:
 			r.recovered++
 			r.took = append(r.took, s.firstNew-at)
@@ -90,6 +99,10 @@ func (st *state) recoveryOf(buckets []uint32, w *window) recovery {
 		case s.failed:
 			r.failed++
 		}
+	}
+	for i := lo; i <= hi; i++ {
+		r.idle += bits.OnesCount64(sc.before[i] &^ sc.after[i])
+		sc.before[i], sc.after[i] = 0, 0
 	}
 	slices.Sort(r.took)
 	return r
