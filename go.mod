@@ -177,6 +177,7 @@ require (
 	github.com/mcpdrift/mcpdrift/internal/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
 	github.com/mcpdrift/mcpdrift/semconv v0.0.0
+	github.com/pelletier/go-toml/v2 v2.4.3
 	golang.org/x/term v0.47.0
 )
 

@@ -2,9 +2,13 @@ package proxy_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/proxy"
@@ -50,5 +54,59 @@ func capture(t *testing.T, f **os.File) func() string {
 	return func() string {
 		b, _ := os.ReadFile(name)
 		return string(b)
+	}
+}
+
+// An export that fails is said on stderr once, as the proxy's, and once
+// more when it works again: not at every attempt (a host keeps the stdio
+// server's stderr as its log). With only the general OTLP endpoint set,
+// metrics are not exported: a collector with no metrics pipeline answered
+// them 404 every minute.
+func TestTelemetryExportFailuresSaidOnce(t *testing.T) {
+	var mu sync.Mutex
+	failing, paths := true, map[string]int{}
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		paths[r.URL.Path]++
+		if failing {
+			http.Error(w, "no pipeline", http.StatusNotFound) // not retried
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer collector.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	stderr := capture(t, &os.Stderr)
+	tel, err := proxy.TelemetryFromEnv(context.Background(), "export-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush := func() {
+		_, span := tel.Tracer.Tracer("test").Start(context.Background(), "span")
+		span.End()
+		_ = tel.Tracer.(interface{ ForceFlush(context.Context) error }).ForceFlush(context.Background())
+	}
+	for range 5 {
+		flush()
+	}
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	flush()
+	flush()
+	counter, _ := tel.Meter.Meter("test").Int64Counter("export.count")
+	counter.Add(context.Background(), 1)
+	_ = tel.Shutdown(context.Background())
+	out := stderr()
+	if strings.Count(out, "mcpdrift proxy: exporting traces failed") != 1 || strings.Count(out, "mcpdrift proxy: exporting traces works again") != 1 || strings.Count(out, "\n") != 2 {
+		t.Errorf("stderr:\n%s", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if paths["/v1/traces"] != 7 || paths["/v1/metrics"] != 0 {
+		t.Errorf("requests by path %v, want 7 to /v1/traces and none to /v1/metrics", paths)
 	}
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
-	"time"
 )
 
 // writeFileAtomic replaces path with data through a temporary file in the
@@ -19,6 +17,13 @@ func writeFileAtomic(path string, data []byte) error {
 	if target, err := filepath.EvalSymlinks(path); err == nil {
 		path = target
 	}
+	fi, _ := os.Stat(path)
+	return replaceFile(path, data, fi)
+}
+
+// replaceFile writes data to path through a temporary file renamed over
+// it, with the mode (and owner) of the file like describes, if any.
+func replaceFile(path string, data []byte, like fs.FileInfo) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
@@ -30,8 +35,8 @@ func writeFileAtomic(path string, data []byte) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if fi, err := os.Stat(path); err == nil {
-		if err := likeFile(tmp, fi); err != nil {
+	if like != nil {
+		if err := likeFile(tmp, like); err != nil {
 			return err
 		}
 	}
@@ -63,46 +68,20 @@ func likeFile(f *os.File, fi fs.FileInfo) error {
 	return nil
 }
 
-// writeBackup copies data, the file's content before a change, next to it:
-// FILE.bak, or FILE.bak.<time> when FILE.bak already holds something else,
-// so an earlier backup (the file before its first wrap) is never lost. The
-// backup has the file's mode: it may hold the same secrets.
-func writeBackup(path string, data []byte) (string, error) {
+// keepBackup keeps one backup of a host's file, FILE.mcpdrift.bak: the
+// file as it was before mcpdrift changed it. A wrap of a file with nothing
+// wrapped in it (fresh) starts afresh, since unwrap gave back what the
+// previous backup held and the user may have edited the file since; any
+// other change keeps the backup there is, so wrap/unwrap cycles leave one
+// file. The backup has the file's mode: it may hold the same secrets.
+func keepBackup(path string, data []byte, fresh bool) (string, error) {
+	name := path + ".mcpdrift.bak"
+	if old, err := os.ReadFile(name); err == nil && (!fresh || bytes.Equal(old, data)) {
+		return name, nil
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", err
 	}
-	name := path + ".bak"
-	if old, err := os.ReadFile(name); err == nil && string(old) == string(data) {
-		return name, nil
-	}
-	stamp := time.Now().UTC().Format("20060102T150405Z")
-	for i := 0; ; i++ {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) && i < 100 {
-			name = fmt.Sprintf("%s.bak.%s", path, stamp)
-			if i > 0 {
-				name = fmt.Sprintf("%s.bak.%s.%d", path, stamp, i)
-			}
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		err = likeFile(f, fi)
-		if err == nil {
-			_, err = f.Write(data)
-		}
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(name)
-			return "", err
-		}
-		return name, nil
-	}
+	return name, replaceFile(name, data, fi)
 }

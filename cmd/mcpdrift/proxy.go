@@ -33,6 +33,9 @@ func newProxyCommand() *cobra.Command {
 		useOAuth    bool
 		secretEnv   string
 		noBrowser   bool
+		serverCmd   string
+		serverArgs  []string
+		bearerEnv   string
 	)
 	cmd := &cobra.Command{
 		Use:   "proxy [flags] (-- CMD [ARGS...] | --upstream URL [--listen ADDR])",
@@ -60,13 +63,11 @@ when signal N ended it); otherwise, or when the proxy itself fails:
   mcpdrift proxy --oauth --upstream https://mcp.example.com/mcp
   mcpdrift proxy --listen 127.0.0.1:7001 --upstream http://127.0.0.1:3001/mcp --lock mcp.lock.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				cfg.Command = args[dash:]
-				args = args[:dash]
+			argv, err := serverArgv(cmd, args, serverCmd, serverArgs)
+			if err != nil {
+				return err
 			}
-			if len(args) > 0 {
-				return usageError("unexpected argument %q (put the server command after --)", args[0])
-			}
+			cfg.Command = argv
 			h, err := parseHeaders(headers)
 			if err != nil {
 				return err
@@ -81,6 +82,13 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 					return usageError("--header-env %s: %s is not set", strings.TrimSpace(name), env)
 				}
 				h.Add(strings.TrimSpace(name), v)
+			}
+			if bearerEnv != "" {
+				v, set := os.LookupEnv(bearerEnv)
+				if !set || v == "" {
+					return usageError("--bearer-token-env: %s is not set", bearerEnv)
+				}
+				h.Set("Authorization", "Bearer "+v)
 			}
 			cfg.Header = h
 			if upstreamEnv != "" {
@@ -117,6 +125,9 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 	fl.StringVar(&cfg.Listen, "listen", "", "address to serve Streamable HTTP on (HTTP -> HTTP), e.g. 127.0.0.1:7001")
 	fl.StringArrayVarP(&headers, "header", "H", nil, "HTTP header 'Name: value' sent upstream (repeatable; values are secrets: never printed)")
 	fl.StringArrayVar(&headerEnv, "header-env", nil, "HTTP header Name=ENV_VAR whose value is read from the environment (repeatable)")
+	fl.StringVar(&bearerEnv, "bearer-token-env", "", "environment variable holding a bearer token: sent upstream as 'Authorization: Bearer TOKEN' (Codex's bearer_token_env_var)")
+	fl.StringVar(&serverCmd, "server-command", "", "the stdio server's command, as an alternative to -- CMD (mcpdrift wrap writes this form: arguments a host appends after the entry's never reach the server)")
+	fl.StringArrayVar(&serverArgs, "server-arg", nil, "one argument of --server-command (repeatable, in order; write --server-arg=VALUE for a value that starts with -)")
 	fl.BoolVar(&useOAuth, "oauth", false, "stdio -> HTTP: when the upstream answers 401, authorize as the MCP authorization spec says (the user consents in a browser; the token is kept for later runs)")
 	fl.StringVar(&oauth.ClientID, "oauth-client-id", "", "a client id registered with the authorization server beforehand (default: dynamic client registration)")
 	fl.StringVar(&secretEnv, "oauth-client-secret-env", "", "environment variable holding that client's secret (a confidential client)")
@@ -134,6 +145,35 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 	fl.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 5*time.Second, "time the stdio server has to exit after its input closes, before SIGTERM (and as long again before SIGKILL)")
 	fl.DurationVar(&cfg.UpstreamTimeout, "upstream-timeout", 30*time.Second, "timeout of an upstream exchange up to its response headers, and of the proxy's own requests")
 	return cmd
+}
+
+// serverArgv is the stdio server's command line: after --, or given by
+// --server-command and --server-arg. In the second form nothing depends on
+// -- being last: a host that appends its own arguments after an entry's
+// (the MCP Inspector CLI) cannot make them the server's, and any it leaves
+// for the proxy are dropped with a warning.
+func serverArgv(cmd *cobra.Command, args []string, serverCmd string, serverArgs []string) ([]string, error) {
+	var argv []string
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		argv = args[dash:]
+		args = args[:dash]
+	}
+	if serverCmd == "" {
+		if len(serverArgs) > 0 {
+			return nil, usageError("--server-arg needs --server-command")
+		}
+		if len(args) > 0 {
+			return nil, usageError("unexpected argument %q (put the server command after --)", args[0])
+		}
+		return argv, nil
+	}
+	if len(argv) > 0 {
+		return nil, usageError("--server-command and -- CMD are exclusive")
+	}
+	if len(args) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "mcpdrift proxy: ignoring %d argument(s) after the flags: the server's command line is --server-command and --server-arg\n", len(args))
+	}
+	return append([]string{serverCmd}, serverArgs...), nil
 }
 
 // completeOAuth fills in what --oauth's flags leave to the CLI: the

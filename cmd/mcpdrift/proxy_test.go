@@ -102,3 +102,45 @@ func TestProxyOAuthUsage(t *testing.T) {
 		}
 	}
 }
+
+// The server's command line as flags (what wrap writes): arguments a host
+// appends after them are not the server's; they are dropped with a warning,
+// and the server answers.
+func TestProxyServerCommandFlags(t *testing.T) {
+	node, server := testservers.Node(t), testservers.Everything(t, "2026.1.26")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"proxy", "--server-name", "everything", "--server-command", node, "--server-arg=" + server, "--server-arg=stdio", "appended", "by-the-host"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("initialize through the proxy: %v", err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "flags"}})
+	if err != nil || res.IsError {
+		t.Errorf("tools/call: %v %+v", err, res)
+	}
+	cs.Close()
+	<-done
+	if !strings.Contains(stderr.String(), "mcpdrift proxy: ignoring 2 argument(s) after the flags") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy", "--server-arg=x"}, "--server-arg needs --server-command"},
+		{[]string{"proxy", "--server-command", "x", "--", "y"}, "exclusive"},
+		{[]string{"proxy", "--bearer-token-env", "MCPDRIFT_TEST_UNSET_TOKEN", "--upstream", "http://127.0.0.1:1/mcp"}, "MCPDRIFT_TEST_UNSET_TOKEN is not set"},
+	} {
+		code, _, errOut := cli(t, "", tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d %q", tc.args, code, errOut)
+		}
+	}
+}

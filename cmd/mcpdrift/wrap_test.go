@@ -50,20 +50,22 @@ func mode(t *testing.T, path string) os.FileMode {
 
 // wrap writes a backup and the wrapped file with the file's mode; a second
 // wrap changes nothing and writes no backup; unwrap restores the original
-// byte for byte, keeping the first backup.
+// byte for byte, keeping the first backup; wrap/unwrap cycles leave that one
+// backup, not one each.
 func TestWrapUnwrapFile(t *testing.T) {
 	path, orig := hostSample(t, "mcp.json", 0o640)
 	code, out, errOut := cli(t, "", "wrap", "--mcpdrift", "/opt/mcpdrift/bin/mcpdrift", "--on-stale", "refuse", "--lock", "mcp.lock.json", path)
 	if code != exitOK || out != "" {
 		t.Fatalf("wrap: exit %d, stdout %q\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"wrapped   everything (stdio)", "wrapped   api (http)", "wrapped   asana (sse)", `skipped   slack: it signs in through the host ("oauth")`, "backup: " + path + ".bak"} {
+	for _, want := range []string{"wrapped   everything (stdio)", "wrapped   api (http)", "wrapped   asana (sse)", `skipped   slack: it signs in through the host ("oauth")`, "backup: " + path + ".mcpdrift.bak"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("wrap output lacks %q:\n%s", want, errOut)
 		}
 	}
-	if string(readBytes(t, path+".bak")) != string(orig) || mode(t, path+".bak") != 0o640 {
-		t.Errorf("backup: mode %v", mode(t, path+".bak"))
+	backup := path + ".mcpdrift.bak"
+	if string(readBytes(t, backup)) != string(orig) || mode(t, backup) != 0o640 {
+		t.Errorf("backup: mode %v", mode(t, backup))
 	}
 	wrapped := readBytes(t, path)
 	if mode(t, path) != 0o640 {
@@ -80,7 +82,7 @@ func TestWrapUnwrapFile(t *testing.T) {
 	if code != exitOK || !strings.Contains(errOut, "nothing to change") || string(readBytes(t, path)) != string(wrapped) {
 		t.Errorf("second wrap: exit %d\n%s", code, errOut)
 	}
-	if backups, _ := filepath.Glob(path + ".bak*"); len(backups) != 1 {
+	if backups, _ := filepath.Glob(path + ".*bak*"); len(backups) != 1 {
 		t.Errorf("backups after a wrap that changed nothing: %v", backups)
 	}
 
@@ -88,12 +90,27 @@ func TestWrapUnwrapFile(t *testing.T) {
 	if code != exitOK || string(readBytes(t, path)) != string(orig) || mode(t, path) != 0o640 {
 		t.Fatalf("unwrap: exit %d, mode %v\n%s\n%s", code, mode(t, path), errOut, readBytes(t, path))
 	}
-	if string(readBytes(t, path+".bak")) != string(orig) {
+	if string(readBytes(t, backup)) != string(orig) {
 		t.Error("unwrap overwrote the first backup")
 	}
-	backups, _ := filepath.Glob(path + ".bak.*")
-	if len(backups) != 1 || string(readBytes(t, backups[0])) != string(wrapped) {
-		t.Errorf("unwrap's backup: %v", backups)
+	for range 2 {
+		if code, _, errOut := cli(t, "", "wrap", path); code != exitOK {
+			t.Fatal(errOut)
+		}
+		if code, _, errOut := cli(t, "", "unwrap", path); code != exitOK {
+			t.Fatal(errOut)
+		}
+	}
+	if backups, _ := filepath.Glob(path + ".*bak*"); len(backups) != 1 || string(readBytes(t, backup)) != string(orig) {
+		t.Errorf("backups after wrap/unwrap cycles: %v", backups)
+	}
+	// Edited after an unwrap, the file is backed up afresh by the next wrap.
+	edited := strings.Replace(string(orig), `"everything"`, `"everything2"`, 1)
+	if err := os.WriteFile(path, []byte(edited), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli(t, "", "wrap", path); code != exitOK || string(readBytes(t, backup)) != edited {
+		t.Errorf("wrap after an edit: exit %d, backup not renewed\n%s", code, errOut)
 	}
 }
 
@@ -108,7 +125,7 @@ func TestWrapDryRun(t *testing.T) {
 	if string(readBytes(t, path)) != string(orig) {
 		t.Fatal("--dry-run changed the file")
 	}
-	if _, err := os.Stat(path + ".bak"); err == nil {
+	if _, err := os.Stat(path + ".mcpdrift.bak"); err == nil {
 		t.Error("--dry-run wrote a backup")
 	}
 	patch, err := exec.LookPath("patch")
@@ -156,6 +173,15 @@ func TestWrapMalformedFileUntouched(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, "", "wrap", filepath.Join(dir, "missing.json")); code != exitInput || !strings.Contains(errOut, "no such file") {
 		t.Errorf("missing file: exit %d %s", code, errOut)
+	}
+	toml := writeFile(t, dir, "config.toml", "[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.a]\n")
+	for _, verb := range []string{"wrap", "unwrap"} {
+		if code, _, errOut := cli(t, "", verb, toml); code != exitInput || !strings.Contains(errOut, toml+":3:") || !strings.Contains(errOut, "the file is left as it is") {
+			t.Errorf("%s of a malformed config.toml: exit %d\n%s", verb, code, errOut)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("files left beside them: %v", entries)
 	}
 	other := writeFile(t, dir, "settings.json", `{"editor.fontSize": 12}`)
 	if code, _, errOut := cli(t, "", "wrap", other); code != exitInput || !strings.Contains(errOut, "not an MCP client configuration") {
@@ -243,7 +269,100 @@ func TestWrapKeepsOwner(t *testing.T) {
 	if st := fi.Sys().(*syscall.Stat_t); st.Uid != nobody || st.Gid != nobody || fi.Mode().Perm() != 0o600 {
 		t.Errorf("owner %d:%d mode %v, want %d:%d 0600", st.Uid, st.Gid, fi.Mode().Perm(), nobody, nobody)
 	}
-	if fi, err := os.Stat(path + ".bak"); err != nil || fi.Sys().(*syscall.Stat_t).Uid != nobody {
+	if fi, err := os.Stat(path + ".mcpdrift.bak"); err != nil || fi.Sys().(*syscall.Stat_t).Uid != nobody {
 		t.Errorf("the backup is not the user's: %v", err)
+	}
+}
+
+// wrap --list finds each host's files under HOME and the working
+// directory, and says how many servers each has and which are wrapped.
+func TestWrapList(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("CODEX_HOME", "")
+	gemini := writeFile(t, filepath.Join(home, ".gemini"), "settings.json", `{"mcpServers": {"a": {"command": "x"}, "b": {"httpUrl": "http://h/mcp"}}}`)
+	writeFile(t, filepath.Join(home, ".codex"), "config.toml", "[mcp_servers.c]\ncommand = \"x\"\n")
+	writeFile(t, filepath.Join(home, ".cursor"), "mcp.json", `{"mcpServers": `)
+	if code, _, errOut := cli(t, "", "wrap", "--mcpdrift", "mcpdrift", "--skip", "b", gemini); code != exitOK {
+		t.Fatal(errOut)
+	}
+	code, out, errOut := cli(t, "", "wrap", "--list")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"Gemini CLI (gemini-cli, user): " + gemini + ": 2 server(s), 1 wrapped\n",
+		"  a                                        wrapped\n",
+		"  b                                        not wrapped\n",
+		"Codex CLI (codex, user): " + filepath.Join(home, ".codex", "config.toml") + ": 1 server(s), 0 wrapped\n",
+		"Cursor (cursor, user): " + filepath.Join(home, ".cursor", "mcp.json") + ": unreadable: ",
+		"Zed (zed, user): " + filepath.Join(home, ".config", "zed", "settings.json") + ": not found\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--list lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, _ := cli(t, "", "wrap", "--list", gemini); code != exitUsage {
+		t.Errorf("--list with a FILE: exit %d", code)
+	}
+}
+
+// The agent is named after the host that reads the file (not its
+// clientInfo), --host names the host of a file whose name does not tell,
+// and --agent-name wins over both.
+func TestWrapNamesTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	entry := `{"mcpServers": {"a": {"command": "x"}}}`
+	for _, c := range []struct {
+		file string
+		args []string
+		want string
+	}{
+		{filepath.Join(".gemini", "settings.json"), nil, `"--agent-name", "gemini-cli"`},
+		{".mcp.json", nil, `"--agent-name", "claude-code"`},
+		{filepath.Join("zed", "settings.json"), nil, `"--agent-name", "zed"`},
+		{"servers.json", []string{"--host", "cline"}, `"--agent-name", "cline"`},
+		{filepath.Join(".cursor", "mcp.json"), []string{"--agent-name", "mine"}, `"--agent-name", "mine"`},
+	} {
+		path := writeFile(t, filepath.Join(dir, filepath.Dir(c.file)), filepath.Base(c.file), entry)
+		args := append(append([]string{"wrap", "--mcpdrift", "mcpdrift"}, c.args...), path)
+		if code, _, errOut := cli(t, "", args...); code != exitOK {
+			t.Fatalf("%v: %s", args, errOut)
+		}
+		if got := string(readBytes(t, path)); !strings.Contains(got, c.want) || strings.Count(got, "--agent-name") != 1 {
+			t.Errorf("%v: %s", args, got)
+		}
+		os.Remove(path)
+	}
+	// A relative name is told by the directory it is in.
+	path := writeFile(t, filepath.Join(dir, ".gemini"), "settings.json", entry)
+	t.Chdir(filepath.Dir(path))
+	if code, _, errOut := cli(t, "", "wrap", "--mcpdrift", "mcpdrift", "settings.json"); code != exitOK || !strings.Contains(string(readBytes(t, path)), `"--agent-name", "gemini-cli"`) {
+		t.Errorf("settings.json in .gemini: exit %d %s", code, errOut)
+	}
+	if code, _, errOut := cli(t, "", "wrap", "--host", "emacs", filepath.Join(dir, ".mcp.json")); code != exitUsage || !strings.Contains(errOut, "not one of claude-desktop") {
+		t.Errorf("--host emacs: exit %d %s", code, errOut)
+	}
+}
+
+// A file over the size bound is refused and left as it is; a large one
+// (Claude Code's ~/.claude.json grows with history) is wrapped and
+// unwrapped byte for byte.
+func TestWrapHugeFile(t *testing.T) {
+	dir := t.TempDir()
+	history := `"history": [` + strings.Repeat(`{"display": "a prompt of the history", "pastedContents": {}},`, 100_000) + `{}]`
+	large := `{"mcpServers": {"a": {"command": "x"}}, ` + history + "}\n"
+	path := writeFile(t, dir, ".claude.json", large)
+	if code, _, errOut := cli(t, "", "wrap", "--mcpdrift", "mcpdrift", path); code != exitOK {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := cli(t, "", "unwrap", path); code != exitOK || string(readBytes(t, path)) != large {
+		t.Fatalf("unwrap: exit %d %s", code, errOut)
+	}
+	over := large[:len(large)-2] + `, "pad": "` + strings.Repeat("x", maxHostConfigBytes-len(large)+10) + "\"}\n"
+	huge := writeFile(t, dir, "big.json", over)
+	if code, _, errOut := cli(t, "", "wrap", huge); code != exitInput || !strings.Contains(errOut, "more than") || string(readBytes(t, huge)) != over {
+		t.Errorf("a file over the bound: exit %d %s", code, errOut)
 	}
 }

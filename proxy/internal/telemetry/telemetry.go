@@ -10,8 +10,10 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/config"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/exportlog"
 	"github.com/mcpdrift/mcpdrift/semconv"
 	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/metric"
@@ -52,7 +54,10 @@ func None() Telemetry {
 // but spans are still made, so the context handed on to the server is real.
 // serviceName is the resource's service.name unless the environment names
 // one. The console exporters print to stderr, not stdout: in the stdio
-// modes stdout is the agent's MCP stream.
+// modes stdout is the agent's MCP stream. An export that fails is said on
+// stderr once, not at every attempt (exportlog), and metrics are exported
+// only when asked for: a collector with no metrics pipeline answers them
+// 404 every minute.
 func FromEnv(ctx context.Context, serviceName string) (Telemetry, error) {
 	res, err := resource.New(ctx,
 		resource.WithAttributes(semconvres.ServiceName(serviceName)),
@@ -62,14 +67,16 @@ func FromEnv(ctx context.Context, serviceName string) (Telemetry, error) {
 	}
 	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	mopts := []sdkmetric.Option{sdkmetric.WithResource(res)}
-	if configured("TRACES") {
+	exports := exportlog.New(os.Stderr)
+	otel.SetErrorHandler(exports) // the SDK's default logs every failed attempt
+	if configured("TRACES", true) {
 		exp, err := spanExporter(ctx)
 		if err != nil {
 			return Telemetry{}, err
 		}
-		topts = append(topts, sdktrace.WithBatcher(exp))
+		topts = append(topts, sdktrace.WithBatcher(exports.Spans(exp)))
 	}
-	if configured("METRICS") {
+	if configured("METRICS", false) {
 		r, err := metricReader(ctx)
 		if err != nil {
 			return Telemetry{}, err
@@ -88,9 +95,14 @@ func FromEnv(ctx context.Context, serviceName string) (Telemetry, error) {
 }
 
 // configured reports whether the environment asks for a signal's export:
-// an OTLP endpoint (general or the signal's), or an exporter named.
-func configured(signal string) bool {
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT", "OTEL_" + signal + "_EXPORTER"} {
+// the signal's OTLP endpoint or exporter named, or, when byDefault, the
+// general OTLP endpoint. Metrics are not exported by default.
+func configured(signal string, byDefault bool) bool {
+	keys := []string{"OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT", "OTEL_" + signal + "_EXPORTER"}
+	if byDefault {
+		keys = append(keys, "OTEL_EXPORTER_OTLP_ENDPOINT")
+	}
+	for _, k := range keys {
 		if os.Getenv(k) != "" {
 			return os.Getenv("OTEL_"+signal+"_EXPORTER") != "none"
 		}

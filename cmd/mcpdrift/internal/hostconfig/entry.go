@@ -22,9 +22,15 @@ const (
 )
 
 // Members of a remote entry that sign in through the host (Claude Code's
-// headersHelper and oauth, Cursor's auth): the proxy cannot do that for
-// the host, so such an entry is left as it is.
-var hostAuthMembers = []string{"headersHelper", "oauth", "auth"}
+// headersHelper and oauth, Cursor's auth, Gemini CLI's oauth and
+// authProviderType): the proxy cannot do that for the host, so such an
+// entry is left as it is.
+var hostAuthMembers = []string{"headersHelper", "oauth", "auth", "authProviderType"}
+
+// urlMembers name a remote server's endpoint: url (most hosts), httpUrl
+// (Gemini CLI's Streamable HTTP; its url is HTTP+SSE) and serverUrl
+// (Windsurf).
+var urlMembers = []string{"url", "httpUrl", "serverUrl"}
 
 // entry is one server entry and what a rewrite needs to know about its place.
 type entry struct {
@@ -32,7 +38,8 @@ type entry struct {
 	node *Node
 	src  []byte
 	lay  layout
-	text string // the rewritten entry, when there is one
+	top  *topStash // the file's top-level stash, for hosts that refuse unknown members in an entry
+	text string    // the rewritten entry, when there is one
 }
 
 func (e *entry) raw(n *Node) string { return string(e.src[n.Start:n.End]) }
@@ -45,8 +52,11 @@ func (e *entry) wrap(o Options) (text, kind, note, skip string) {
 	if n.Kind != '{' {
 		return "", "", "", "not an object"
 	}
-	if n.Get(StashKey) != nil {
+	if n.Get(StashKey) != nil || e.top.of(e.name) != nil {
 		return "", "", "", "already wrapped"
+	}
+	if o.TopStash && e.top.taken(e.name) {
+		return "", "", "", "another server of this name is wrapped: the top-level stash keeps one per name"
 	}
 	typ := ""
 	if t := n.Get("type"); t != nil {
@@ -55,19 +65,28 @@ func (e *entry) wrap(o Options) (text, kind, note, skip string) {
 		}
 		typ = t.Str
 	}
-	cmd, url := n.Get("command"), n.Get("url")
+	var urls []string
+	for _, k := range urlMembers {
+		if n.Get(k) != nil {
+			urls = append(urls, k)
+		}
+	}
+	cmd := n.Get("command")
 	switch {
-	case cmd != nil && url != nil:
-		return "", "", "", `both "command" and "url": which one the host uses is unclear`
+	case len(urls) > 1 || (cmd != nil && len(urls) > 0):
+		if cmd != nil {
+			urls = append([]string{"command"}, urls...)
+		}
+		return "", "", "", fmt.Sprintf("both %q and %q: which one the host uses is unclear", urls[0], urls[1])
 	case cmd != nil:
 		if typ != "" && typ != "stdio" {
 			return "", "", "", fmt.Sprintf("type %q with a command", typ)
 		}
 		return e.wrapStdio(o)
-	case url != nil:
-		return e.wrapRemote(o, typ)
+	case len(urls) == 1:
+		return e.wrapRemote(o, typ, urls[0])
 	}
-	return "", "", "", `neither "command" nor "url"`
+	return "", "", "", `neither "command" nor a url ("url", "httpUrl", "serverUrl")`
 }
 
 func (e *entry) wrapStdio(o Options) (text, kind, note, skip string) {
@@ -83,11 +102,17 @@ func (e *entry) wrapStdio(o Options) (text, kind, note, skip string) {
 	if isProxy(cmd.Str, args) {
 		return "", "", "", "already runs mcpdrift proxy"
 	}
+	// The server's command line goes in flags, not after "--": a host that
+	// appends its own arguments to the entry's (the MCP Inspector CLI) would
+	// otherwise have them read as the server's.
 	proxyArgs := quoteAll(o.proxyArgs(e.name))
-	proxyArgs = append(proxyArgs, quote("--"), e.raw(cmd))
+	proxyArgs = append(proxyArgs, quote("--server-command"), e.raw(cmd))
 	if args != nil {
 		for _, a := range args.Elems {
-			proxyArgs = append(proxyArgs, e.raw(a))
+			if a.Kind != '"' {
+				return "", "", "", `"args" holds a value that is not a string`
+			}
+			proxyArgs = append(proxyArgs, quote("--server-arg="+a.Str))
 		}
 	}
 	var fields []field
@@ -116,10 +141,10 @@ func (e *entry) wrapStdio(o Options) (text, kind, note, skip string) {
 		env, _ := e.env(nil, nil, o.Env)
 		fields = insertAfter(fields, "args", field{"env", env})
 	}
-	return e.withStash(fields), "stdio", "", ""
+	return e.withStash(fields, o), "stdio", "", ""
 }
 
-func (e *entry) wrapRemote(o Options, typ string) (text, kind, note, skip string) {
+func (e *entry) wrapRemote(o Options, typ, urlKey string) (text, kind, note, skip string) {
 	n := e.node
 	switch typ {
 	case "", "http", "streamable-http", "streamableHttp":
@@ -134,9 +159,9 @@ func (e *entry) wrapRemote(o Options, typ string) (text, kind, note, skip string
 			return "", "", "", fmt.Sprintf("it signs in through the host (%q), which the proxy cannot do for it", k)
 		}
 	}
-	u := n.Get("url")
+	u := n.Get(urlKey)
 	if u.Kind != '"' {
-		return "", "", "", `"url" is not a string`
+		return "", "", "", fmt.Sprintf("%q is not a string", urlKey)
 	}
 	if !remoteURL(u.Str) {
 		return "", "", "", "the url is not http(s): the proxy reaches servers over TCP"
@@ -161,8 +186,11 @@ func (e *entry) wrapRemote(o Options, typ string) (text, kind, note, skip string
 	} else {
 		args = append(args, "--upstream", u.Str)
 	}
-	if kind == "sse" {
+	switch {
+	case kind == "sse":
 		args = append(args, "--upstream-transport", "sse")
+	case urlKey == "httpUrl":
+		args = append(args, "--upstream-transport", "streamable-http") // Gemini CLI's Streamable-HTTP-only member
 	}
 	if len(headers) == 0 {
 		// No credentials of its own: the host would sign in with OAuth
@@ -186,7 +214,7 @@ func (e *entry) wrapRemote(o Options, typ string) (text, kind, note, skip string
 		switch m.Key {
 		case "type":
 			fields = append(fields, field{"type", quote("stdio")})
-		case "url":
+		case urlKey:
 			fields = append(fields, field{"command", quote(o.command())}, field{"args", array(quoteAll(args))})
 		case "headers", "env":
 			if hasEnv && !envDone && (m.Key == "env" || existing == nil) {
@@ -203,7 +231,7 @@ func (e *entry) wrapRemote(o Options, typ string) (text, kind, note, skip string
 	if len(headers) == 0 {
 		note = "no headers: if the server asks for OAuth, the proxy signs in (the user consents in a browser once; the token is kept in the user config dir)"
 	}
-	return e.withStash(fields), kind, note, ""
+	return e.withStash(fields, o), kind, note, ""
 }
 
 type header struct {
@@ -242,15 +270,21 @@ func (e *entry) env(existing *Node, add []envVar, extra []EnvVar) (string, strin
 }
 
 // withStash writes the wrapped entry's fields followed by the stash, whose
-// digest covers those fields as written.
-func (e *entry) withStash(fields []field) string {
+// digest covers those fields as written; with o.TopStash the stash goes to
+// the file's top-level one instead.
+func (e *entry) withStash(fields []field, o Options) string {
 	plain := e.lay.object(fields)
 	node, _, err := Parse([]byte(plain))
 	if err != nil {
 		panic(fmt.Sprintf("hostconfig: wrote an entry that does not parse: %v", err)) // a bug, not input
 	}
+	sum := quote(digest([]byte(plain), node, ""))
+	if o.TopStash && e.top != nil {
+		e.top.add(e.name, sum, reindent(e.raw(e.node), e.lay.unit, true))
+		return plain
+	}
 	stash := e.lay.deeper().object([]field{
-		{"wrapped", quote(digest([]byte(plain), node, ""))},
+		{"wrapped", sum},
 		{"original", reindent(e.raw(e.node), e.lay.unit+e.lay.unit, true)}, // two levels deeper
 	})
 	return e.lay.object(append(fields, field{StashKey, stash}))
@@ -262,10 +296,15 @@ func (e *entry) unwrap(force bool) (text, skip string, refused bool) {
 	if n.Kind != '{' {
 		return "", "not an object", false
 	}
-	stash := n.Get(StashKey)
+	stash, shift := n.Get(StashKey), e.lay.unit+e.lay.unit
+	if stash == nil {
+		if stash = e.top.of(e.name); stash != nil {
+			shift = e.lay.unit
+		}
+	}
 	if stash == nil {
 		if isProxy(strValue(n.Get("command")), n.Get("args")) {
-			return "", "runs mcpdrift proxy but was not wrapped by mcpdrift wrap: edit it by hand", false
+			return "", notStashed, false
 		}
 		return "", "not wrapped", false
 	}
@@ -277,13 +316,22 @@ func (e *entry) unwrap(force bool) (text, skip string, refused bool) {
 		return "", "it was edited after wrap, and unwrap would undo that edit: restore it by hand from its " +
 			fmt.Sprintf("%q member, or run unwrap --force to restore the original anyway", StashKey), true
 	}
-	return reindent(e.raw(orig), e.lay.unit+e.lay.unit, false), "", false
+	e.top.restored(e.name)
+	return reindent(e.raw(orig), shift, false), "", false
 }
+
+// notStashed is why unwrap leaves an entry that runs the proxy but has no
+// stash: edited by hand, or a host dropped the stash when it rewrote the
+// file (codex mcp add does, for an inline table's).
+const notStashed = "runs mcpdrift proxy but has no x-mcpdrift stash (written by hand, or dropped by a host that rewrote the file): restore it from the .mcpdrift.bak backup or by hand"
 
 // isProxy reports whether a command line already runs mcpdrift proxy.
 func isProxy(command string, args *Node) bool {
-	base := strings.TrimSuffix(filepath.Base(command), ".exe")
-	return base == "mcpdrift" && args != nil && len(args.Elems) > 0 && args.Elems[0].Str == "proxy"
+	return args != nil && len(args.Elems) > 0 && isProxyCommand(command, args.Elems[0].Str)
+}
+
+func isProxyCommand(command, first string) bool {
+	return strings.TrimSuffix(filepath.Base(command), ".exe") == "mcpdrift" && first == "proxy"
 }
 
 func strValue(n *Node) string {
@@ -328,13 +376,23 @@ func headerEnvNames(headers []header, existing *Node) []string {
 	}
 	names := make([]string, len(headers))
 	for i, h := range headers {
-		base := HeaderEnvPrefix + strings.Trim(notEnvChar.ReplaceAllString(strings.ToUpper(h.name), "_"), "_")
-		name := base
-		for n := 2; taken[name]; n++ {
-			name = fmt.Sprintf("%s_%d", base, n)
-		}
-		taken[name] = true
-		names[i] = name
+		names[i] = uniqueEnvName(HeaderEnvPrefix+envSuffix(h.name), func(n string) bool { return taken[n] })
+		taken[names[i]] = true
 	}
 	return names
+}
+
+// envSuffix is a header's name as it goes into a variable's: capitals,
+// other characters _.
+func envSuffix(name string) string {
+	return strings.Trim(notEnvChar.ReplaceAllString(strings.ToUpper(name), "_"), "_")
+}
+
+// uniqueEnvName is base, or base_2, base_3… if base is taken.
+func uniqueEnvName(base string, taken func(string) bool) string {
+	name := base
+	for n := 2; taken(name); n++ {
+		name = fmt.Sprintf("%s_%d", base, n)
+	}
+	return name
 }

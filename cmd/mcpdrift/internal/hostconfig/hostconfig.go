@@ -1,8 +1,9 @@
 // Package hostconfig rewrites the MCP server configuration of agent hosts
-// (Claude Desktop, Claude Code, Cursor, VS Code) so that every server is
-// reached through `mcpdrift proxy`, and restores it. It edits the file in
-// place: only the entries it rewrites change, byte for byte everything else
-// (formatting, comments, members it does not know) stays as it was.
+// (Claude Desktop, Claude Code, Cursor, VS Code, Gemini CLI, Codex CLI,
+// Windsurf, Zed, Cline) so that every server is reached through
+// `mcpdrift proxy`, and restores it. It edits the file in place: only the
+// entries it rewrites change, byte for byte everything else (formatting,
+// comments, members it does not know) stays as it was.
 package hostconfig
 
 import (
@@ -14,8 +15,10 @@ import (
 )
 
 // Containers are the members that hold the servers: mcpServers (Claude
-// Desktop, Claude Code, Cursor) and servers (VS Code).
-var Containers = []string{"mcpServers", "servers"}
+// Desktop, Claude Code, Cursor, Gemini CLI, Windsurf, Cline), servers (VS
+// Code) and context_servers (Zed). Claude Code's ~/.claude.json also keeps
+// an mcpServers per project, under projects.<path>.
+var Containers = []string{"mcpServers", "servers", "context_servers"}
 
 // Options say how wrap routes servers through the proxy.
 type Options struct {
@@ -31,6 +34,18 @@ type Options struct {
 	Env []EnvVar
 	// Skip names servers to leave as they are.
 	Skip []string
+	// TopStash keeps what unwrap needs in one top-level x-mcpdrift member
+	// rather than in each entry, for hosts that refuse unknown members in
+	// an entry (Host.TopStash).
+	TopStash bool
+}
+
+// AgentFlag adds --agent-name name to the proxy flags unless they have one.
+func (o *Options) AgentFlag(name string) {
+	if name == "" || slices.Contains(o.ProxyFlags, "--agent-name") {
+		return
+	}
+	o.ProxyFlags = append(o.ProxyFlags, "--agent-name", name)
 }
 
 // EnvVar is one environment variable.
@@ -61,6 +76,7 @@ const (
 // Outcome is what happened to one server.
 type Outcome struct {
 	Server string
+	Scope  string // where in the file, when not the top level: "project /path" (Claude Code)
 	Action Action
 	Kind   string // stdio, http or sse, for wrapped servers
 	Reason string // why it was skipped or refused; a caveat when wrapped
@@ -95,7 +111,7 @@ func (r *Result) Count(a Action) int {
 }
 
 // ErrNoServers is returned for a file without mcpServers or servers.
-var ErrNoServers = errors.New(`no "mcpServers" (Claude Desktop, Claude Code, Cursor) or "servers" (VS Code) object: not an MCP client configuration`)
+var ErrNoServers = errors.New(`no "mcpServers", "servers" (VS Code) or "context_servers" (Zed) object: not an MCP client configuration`)
 
 // Wrap routes every server of the file through the proxy.
 func Wrap(src []byte, o Options) (*Result, error) {
@@ -130,8 +146,9 @@ func rewrite(src []byte, skip []string, fn func(*entry) Outcome) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	if root.Kind != '{' {
-		return nil, errAt(src, root.Start, "the file is not a JSON object")
+	groups, err := serverGroups(src, root)
+	if err != nil {
+		return nil, err
 	}
 	res := &Result{Src: src, JSONC: jsonc}
 	unit := indentUnit(src, root)
@@ -139,35 +156,76 @@ func rewrite(src []byte, skip []string, fn func(*entry) Outcome) (*Result, error
 	if bytes.Contains(src, []byte("\r\n")) {
 		nl = "\r\n" // a file written on Windows
 	}
-	found := false
-	for _, name := range Containers {
-		c, err := container(src, root, name)
-		if err != nil {
-			return nil, err
-		}
-		if c == nil {
-			continue
-		}
-		found = true
-		for _, m := range c.Members {
+	top, err := newTopStash(src, root, unit, nl)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		for _, m := range g.node.Members {
 			if slices.Contains(skip, m.Key) {
-				res.Servers = append(res.Servers, Outcome{Server: m.Key, Action: Skipped, Reason: "--skip"})
+				res.Servers = append(res.Servers, Outcome{Server: m.Key, Scope: g.scope, Action: Skipped, Reason: "--skip"})
 				continue
 			}
 			e := &entry{name: m.Key, node: m.Value, src: src, lay: entryLayout(src, m, unit, nl)}
+			if g.scope == "" {
+				e.top = top // the top-level stash is for the top-level servers (Gemini CLI has no others)
+			}
 			out := fn(e)
+			out.Scope = g.scope
 			res.Servers = append(res.Servers, out)
 			if e.text != "" {
 				res.Edits = append(res.Edits, Edit{Start: m.Value.Start, End: m.Value.End, Text: e.text})
 			}
 		}
 	}
-	if !found {
-		return nil, ErrNoServers
+	if ed, ok := top.edit(src); ok {
+		res.Edits = append(res.Edits, ed)
 	}
 	slices.SortFunc(res.Edits, func(a, b Edit) int { return a.Start - b.Start })
 	res.Out = apply(src, res.Edits)
 	return res, nil
+}
+
+// group is one object of servers and where it is in the file.
+type group struct {
+	scope string
+	node  *Node
+}
+
+// serverGroups returns every object of servers in the file: the top-level
+// containers, then Claude Code's per-project mcpServers.
+func serverGroups(src []byte, root *Node) ([]group, error) {
+	if root.Kind != '{' {
+		return nil, errAt(src, root.Start, "the file is not a JSON object")
+	}
+	var groups []group
+	for _, name := range Containers {
+		c, err := container(src, root, name)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			groups = append(groups, group{node: c})
+		}
+	}
+	if p := root.Get("projects"); p != nil && p.Kind == '{' {
+		for _, m := range p.Members {
+			if m.Value.Kind != '{' {
+				continue
+			}
+			c, err := container(src, m.Value, "mcpServers")
+			if err != nil {
+				return nil, err
+			}
+			if c != nil {
+				groups = append(groups, group{scope: "project " + m.Key, node: c})
+			}
+		}
+	}
+	if len(groups) == 0 {
+		return nil, ErrNoServers
+	}
+	return groups, nil
 }
 
 // container returns the object of servers named name, refusing what a host

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -32,6 +33,12 @@ var hosts = []struct {
 	{"cursor-mcp.json", false, map[string]Action{"server-name": Wrapped, "userjot": Wrapped, "core": Wrapped, "no-transport": Skipped}},
 	{"vscode-mcp.json", true, map[string]Action{"perplexity": Wrapped, "context7": Wrapped, "memory": Wrapped, "local-socket": Skipped}},
 	{"docs-example.json", false, map[string]Action{"everything": Wrapped, "search": Wrapped}}, // shown in docs/wrapping.md
+	{"claude.json", false, map[string]Action{"everything": Wrapped, "quickstart": Wrapped}},
+	{"gemini-settings.json", false, map[string]Action{"everything": Wrapped, "quickstart": Wrapped, "events": Wrapped, "typed": Wrapped, "gcp": Skipped}},
+	{"codex-config.toml", false, map[string]Action{"everything": Wrapped, "figma": Wrapped, "notion": Wrapped, "scoped": Skipped, "inline": Wrapped}},
+	{"windsurf-mcp_config.json", false, map[string]Action{"github": Wrapped, "remote-http": Wrapped, "figma": Wrapped}},
+	{"zed-settings.json", true, map[string]Action{"everything": Wrapped, "remote": Wrapped, "context7": Skipped}},
+	{"cline_mcp_settings.json", false, map[string]Action{"local-server": Wrapped, "remote-server": Wrapped, "legacy-sse": Wrapped}},
 }
 
 func readHost(t *testing.T, name string) []byte {
@@ -49,7 +56,10 @@ func TestWrapRoundTripHosts(t *testing.T) {
 	for _, h := range hosts {
 		t.Run(h.file, func(t *testing.T) {
 			src := readHost(t, h.file)
-			res, err := Wrap(src, testOptions)
+			format := FormatOf(h.file)
+			opts := testOptions
+			opts.TopStash = h.file == "gemini-settings.json"
+			res, err := format.Wrap(src, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +73,8 @@ func TestWrapRoundTripHosts(t *testing.T) {
 			if !mapsEqual(got, h.want) {
 				t.Errorf("outcomes %v, want %v", res.Servers, h.want)
 			}
-			golden := filepath.Join("testdata", "hosts", strings.TrimSuffix(h.file, ".json")+".wrapped.json")
+			ext := filepath.Ext(h.file)
+			golden := filepath.Join("testdata", "hosts", strings.TrimSuffix(h.file, ext)+".wrapped"+ext)
 			if *update {
 				if err := os.WriteFile(golden, res.Out, 0o644); err != nil {
 					t.Fatal(err)
@@ -72,14 +83,14 @@ func TestWrapRoundTripHosts(t *testing.T) {
 			if want, _ := os.ReadFile(golden); string(res.Out) != string(want) {
 				t.Errorf("wrapped file differs from %s (go test -update rewrites it):\n%s", golden, res.Out)
 			}
-			if !h.jsonc && !json.Valid(res.Out) {
+			if format == JSON && !h.jsonc && !json.Valid(res.Out) {
 				t.Errorf("the wrapped file is not JSON:\n%s", res.Out)
 			}
-			again, err := Wrap(res.Out, testOptions)
+			again, err := format.Wrap(res.Out, opts)
 			if err != nil || again.Changed() {
 				t.Errorf("wrapping twice changed the file (%v):\n%s", err, again.Diff("a", "b"))
 			}
-			back, err := Unwrap(res.Out, nil, false)
+			back, err := format.Unwrap(res.Out, nil, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,12 +143,13 @@ func wrappedEntries(t *testing.T, file string) map[string]entryJSON {
 	return doc.MCPServers
 }
 
-// What the host runs: the proxy with the server's command line after --,
-// the entry's env kept, the options' flags and env added.
+// What the host runs: the proxy with the server's command line in
+// --server-command and --server-arg (no "--", so arguments a host appends
+// stay the host's), the entry's env kept, the options' flags and env added.
 func TestWrapStdioEntry(t *testing.T) {
 	e := wrappedEntries(t, "claude_desktop_config.json")["github"]
-	wantArgs := []string{"proxy", "--server-name", "github", "--on-stale", "refuse", "--",
-		"docker", "run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"}
+	wantArgs := []string{"proxy", "--server-name", "github", "--on-stale", "refuse", "--server-command", "docker",
+		"--server-arg=run", "--server-arg=-i", "--server-arg=--rm", "--server-arg=-e", "--server-arg=GITHUB_PERSONAL_ACCESS_TOKEN", "--server-arg=ghcr.io/github/github-mcp-server"}
 	if e.Command != "mcpdrift" || !slices.Equal(e.Args, wantArgs) {
 		t.Errorf("command %q args %q", e.Command, e.Args)
 	}
@@ -222,7 +234,7 @@ func TestUnwrapEdited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	edited := strings.Replace(string(res.Out), `"--server-name", "memory", "--"`, `"--server-name", "memory", "--on-stale", "refuse", "--"`, 1)
+	edited := strings.Replace(string(res.Out), `"--server-name", "memory", "--server-command"`, `"--server-name", "memory", "--on-stale", "refuse", "--server-command"`, 1)
 	if edited == string(res.Out) {
 		t.Fatal("the edit did not apply")
 	}
@@ -260,6 +272,11 @@ func TestWrapSkipsAndRefusals(t *testing.T) {
 		{"not an object", `"npx server"`, "not an object"},
 		{"empty command", `{"command": ""}`, "non-empty string"},
 		{"stdio type with url", `{"type": "stdio", "command": "x", "args": "y"}`, `"args" is not an array`},
+		{"number arg", `{"command": "x", "args": ["a", 1]}`, `not a string`},
+		{"gemini url and httpUrl", `{"url": "https://h/sse", "httpUrl": "https://h/mcp"}`, `both "url" and "httpUrl"`},
+		{"command and serverUrl", `{"command": "x", "serverUrl": "https://h/mcp"}`, `both "command" and "serverUrl"`},
+		{"gemini google credentials", `{"httpUrl": "https://h/mcp", "authProviderType": "google_credentials"}`, "signs in through the host"},
+		{"zed extension", `{"source": "extension", "settings": {}}`, "neither"},
 	} {
 		src := []byte(`{"mcpServers": {"s": ` + c.entry + `}}`)
 		res, err := Wrap(src, Options{})
@@ -390,4 +407,37 @@ func applyUnified(t *testing.T, src, diff string) string {
 	}
 	out = append(out, old[next:]...)
 	return strings.Join(out, "")
+}
+
+// A host that rewrites the wrapped file in its own format (Claude Code
+// writes ~/.claude.json with JSON.stringify(…, null, 2)) does not stop
+// unwrap: the result is the original JSON, in the host's bytes.
+func TestUnwrapAfterHostReformat(t *testing.T) {
+	for _, file := range []string{"claude.json", "gemini-settings.json"} {
+		src := readHost(t, file)
+		res, err := Wrap(src, Options{Command: "mcpdrift", TopStash: file == "gemini-settings.json"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(res.Out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		reformatted, err := json.MarshalIndent(doc, "", "  ") // keys sorted, arrays one element a line
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Unwrap(reformatted, nil, false)
+		if err != nil || back.Count(Refused) > 0 || back.Count(Unwrapped) != res.Count(Wrapped) {
+			t.Fatalf("%s: unwrap after a reformat: %v %v", file, err, back.Servers)
+		}
+		var got, want any
+		if err := json.Unmarshal(back.Out, &got); err != nil {
+			t.Fatalf("%s: the unwrapped file is not JSON: %v\n%s", file, err, back.Out)
+		}
+		_ = json.Unmarshal(src, &want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: unwrap after a reformat gave\n%s", file, back.Out)
+		}
+	}
 }

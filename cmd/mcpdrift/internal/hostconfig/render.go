@@ -101,7 +101,7 @@ func canonical(b *bytes.Buffer, src []byte, n *Node, skip string) {
 		last := map[string]*Node{}
 		var keys []string
 		for _, m := range n.Members {
-			if m.Key == skip {
+			if skip != "" && m.Key == skip {
 				continue
 			}
 			if _, seen := last[m.Key]; !seen {

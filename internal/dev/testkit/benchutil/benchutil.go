@@ -92,6 +92,13 @@ func (l *Latencies) Report(b *testing.B) {
 	b.ReportMetric(ms(percentile(l.cpu, 99)), "p99-cpu-ms")
 }
 
+// P50 returns the median wall time so far.
+func (l *Latencies) P50() time.Duration {
+	sorted := slices.Clone(l.wall)
+	slices.Sort(sorted)
+	return percentile(sorted, 50)
+}
+
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
 // percentile returns the p-th percentile (0 < p <= 100) of sorted durations.
