@@ -78,14 +78,14 @@ func checkControlPlane(t *testing.T, s *quickstart.Stack, dir string, d quicksta
 	}
 
 	// The live index answers what the impact records said, and more:
-	// latency and the old/new split of calls made since.
+	// latency and the split of calls (before the change, stale, new).
 	var imp controlplane.Impact
 	cliJSON(t, s, 0, &imp, "impact", "demo-tools", "--tool", "create_ticket", "--hours", "1")
 	if imp.Change == nil || imp.Change.DriftID != driftID || imp.Change.Severity != "breaking" || imp.Totals.Agents != 2 || imp.Totals.Sessions != 6 {
 		t.Fatalf("impact: %+v", imp)
 	}
 	for _, a := range imp.Agents {
-		if a.Agent == nil || a.Risk != "high" || a.Digests.Old == 0 || a.AvgLatencyMS == nil || a.Sessions != 3 {
+		if a.Agent == nil || a.Risk != "high" || a.Digests.Before+a.Digests.Stale == 0 || a.AvgLatencyMS == nil || a.Sessions != 3 {
 			t.Errorf("impact of %v: %+v", a.Agent, a)
 		}
 	}

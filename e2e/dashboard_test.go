@@ -46,10 +46,11 @@ func checkDashboard(t *testing.T, base, acceptedBy string) {
 		t.Errorf("get_weather BEFORE %q AFTER %q", w.Before, w.After)
 	}
 	// Both agents called create_ticket with v1's definition after the
-	// switch: high risk, old-definition calls in the split.
+	// switch: high risk, old-definition calls (before the change, or
+	// stale after it) in the split.
 	for _, agent := range []string{"planner", "researcher"} {
 		row := ticket.Agent(t, agent)
-		if row.Risk != "high" || row.Old == "0" || row.Cells[1] != "3" {
+		if row.Risk != "high" || (row.Before == "0" && row.Stale == "0") || row.Cells[1] != "3" {
 			t.Errorf("create_ticket caller %s: %+v", agent, row)
 		}
 	}

@@ -43,6 +43,7 @@ const (
 	ToolsListingStale    = "mcpdrift.tools.listing_stale"           // true when list_changed arrived and no refresh has completed since
 	ToolCurrentDigest    = "mcpdrift.tool.current_digest"           // set by mcpimpact: the digest the server had for the tool when the call was made
 	ToolStale            = "mcpdrift.tool.stale"                    // true when the call was planned against a definition the server no longer serves (docs/mcpimpact.md#what-stale-means): set by mcpimpact, and by the guard on a call it refused as stale
+	ToolStaleness        = "mcpdrift.tool.staleness"                // set by mcpimpact: current, stale, ahead (a digest no probe has shown yet) or unknown (docs/mcpimpact.md#what-stale-means)
 	ServerInfoName       = "mcpdrift.server_info.name"              // serverInfo.name the server reported
 	ServerInfoVersion    = "mcpdrift.server_info.version"           // serverInfo.version the server reported
 	ProtocolVersion      = "mcpdrift.protocol_version"              // protocol version the probe negotiated
@@ -236,7 +237,17 @@ const (
 	ImpactRiskHigh      = "high"    // breaking change, and the agent called with the previous digest within recent_window
 	ImpactRiskMedium    = "medium"  // breaking change called within the window, or a warning called within recent_window
 	ImpactRiskLow       = "low"     // anything else
-	ImpactDigestOld     = "old"     // calls made with the tool's previous digest
-	ImpactDigestNew     = "new"     // calls made with the tool's current digest
+	ImpactDigestBefore  = "before"  // calls made with the tool's previous digest while the server still served it
+	ImpactDigestStale   = "stale"   // calls judged stale: planned against a definition the server no longer served (as many as the spans marked mcpdrift.tool.stale=true)
+	ImpactDigestNew     = "new"     // calls made with the tool's current digest (or one a prompt probe has seen served)
+	ImpactDigestAhead   = "ahead"   // calls with a digest no probe has shown yet, waiting for the prompt probe
 	ImpactDigestUnknown = "unknown" // calls without a digest, or with another one
+)
+
+// Values of mcpdrift.tool.staleness.
+const (
+	StalenessCurrent = "current" // the call used the definition the server served
+	StalenessStale   = "stale"   // planned against a definition the server no longer served
+	StalenessAhead   = "ahead"   // a digest no probe has shown yet; a prompt probe settles it
+	StalenessUnknown = "unknown" // nothing decides; never stale
 )

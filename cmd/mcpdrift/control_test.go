@@ -169,7 +169,9 @@ func TestImpactCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"AGENT", "SESSIONS", "CALLS", "ERRORS", "AVG LATENCY", "LAST CALLED", "RISK", "planner", "3.4 ms", "51/13/0", "high", "2 agents, 6 sessions, 118 calls, 9 errors", "breaking"} {
+	for _, want := range []string{"AGENT", "SESSIONS", "CALLS", "ERRORS", "AVG LATENCY", "LAST CALLED", "RISK", "planner", "3.4 ms", "STALE", "37/13/0/0", "2/0/1/0", "high",
+		"24 stale calls; 2 agents, 6 sessions, 118 calls (67 before the change), 9 errors",
+		"3 recovered, 1 still stale, 1 failed, 1 idle; recovered in 5s (median), 9s (longest)", "breaking"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("impact output lacks %q:\n%s", want, out)
 		}

@@ -73,9 +73,13 @@ func writeImpact(w io.Writer, imp *controlplane.Impact) error {
 		return err
 	}
 	t := imp.Totals
-	fmt.Fprintf(w, "%d agents, %d sessions, %d calls, %d errors\n\n", t.Agents, t.Sessions, t.Calls, t.Errors)
+	fmt.Fprintf(w, "%d stale calls; %d agents, %d sessions, %d calls (%d before the change), %d errors\n", t.Stale, t.Agents, t.Sessions, t.Calls, t.Before, t.Errors)
+	if r := t.Recovery; r != nil {
+		fmt.Fprintf(w, "sessions since the change: %s\n", recoveryText(r))
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tSESSIONS\tCALLS\tERRORS\tAVG LATENCY\tLAST CALLED\tOLD/NEW/UNKNOWN\tRISK")
+	fmt.Fprintln(tw, "AGENT\tSESSIONS\tCALLS\tERRORS\tAVG LATENCY\tLAST CALLED\tSTALE\tBEFORE/NEW/AHEAD/UNKNOWN\tRECOVERED/STILL STALE/FAILED/IDLE\tRISK")
 	for _, a := range imp.Agents {
 		agent := "(unknown)"
 		if a.Agent != nil {
@@ -85,8 +89,23 @@ func writeImpact(w io.Writer, imp *controlplane.Impact) error {
 		if a.AvgLatencyMS != nil {
 			latency = strconv.FormatFloat(*a.AvgLatencyMS, 'f', 1, 64) + " ms"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%d/%d/%d\t%s\n", agent, a.Sessions, a.Calls, a.Errors, latency, when(a.LastCall),
-			a.Digests.Old, a.Digests.New, a.Digests.Unknown, a.Risk)
+		rec := "-"
+		if r := a.Recovery; r != nil {
+			rec = fmt.Sprintf("%d/%d/%d/%d", r.Recovered, r.StillStale, r.Failed, r.Idle)
+		}
+		d := a.Digests
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d/%d/%d/%d\t%s\t%s\n", agent, a.Sessions, a.Calls, a.Errors, latency, when(a.LastCall),
+			d.Stale, d.Before, d.New, d.Ahead, d.Unknown, rec, a.Risk)
 	}
 	return tw.Flush()
+}
+
+// recoveryText says where the sessions a change affected stand.
+func recoveryText(r *controlplane.Recovery) string {
+	s := fmt.Sprintf("%d recovered, %d still stale, %d failed, %d idle", r.Recovered, r.StillStale, r.Failed, r.Idle)
+	if r.MedianSecondsToRecover != nil {
+		s += fmt.Sprintf("; recovered in %ss (median), %ss (longest)",
+			strconv.FormatFloat(*r.MedianSecondsToRecover, 'f', -1, 64), strconv.FormatFloat(*r.MaxSecondsToRecover, 'f', -1, 64))
+	}
+	return s
 }

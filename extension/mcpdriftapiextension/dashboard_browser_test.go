@@ -90,7 +90,7 @@ func TestDashboardDriftTab(t *testing.T) {
 
 	// The affected agents, loaded automatically.
 	planner := ticket.Agent(t, "planner")
-	if planner.Risk != "high" || planner.Old != "51" || planner.New != "13" {
+	if planner.Risk != "high" || planner.Stale != "14" || planner.Before != "37" || planner.New != "13" {
 		t.Errorf("planner row: %+v", planner)
 	}
 	for i, want := range []string{"planner", "3", "64", "7", "3.41 ms"} {
@@ -98,8 +98,14 @@ func TestDashboardDriftTab(t *testing.T) {
 			t.Errorf("planner cell %d = %q, want %q (%q)", i, planner.Cells[i], want, planner.Cells)
 		}
 	}
-	if !strings.Contains(ticket.Impact.Text, "91 calls with the old definition") {
-		t.Errorf("create_ticket impact totals: %q", ticket.Impact.Text)
+	// The red number is the API's stale total, not the calls with the
+	// previous definition (those made before the change are apart).
+	if ticket.Impact.Stale != "24" || !strings.Contains(ticket.Impact.Text, "24 stale calls") || !strings.Contains(ticket.Impact.Text, "67 before the change") ||
+		!strings.Contains(ticket.Impact.Text, "3 recovered · 1 still stale · 1 failed · 1 idle (in 5.0 s, median)") {
+		t.Errorf("create_ticket impact totals: %q (stale %q)", ticket.Impact.Text, ticket.Impact.Stale)
+	}
+	if !strings.Contains(strings.Join(planner.Cells, "|"), "2 recovered · 1 failed") {
+		t.Errorf("planner since the change: %q", planner.Cells)
 	}
 	forecast := d.Group(t, "tool", "get_forecast")
 	if forecast.Impact == nil || forecast.Impact.State != "no-callers" || !strings.Contains(forecast.Impact.Text, "No recent callers — tool may be unused") {

@@ -147,6 +147,17 @@ func (e *apiExtension) RegisterImpactSource(id component.ID, s controlplane.Impa
 	}, nil
 }
 
+// RequestProbe hands a prompt-probe request to the receiver that probes
+// server, if it can take one.
+func (e *apiExtension) RequestProbe(server string, done func(controlplane.Observation)) bool {
+	for _, d := range e.driftSources() {
+		if p, ok := d.src.(controlplane.PromptProber); ok && p.ProbeNow(server, done) {
+			return true
+		}
+	}
+	return false
+}
+
 // driftSources returns a copy of the registered receivers' views.
 func (e *apiExtension) driftSources() []driftSource {
 	e.mu.RLock()

@@ -137,18 +137,28 @@ func (e *apiExtension) getDrift(r *http.Request) (any, *apiError) {
 	return nil, newAPIError(http.StatusNotFound, codeUnknownDrift, fmt.Sprintf("no drift with id %q in the history", id))
 }
 
-func (e *apiExtension) getImpact(r *http.Request) (any, *apiError) {
-	q := r.URL.Query()
-	if err := onlyParams(q, "tool", "hours"); err != nil {
-		return nil, err
+// toolQuery checks the parameters of a query about one tool of the
+// processor's (tool, and the route's other one) and finds the processor.
+func (e *apiExtension) toolQuery(q url.Values, other, what string) (*impactSource, string, *apiError) {
+	if err := onlyParams(q, "tool", other); err != nil {
+		return nil, "", err
 	}
 	im := e.impactSrc()
 	if im == nil {
-		return nil, newAPIError(http.StatusServiceUnavailable, codeUnavailable, msgNoProcessor)
+		return nil, "", newAPIError(http.StatusServiceUnavailable, codeUnavailable, msgNoProcessor)
 	}
 	tool := q.Get("tool")
 	if tool == "" {
-		return nil, badParameter("tool", "tool is required: the name of the tool whose callers to list")
+		return nil, "", badParameter("tool", "tool is required: the name of the tool whose "+what)
+	}
+	return im, tool, nil
+}
+
+func (e *apiExtension) getImpact(r *http.Request) (any, *apiError) {
+	q := r.URL.Query()
+	im, tool, apiErr := e.toolQuery(q, "hours", "callers to list")
+	if apiErr != nil {
+		return nil, apiErr
 	}
 	window, _ := im.src.Windows()
 	hours := window.Hours()
@@ -165,21 +175,54 @@ func (e *apiExtension) getImpact(r *http.Request) (any, *apiError) {
 	name := r.PathValue("name")
 	d := min(time.Duration(hours*float64(time.Hour)), window)
 	out, err := im.src.Impact(r.Context(), controlplane.ImpactQuery{Server: name, Tool: tool, Window: d})
-	switch {
-	case errors.Is(err, controlplane.ErrUnknownServer):
-		if e.probed(name) {
-			return nil, newAPIError(http.StatusNotFound, codeUnknownServer,
-				fmt.Sprintf("%q is probed, but no snapshot of it has reached the mcpimpact processor %s yet", name, im.id))
-		}
-		return nil, unknownServer(name)
-	case errors.Is(err, controlplane.ErrUnknownTool):
-		return nil, newAPIError(http.StatusNotFound, codeUnknownTool,
-			fmt.Sprintf("server %q never listed a tool %q and nobody called one in the window", name, tool))
-	case err != nil:
-		return nil, e.internal(err)
+	if apiErr := e.viewError(err, im, name, tool); apiErr != nil {
+		return nil, apiErr
 	}
 	out.Hours = hours
 	return out, nil
+}
+
+const defaultDigestUsageDays = 7
+
+// getDigestUsage answers calls of a tool by definition digest and day.
+func (e *apiExtension) getDigestUsage(r *http.Request) (any, *apiError) {
+	q := r.URL.Query()
+	im, tool, apiErr := e.toolQuery(q, "days", "calls to count")
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	days := defaultDigestUsageDays
+	if v, ok := q["days"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 1 || n > controlplane.MaxDigestUsageDays {
+			return nil, badParameter("days", fmt.Sprintf("days must be an integer from 1 to %d, not %q", controlplane.MaxDigestUsageDays, v[0]))
+		}
+		days = n
+	}
+	name := r.PathValue("name")
+	out, err := im.src.DigestUsage(r.Context(), controlplane.DigestUsageQuery{Server: name, Tool: tool, Days: days})
+	if apiErr := e.viewError(err, im, name, tool); apiErr != nil {
+		return nil, apiErr
+	}
+	return out, nil
+}
+
+// viewError maps the processor view's errors to API errors; nil for nil.
+func (e *apiExtension) viewError(err error, im *impactSource, name, tool string) *apiError {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, controlplane.ErrUnknownServer):
+		if e.probed(name) {
+			return newAPIError(http.StatusNotFound, codeUnknownServer,
+				fmt.Sprintf("%q is probed, but no snapshot of it has reached the mcpimpact processor %s yet", name, im.id))
+		}
+		return unknownServer(name)
+	case errors.Is(err, controlplane.ErrUnknownTool):
+		return newAPIError(http.StatusNotFound, codeUnknownTool,
+			fmt.Sprintf("server %q never listed a tool %q and nobody called one in the window", name, tool))
+	}
+	return e.internal(err)
 }
 
 // probed reports whether a registered receiver probes the server.

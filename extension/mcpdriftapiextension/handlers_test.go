@@ -164,6 +164,29 @@ func TestImpact(t *testing.T) {
 	}
 }
 
+// TestDigestUsage: the digests route checks its parameters and maps the
+// view's errors as the impact route does.
+func TestDigestUsage(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	const route = "/api/v1/servers/{name}/digests"
+	a.get(route, "/api/v1/servers/demo-tools/digests?tool=create_ticket", http.StatusServiceUnavailable)
+	a.register(newFakeDrift(t), &fakeImpact{window: 24 * time.Hour, recent: time.Hour})
+	var out controlplane.DigestUsage
+	decode(t, a.get(route, "/api/v1/servers/demo-tools/digests?tool=create_ticket&days=35", http.StatusOK), &out)
+	if len(out.Digests) != 3 || out.Digests[0].Calls != 812 || out.Digests[2].Digest != nil {
+		t.Errorf("digests %+v", out)
+	}
+	for _, bad := range []string{"", "?tool=create_ticket&days=0", "?tool=create_ticket&days=36", "?tool=create_ticket&days=x", "?tool=create_ticket&hours=1"} {
+		a.get(route, "/api/v1/servers/demo-tools/digests"+bad, http.StatusBadRequest)
+	}
+	if e := errorOf(t, a.get(route, "/api/v1/servers/demo-tools/digests?tool=nope", http.StatusNotFound)); e.Code != codeUnknownTool {
+		t.Errorf("unknown tool: %+v", e)
+	}
+	if e := errorOf(t, a.get(route, "/api/v1/servers/nope/digests?tool=x", http.StatusNotFound)); e.Code != codeUnknownServer {
+		t.Errorf("unknown server: %+v", e)
+	}
+}
+
 func TestAccept(t *testing.T) {
 	a := startAPI(t, nil, nil)
 	d := newFakeDrift(t)

@@ -138,7 +138,20 @@ func (f *fakeImpact) Impact(_ context.Context, q controlplane.ImpactQuery) (cont
 	return controlplane.Impact{}, controlplane.ErrUnknownTool
 }
 
+func (f *fakeImpact) DigestUsage(_ context.Context, q controlplane.DigestUsageQuery) (controlplane.DigestUsage, error) {
+	switch {
+	case q.Server != "demo-tools":
+		return controlplane.DigestUsage{}, controlplane.ErrUnknownServer
+	case q.Tool == "create_ticket":
+		var out controlplane.DigestUsage
+		readExampleBytes(digestsExample, &out)
+		return out, nil
+	}
+	return controlplane.DigestUsage{}, controlplane.ErrUnknownTool
+}
+
 var (
+	digestsExample, _   = os.ReadFile("testdata/digests.json")
 	impactExample, _    = os.ReadFile("testdata/impact.json")
 	noCallersExample, _ = os.ReadFile("testdata/impact_no_callers.json")
 )

@@ -86,6 +86,13 @@ type collector struct {
 
 func startCollector(t *testing.T, dir, serverURL string, baseline string) *collector {
 	t.Helper()
+	return startCollectorWith(t, dir, serverURL, baseline, nil)
+}
+
+// startCollectorWith starts the collector with the receiver's and the
+// processor's configuration changed by tweak.
+func startCollectorWith(t testing.TB, dir, serverURL string, baseline string, tweak func(*mcpdriftreceiver.Config, *mcpimpactprocessor.Config)) *collector {
+	t.Helper()
 	storageID, apiID := component.MustNewID("file_storage"), component.MustNewID("mcpdrift_api")
 	exts := map[component.ID]component.Component{storageID: storagetest.FileStorage(t, dir, nil)}
 	a := startAPI(t, nil, exts)
@@ -115,6 +122,9 @@ func startCollector(t *testing.T, dir, serverURL string, baseline string) *colle
 	target.Endpoint = serverURL + "?api_key=" + secretQuery
 	target.Headers = configopaque.MapList{{Name: "Authorization", Value: "Bearer " + secretHeader}}
 	rcfg.Targets = []mcpdriftreceiver.TargetConfig{target}
+	if tweak != nil {
+		tweak(rcfg, pcfg)
+	}
 	rset := receivertest.NewNopSettings(rf.Type())
 	rset.ID = component.MustNewID("mcpdrift")
 	rcv, err := rf.CreateLogs(ctx, rset, rcfg, plogs)
@@ -161,19 +171,24 @@ func until[T any](t *testing.T, a *api, route, path, what string, cond func(T) b
 }
 
 // call sends tool-call spans for create_ticket as the interceptor records
-// them, made with digest.
-func (c *collector) call(t *testing.T, agent, session, digest string, n int, took time.Duration) {
+// them, made with digest, the last a second ago.
+func (c *collector) call(t testing.TB, agent, session, digest string, n int, took time.Duration) {
+	t.Helper()
+	c.callAt(t, agent, session, digest, n, time.Now().Add(-time.Second), took)
+}
+
+// callAt sends n such spans, one a second back from last.
+func (c *collector) callAt(t testing.TB, agent, session, digest string, n int, last time.Time, took time.Duration) {
 	t.Helper()
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr(semconv.ServiceName, agent)
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
-	now := time.Now()
 	for i := range n {
 		s := spans.AppendEmpty()
 		s.SetName("tools/call create_ticket")
 		s.SetKind(ptrace.SpanKindClient)
-		start := now.Add(-time.Duration(i+1) * time.Second)
+		start := last.Add(-time.Duration(i) * time.Second)
 		s.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 		s.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(took)))
 		a := s.Attributes()
@@ -279,17 +294,29 @@ func testIntegration(t *testing.T, baseline string) {
 
 	var imp controlplane.Impact
 	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=1", http.StatusOK), &imp)
-	if imp.Totals != (controlplane.ImpactTotals{Agents: 2, Sessions: 3, Calls: 10}) || imp.Change == nil || imp.Change.DriftID != page.Drifts[0].DriftID ||
+	if imp.Totals.Recovery == nil || *imp.Totals.Recovery != (controlplane.Recovery{Idle: 3}) {
+		t.Errorf("recovery %+v", imp.Totals.Recovery)
+	}
+	imp.Totals.Recovery = nil
+	if imp.Totals != (controlplane.ImpactTotals{Agents: 2, Sessions: 3, Calls: 10, Before: 8}) || imp.Change == nil || imp.Change.DriftID != page.Drifts[0].DriftID ||
 		*imp.PreviousDigest != v1 || *imp.CurrentDigest != v2 || len(imp.Agents) != 2 {
 		t.Fatalf("impact %+v", imp)
 	}
-	if p := imp.Agents[0]; *p.Agent != "planner" || p.Risk != "high" || p.Digests != (controlplane.DigestUsed{Old: 8}) || *p.AvgLatencyMS != 12 {
+	if p := imp.Agents[0]; *p.Agent != "planner" || p.Risk != "high" || p.Digests != (controlplane.DigestUsed{Before: 8}) || *p.AvgLatencyMS != 12 {
 		t.Errorf("planner %+v", p)
 	}
 	if r := imp.Agents[1]; *r.Agent != "researcher" || r.Digests != (controlplane.DigestUsed{New: 2}) || *r.AvgLatencyMS != 30 {
 		t.Errorf("researcher %+v", r)
 	}
 	a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=nope", http.StatusNotFound)
+
+	// Calls by definition, for the server's authors.
+	var usage controlplane.DigestUsage
+	decode(t, a.get("/api/v1/servers/{name}/digests", "/api/v1/servers/demo-tools/digests?tool=create_ticket&days=2", http.StatusOK), &usage)
+	if len(usage.Digests) != 2 || *usage.Digests[0].Digest != v1 || usage.Digests[0].Calls != 8 || usage.Digests[0].Current ||
+		*usage.Digests[1].Digest != v2 || usage.Digests[1].Calls != 2 || !usage.Digests[1].Current || *usage.CurrentDigest != v2 {
+		t.Errorf("digests %+v", usage)
+	}
 
 	// Nothing secret anywhere in what the API serves.
 	for _, p := range []string{"/api/v1/servers", "/api/v1/servers/demo-tools", "/api/v1/servers/demo-tools/drifts", "/api/v1/drifts/" + page.Drifts[0].ID} {

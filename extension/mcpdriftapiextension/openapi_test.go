@@ -154,6 +154,7 @@ func TestOpenAPIExamples(t *testing.T) {
 		"drift.json":             "DriftDetail",
 		"impact.json":            "Impact",
 		"impact_no_callers.json": "Impact",
+		"digests.json":           "DigestUsage",
 		"accept.json":            "AcceptResult",
 		"accept_request.json":    "AcceptRequest",
 		"error_400.json":         "Error",

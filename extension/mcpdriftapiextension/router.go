@@ -23,6 +23,7 @@ func (e *apiExtension) routes() []route {
 		{http.MethodGet, "/api/v1/servers/{name}/drifts", e.listDrifts},
 		{http.MethodGet, "/api/v1/drifts/{id}", e.getDrift},
 		{http.MethodGet, "/api/v1/servers/{name}/impact", e.getImpact},
+		{http.MethodGet, "/api/v1/servers/{name}/digests", e.getDigestUsage},
 		{http.MethodPost, "/api/v1/servers/{name}/accept", e.accept},
 	}
 }

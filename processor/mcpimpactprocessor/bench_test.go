@@ -356,7 +356,7 @@ func BenchmarkImpactQuery1M(b *testing.B) {
 	changed := []toolChange{{tool: "tool_00", severity: semconv.DriftSeverityBreaking}}
 	scan := benchutil.NsPerOp(b.N, func() {
 		p.mu.Lock()
-		p.state.impact(srv, changed, map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, map[string]string{"tool_00": fmt.Sprintf("%064x", 2)}, clock.Now(), cfg.Window)
+		p.state.impact(srv, changed, map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, map[string]string{"tool_00": fmt.Sprintf("%064x", 2)}, clock.Now(), cfg.Window, 0)
 		p.mu.Unlock()
 	})
 	lat.Report(b)

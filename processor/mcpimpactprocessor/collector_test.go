@@ -101,6 +101,7 @@ service:
 	assert.Equal(t, 1, impact.instances.Len(), "one instance for both pipelines")
 
 	ctx := context.Background()
+	require.NoError(t, src.logs.ConsumeLogs(ctx, snapshotLogs(supersededSnapshot(t0.Add(-2*time.Hour), map[string]string{"search": "d0"}))))
 	require.NoError(t, src.logs.ConsumeLogs(ctx, snapshotLogs(searchSnapshot(t0.Add(-time.Hour)))))
 	require.NoError(t, src.traces.ConsumeTraces(ctx, callsOf(
 		call{agent: "planner", server: srv, url: srvURL, tool: "search", session: "s1", digest: "d0", at: t0},
@@ -117,7 +118,8 @@ service:
 	require.Equal(t, 3, last.LogRecordCount(), "the drift and its two impact records")
 	im := readImpact(t, last.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(1))
 	assert.Equal(t, "planner", im.agent)
-	assert.Equal(t, semconv.ImpactRiskMedium, im.risk, "breaking; the call used neither the old nor the new digest")
+	assert.Equal(t, semconv.ImpactRiskHigh, im.risk, "breaking; the call was stale")
+	assert.Equal(t, int64(1), im.stale)
 
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, reader.Collect(ctx, &rm))

@@ -47,6 +47,10 @@ type Config struct {
 	// PersistInterval is how often the index is written to Storage in
 	// addition to on shutdown; 0 writes only on shutdown.
 	PersistInterval time.Duration `mapstructure:"persist_interval"`
+	// PromptProbeInterval is the least time between two prompt probes of
+	// one target, asked for (through ControlPlane) when a call carries a
+	// tool digest no probe has shown; 0 asks for none.
+	PromptProbeInterval time.Duration `mapstructure:"prompt_probe_interval"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -63,6 +67,7 @@ func createDefaultConfig() component.Config {
 		MetricCardinalityLimit: 1000,
 		IndexServerSpans:       true,
 		PersistInterval:        5 * time.Minute,
+		PromptProbeInterval:    5 * time.Second,
 	}
 }
 
@@ -90,6 +95,11 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("persist_interval must not be negative, got %s", cfg.PersistInterval))
 	} else if cfg.PersistInterval > 0 && cfg.PersistInterval < time.Second {
 		errs = append(errs, fmt.Errorf("persist_interval must be 0 or at least 1s, got %s", cfg.PersistInterval))
+	}
+	if cfg.PromptProbeInterval < 0 {
+		errs = append(errs, fmt.Errorf("prompt_probe_interval must not be negative, got %s", cfg.PromptProbeInterval))
+	} else if cfg.PromptProbeInterval > 0 && cfg.PromptProbeInterval < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("prompt_probe_interval must be 0 or at least 100ms, got %s", cfg.PromptProbeInterval))
 	}
 	return errors.Join(errs...)
 }

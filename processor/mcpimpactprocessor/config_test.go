@@ -28,7 +28,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(metadata.Type, "custom"), want: &Config{
 			Window: 6 * time.Hour, RecentWindow: 15 * time.Minute, MaxIndexEntries: 250_000,
 			MaxSessionsPerRecord: 25, MetricCardinalityLimit: 50, IndexServerSpans: false,
-			Storage: &storage, PersistInterval: time.Minute,
+			Storage: &storage, PersistInterval: time.Minute, PromptProbeInterval: 0,
 		}},
 		{id: component.NewIDWithName(metadata.Type, "bad"), wantErr: []string{
 			"recent_window (2h0m0s) must not exceed window (1h0m0s)",
@@ -36,6 +36,7 @@ func TestLoadConfig(t *testing.T) {
 			"max_sessions_per_record must be between 0 and 1000, got -1",
 			"metric_cardinality_limit must be between 1 and 10000, got 0",
 			"persist_interval must be 0 or at least 1s, got 10ms",
+			"prompt_probe_interval must be 0 or at least 100ms, got 10ms",
 		}},
 	} {
 		t.Run(tc.id.String(), func(t *testing.T) {

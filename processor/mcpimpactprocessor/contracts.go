@@ -32,6 +32,18 @@ type server struct {
 	// changes holds each tool's last change seen in a drift event, for the
 	// control plane's impact queries (risk follows its severity).
 	changes map[string]toolChangeInfo
+	// provisional holds, per tool, a digest a prompt probe saw served that
+	// no snapshot or drift has confirmed yet; provisionalAt is that probe's
+	// time. A confirmed listing as recent replaces them.
+	provisional   map[string]string
+	provisionalAt int64
+	// observed is the time of the latest observation of the server
+	// (snapshot, drift or prompt probe), unix nanoseconds.
+	observed int64
+	// usage counts calls by tool, digest and day (usage.go).
+	usage        map[usageKey]uint32
+	usageSwept   uint32 // the day expired rows were last removed
+	usageDropped int64  // calls not counted: the server had maxUsageRows rows
 }
 
 // toolChangeInfo is a tool's last change.
@@ -103,6 +115,10 @@ func (c *contracts) apply(l *listing) bool {
 		}
 	}
 	s.listed = true
+	s.observed = max(s.observed, l.at)
+	if l.at >= s.provisionalAt {
+		s.provisional, s.provisionalAt = nil, 0
+	}
 	for tool, sev := range l.changed {
 		if _, ok := s.tools[tool]; !ok {
 			continue // past maxToolsPerServer
@@ -148,32 +164,37 @@ func setAt(h []version, at int64, d string) []version {
 type verdict struct {
 	known   bool   // the server's listing is known
 	current string // digest in effect at the call; "": the tool was not offered
-	stale   bool   // the call's digest is neither current then nor adopted later
+	state   staleness
 }
 
 // judge tells whether a call to tool made at time at with definition digest
-// d used a stale definition. A digest the server adopted after the call
-// counts as fresh: the client was ahead of the last probe, not behind.
+// d used the definition the server served then (judgeDigest).
 func (s *server) judge(tool string, at int64, d string) verdict {
-	h, ok := s.tools[tool]
-	if !ok || len(h) == 0 {
-		return verdict{known: s.listed, stale: true}
+	ev := digestEvidence{history: s.tools[tool], provisional: s.provisional[tool], observed: s.observed}
+	state, current := judgeDigest(&ev, at, d)
+	return verdict{known: s.listed || ev.provisional != "", current: current, state: state}
+}
+
+// observe records what a prompt probe saw the server serve at time at:
+// tools whose digest differs from the confirmed one are provisional until a
+// snapshot or drift confirms or replaces them.
+func (s *server) observe(at int64, digests map[string]string) {
+	if at < s.provisionalAt {
+		return // an older probe's answer, landed late
 	}
-	i, _ := slices.BinarySearchFunc(h, at, func(v version, t int64) int {
-		if v.since <= t {
-			return -1
+	s.observed = max(s.observed, at)
+	s.provisional, s.provisionalAt = nil, at
+	for tool, d := range digests {
+		if d == "" || d == s.latest(tool) {
+			continue
 		}
-		return 1
-	})
-	i = max(i-1, 0) // before the first known version, assume it held
-	v := verdict{known: true, current: h[i].digest, stale: true}
-	for _, later := range h[i:] {
-		if later.digest != "" && later.digest == d {
-			v.stale = false
-			break
+		if s.provisional == nil {
+			s.provisional = map[string]string{}
+		}
+		if len(s.provisional) < maxToolsPerServer {
+			s.provisional[tool] = d
 		}
 	}
-	return v
 }
 
 // latest returns the tool's newest digest ("" when it is not offered).

@@ -24,28 +24,67 @@ func TestSetAtKeepsHistorySorted(t *testing.T) {
 	assert.Equal(t, "w", h[len(h)-1].digest)
 }
 
+// TestJudge: the digest-level judgement, every evidence case.
 func TestJudge(t *testing.T) {
-	s := &server{listed: true, tools: map[string][]version{"t": {{100, "a"}, {200, "b"}, {300, ""}}}}
+	twoChanges := []version{{100, "a"}, {200, "b"}, {300, "c"}}
+	changedBack := []version{{100, "a"}, {200, "b"}, {300, "a"}}
+	removed := []version{{100, "a"}, {200, "b"}, {300, ""}}
 	for _, tc := range []struct {
-		at      int64
-		digest  string
-		current string
-		stale   bool
+		name        string
+		history     []version
+		provisional string
+		observed    int64
+		at          int64
+		digest      string
+		want        staleness
+		current     string
 	}{
-		{50, "a", "a", false},  // before anything known: the first version held
-		{150, "a", "a", false}, // current then
-		{150, "b", "a", false}, // ahead of the probe: adopted later
-		{250, "a", "b", true},
-		{250, "x", "b", true},
-		{350, "b", "", true}, // removed
+		{"before anything known, the first version held", twoChanges, "", 300, 50, "a", judgedCurrent, "a"},
+		{"in effect at the call", twoChanges, "", 300, 150, "a", judgedCurrent, "a"},
+		{"adopted later: the host re-listed before the probe", twoChanges, "", 300, 150, "b", judgedCurrent, "b"},
+		{"superseded before the call", twoChanges, "", 300, 250, "a", judgedStale, "b"},
+		{"two changes in a row, planned on the first", twoChanges, "", 300, 350, "a", judgedStale, "c"},
+		{"two changes in a row, planned on the second", twoChanges, "", 300, 350, "b", judgedStale, "c"},
+		{"two changes in a row, the last", twoChanges, "", 300, 350, "c", judgedCurrent, "c"},
+		{"changed back, planned on the first while the second was served", changedBack, "", 300, 250, "a", judgedUnknown, "b"},
+		{"changed back, the second after the return", changedBack, "", 300, 350, "b", judgedStale, "a"},
+		{"changed back, the first again", changedBack, "", 300, 350, "a", judgedCurrent, "a"},
+		{"removed tool", removed, "", 300, 350, "b", judgedStale, ""},
+		{"never seen, no probe since the call", twoChanges, "", 300, 350, "x", judgedAhead, "c"},
+		{"never seen, a probe since the call", twoChanges, "", 400, 350, "x", judgedUnknown, "c"},
+		{"never seen, an older snapshot since", twoChanges, "", 300, 250, "x", judgedUnknown, "b"},
+		{"seen by a prompt probe, not confirmed", twoChanges, "x", 400, 350, "x", judgedCurrent, "c"},
+		{"the confirmed one while a prompt probe saw another", twoChanges, "x", 400, 350, "c", judgedCurrent, "c"},
+		{"a tool no listing had yet", nil, "", 300, 350, "x", judgedAhead, ""},
+		{"a tool only a prompt probe saw", nil, "x", 400, 350, "x", judgedCurrent, ""},
+		{"no digest", twoChanges, "", 300, 350, "", unjudged, "c"},
 	} {
-		v := s.judge("t", tc.at, tc.digest)
-		assert.True(t, v.known)
-		assert.Equal(t, tc.current, v.current, "at %d", tc.at)
-		assert.Equal(t, tc.stale, v.stale, "at %d with %s", tc.at, tc.digest)
+		t.Run(tc.name, func(t *testing.T) {
+			ev := digestEvidence{history: tc.history, provisional: tc.provisional, observed: tc.observed}
+			got, current := judgeDigest(&ev, tc.at, tc.digest)
+			assert.Equal(t, tc.want.String(), got.String())
+			assert.Equal(t, tc.current, current)
+		})
 	}
-	assert.Equal(t, verdict{known: true, stale: true}, s.judge("other", 150, "a"), "a listed server without the tool")
-	assert.False(t, (&server{tools: map[string][]version{}}).judge("t", 1, "a").known)
+}
+
+// TestObserveProvisional: a prompt probe's digests count until a confirmed
+// listing as recent replaces them, and an older probe's answer is ignored.
+func TestObserveProvisional(t *testing.T) {
+	c := newContracts()
+	c.apply(&listing{name: "s", at: 100, digests: map[string]string{"t": "a"}})
+	s := c.servers["s"]
+	assert.Equal(t, judgedAhead, s.judge("t", 150, "b").state)
+	s.observe(200, map[string]string{"t": "b", "u": "n"})
+	assert.Equal(t, judgedCurrent, s.judge("t", 150, "b").state, "the probe saw b served")
+	assert.Equal(t, judgedCurrent, s.judge("u", 150, "n").state, "a new tool the probe saw")
+	assert.Equal(t, judgedUnknown, s.judge("t", 150, "z").state, "a probe since the call did not see z")
+	s.observe(190, map[string]string{"t": "z"})
+	assert.Equal(t, "b", s.provisional["t"], "an older probe's answer landed late")
+	c.apply(&listing{name: "s", at: 250, digests: map[string]string{"t": "b"}})
+	assert.Nil(t, s.provisional)
+	assert.Equal(t, judgedStale, s.judge("t", 300, "a").state)
+	assert.Equal(t, judgedCurrent, s.judge("t", 300, "b").state)
 }
 
 func TestResolveAmbiguity(t *testing.T) {

@@ -3,6 +3,7 @@ package mcpimpactprocessor
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -29,7 +30,79 @@ func (p *impactProcessor) registerControlPlane(host component.Host) error {
 		return fmt.Errorf("mcpimpact: %w", err)
 	}
 	p.unregister = unregister
+	if p.cfg.PromptProbeInterval > 0 {
+		p.probes = newPromptProbes(reg, p.cfg.PromptProbeInterval, p.probeLanded)
+	}
 	return nil
+}
+
+// promptProbes asks the receiver, through the control plane, for a probe
+// of a target as soon as a call carries a tool digest no probe has shown
+// (ahead), so the verdict settles in seconds. Requests for one target are
+// at least every apart; one that comes sooner is sent when that time is
+// up, once, however many calls asked meanwhile.
+type promptProbes struct {
+	reg    controlplane.Registry
+	every  time.Duration
+	landed func(controlplane.Observation)
+
+	mu       sync.Mutex
+	last     map[string]time.Time   // target → its last request
+	deferred map[string]*time.Timer // target → its request waiting for the rate limit
+	stopped  bool
+}
+
+func newPromptProbes(reg controlplane.Registry, every time.Duration, landed func(controlplane.Observation)) *promptProbes {
+	return &promptProbes{reg: reg, every: every, landed: landed, last: map[string]time.Time{}, deferred: map[string]*time.Timer{}}
+}
+
+func (pp *promptProbes) ask(server string, now time.Time) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if pp.stopped || pp.deferred[server] != nil {
+		return
+	}
+	if t, ok := pp.last[server]; ok && now.Before(t.Add(pp.every)) && !now.Before(t) {
+		pp.deferred[server] = time.AfterFunc(t.Add(pp.every).Sub(now), func() {
+			pp.mu.Lock()
+			delete(pp.deferred, server)
+			stopped := pp.stopped
+			pp.last[server] = t.Add(pp.every)
+			pp.mu.Unlock()
+			if !stopped {
+				pp.reg.RequestProbe(server, pp.landed)
+			}
+		})
+		return
+	}
+	pp.last[server] = now
+	// The extension only hands the request on; the probe runs elsewhere.
+	pp.reg.RequestProbe(server, pp.landed)
+}
+
+// stop cancels the deferred requests (Shutdown).
+func (pp *promptProbes) stop() {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.stopped = true
+	for _, t := range pp.deferred {
+		t.Stop()
+	}
+	clear(pp.deferred)
+}
+
+// probeLanded records what a prompt probe saw and re-judges the calls that
+// were waiting for it.
+func (p *impactProcessor) probeLanded(obs controlplane.Observation) {
+	if obs.Err != nil || obs.ToolDigests == nil {
+		return // a failed probe tells nothing; the next ahead call asks again
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if srv := p.state.contracts.servers[obs.Server]; srv != nil {
+		srv.observe(obs.At.UnixNano(), obs.ToolDigests)
+		p.state.settle(srv)
+	}
 }
 
 // impactView is the processor as a controlplane.ImpactSource.
@@ -68,17 +141,27 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (contr
 		Agents: []controlplane.AgentImpact{},
 	}
 	severity := ""
+	var changeAt uint32
 	if c, ok := srv.changes[q.Tool]; ok {
 		severity = c.severity
+		changeAt = max(unixSec(c.at), 1)
 		out.Change = &controlplane.ToolChange{DriftID: c.driftID, Severity: c.severity, At: time.Unix(0, c.at).UTC()}
 	}
 	imp := st.impact(srv, []toolChange{{tool: q.Tool, severity: severity}},
-		map[string]string{q.Tool: previous}, map[string]string{q.Tool: current}, now, span)
+		map[string]string{q.Tool: previous}, map[string]string{q.Tool: current}, now, span, changeAt)
+	var total recovery
 	for _, ti := range imp.tools {
 		for i := range ti.agents {
-			out.Agents = append(out.Agents, agentJSON(&ti.agents[i]))
-			out.Totals.Errors += ti.agents[i].errors
+			ai := &ti.agents[i]
+			out.Agents = append(out.Agents, agentJSON(ai, changeAt > 0))
+			out.Totals.Errors += ai.errors
+			out.Totals.Stale += ai.staleCalls
+			out.Totals.Before += ai.beforeCalls
+			total.add(&ai.recovery)
 		}
+	}
+	if changeAt > 0 {
+		out.Totals.Recovery = recoveryJSON(&total)
 	}
 	if len(versions) == 0 && len(out.Agents) == 0 {
 		return controlplane.Impact{}, controlplane.ErrUnknownTool
@@ -88,15 +171,58 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (contr
 	return out, nil
 }
 
-func agentJSON(ai *agentImpact) controlplane.AgentImpact {
+// DigestUsage counts a tool's calls by the digest they were planned
+// against and by day, from the usage table (usage.go).
+func (v impactView) DigestUsage(_ context.Context, q controlplane.DigestUsageQuery) (controlplane.DigestUsage, error) {
+	p := v.p
+	today := uint32(p.now().Unix() / daySeconds)
+	days := min(max(q.Days, 1), controlplane.MaxDigestUsageDays)
+	from := today - uint32(days) + 1
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	srv := p.state.contracts.servers[q.Server]
+	if srv == nil {
+		return controlplane.DigestUsage{}, controlplane.ErrUnknownServer
+	}
+	usage := srv.usageOf(q.Tool, from)
+	if len(srv.tools[q.Tool]) == 0 && len(usage) == 0 {
+		return controlplane.DigestUsage{}, controlplane.ErrUnknownTool
+	}
+	current := srv.latest(q.Tool)
+	out := controlplane.DigestUsage{
+		Server: q.Server, Tool: q.Tool, Days: days, From: dayString(from), To: dayString(today),
+		CurrentDigest: nonEmpty(current), Digests: make([]controlplane.DigestCalls, 0, len(usage)), Dropped: srv.usageDropped,
+	}
+	for _, u := range usage {
+		dc := controlplane.DigestCalls{Digest: nonEmpty(u.digest), Current: u.digest != "" && u.digest == current, Calls: u.calls,
+			LastDay: dayString(u.days[len(u.days)-1].day), ByDay: make([]controlplane.DayCalls, len(u.days))}
+		for i, d := range u.days {
+			dc.ByDay[i] = controlplane.DayCalls{Day: dayString(d.day), Calls: d.calls}
+		}
+		out.Digests = append(out.Digests, dc)
+	}
+	return out, nil
+}
+
+// dayString writes days since the Unix epoch as a UTC date.
+func dayString(day uint32) string {
+	return time.Unix(int64(day)*daySeconds, 0).UTC().Format(time.DateOnly)
+}
+
+func agentJSON(ai *agentImpact, changed bool) controlplane.AgentImpact {
 	out := controlplane.AgentImpact{
-		Sessions:   ai.sessions,
-		Calls:      ai.calls,
-		Errors:     ai.errors,
-		LastCall:   time.Unix(int64(ai.last), 0).UTC(),
-		Digests:    controlplane.DigestUsed{Old: ai.oldCalls, New: ai.newCalls, Unknown: ai.unknownCalls},
+		Sessions: ai.sessions,
+		Calls:    ai.calls,
+		Errors:   ai.errors,
+		LastCall: time.Unix(int64(ai.last), 0).UTC(),
+		Digests: controlplane.DigestUsed{
+			Before: ai.beforeCalls, Stale: ai.staleCalls, New: ai.newCalls, Ahead: ai.aheadCalls, Unknown: ai.unknownCalls,
+		},
 		Risk:       ai.risk,
 		SessionIDs: ai.sessionSample,
+	}
+	if changed {
+		out.Recovery = recoveryJSON(&ai.recovery)
 	}
 	if ai.agent != "" {
 		out.Agent = &ai.agent
@@ -110,6 +236,19 @@ func agentJSON(ai *agentImpact) controlplane.AgentImpact {
 	}
 	if out.Risk == "" {
 		out.Risk = semconv.ImpactRiskLow
+	}
+	return out
+}
+
+func recoveryJSON(r *recovery) *controlplane.Recovery {
+	out := &controlplane.Recovery{Recovered: r.recovered, StillStale: r.stillStale, Failed: r.failed, Idle: r.idle}
+	if n := len(r.took); n > 0 {
+		median := float64(r.took[n/2])
+		if n%2 == 0 {
+			median = (float64(r.took[n/2-1]) + float64(r.took[n/2])) / 2
+		}
+		longest := float64(r.took[n-1])
+		out.MedianSecondsToRecover, out.MaxSecondsToRecover = &median, &longest
 	}
 	return out
 }

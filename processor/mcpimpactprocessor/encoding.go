@@ -9,10 +9,12 @@ import (
 // bucket with its live entries. Integers are unsigned varints, strings are a
 // length and the bytes.
 
-// indexMagic starts the stored index; MCPI1, written before entries kept
-// latencies, is still read (its entries have none).
+// indexMagic starts the stored index. MCPI1 (before entries kept
+// latencies) and MCPI2 (before they kept stale and ahead counts) are still
+// read; their entries have none.
 const (
-	indexMagic   = "MCPI2"
+	indexMagic   = "MCPI3"
+	indexMagicV2 = "MCPI2"
 	indexMagicV1 = "MCPI1"
 )
 
@@ -45,7 +47,7 @@ func encodeIndex(ix *index) []byte {
 				continue
 			}
 			buf = appendString(buf, ix.sessions.value(e.session))
-			for _, n := range [...]uint64{uint64(e.digest), uint64(e.calls), uint64(e.errors), uint64(e.first), uint64(e.last), uint64(e.timed), e.latency} {
+			for _, n := range [...]uint64{uint64(e.digest), uint64(e.calls), uint64(e.errors), uint64(e.first), uint64(e.last), uint64(e.timed), e.latency, uint64(e.stale), uint64(e.ahead)} {
 				buf = binary.AppendUvarint(buf, n)
 			}
 		}
@@ -64,7 +66,7 @@ func appendString(buf []byte, s string) []byte {
 func decodeIndex(raw []byte, ix *index, cutoff uint32) (int, error) {
 	r := reader{buf: raw}
 	magic := string(r.take(len(indexMagic)))
-	if magic != indexMagic && magic != indexMagicV1 {
+	if magic != indexMagic && magic != indexMagicV2 && magic != indexMagicV1 {
 		return 0, fmt.Errorf("%w: bad header", errCorrupt)
 	}
 	digests := make([]string, r.count(1<<24))
@@ -80,8 +82,11 @@ func decodeIndex(raw []byte, ix *index, cutoff uint32) (int, error) {
 			k.session = r.str()
 			d := r.u32()
 			e := entry{calls: r.u32(), errors: r.u32(), first: r.u32(), last: r.u32()}
-			if magic == indexMagic {
+			if magic != indexMagicV1 {
 				e.timed, e.latency = r.u32(), r.uvarint()
+			}
+			if magic == indexMagic {
+				e.stale, e.ahead = r.u32(), r.u32()
 			}
 			if r.err != nil {
 				return read, r.err
@@ -95,6 +100,8 @@ func decodeIndex(raw []byte, ix *index, cutoff uint32) (int, error) {
 			}
 			k.digest = digests[d]
 			e.errors, e.timed = min(e.errors, e.calls), min(e.timed, e.calls)
+			e.stale = min(e.stale, e.calls)
+			e.ahead = min(e.ahead, e.calls-e.stale)
 			ix.record(&k, e, cutoff)
 		}
 	}

@@ -80,6 +80,7 @@ func TestOneInstanceForBothPipelines(t *testing.T) {
 
 	// State is shared: a snapshot on the logs path judges spans on the
 	// traces path.
+	h.sendLogs(snapshotLogs(supersededSnapshot(t0.Add(-2*time.Hour), map[string]string{"search": "old"})))
 	h.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-time.Hour))))
 	out := h.sendSpans(callsOf(call{agent: "a", server: srv, url: srvURL, tool: "search", session: "s", digest: "old", at: t0}))
 	_, stale, judged := spanVerdict(onlySpan(t, out))

@@ -377,7 +377,7 @@ type impactOf struct {
 	driftID, server, tool, agent, severity, risk, lastCall string
 	hasAgent                                               bool
 	sessions, calls, errors                                int64
-	old, new, unknown                                      int64
+	before, stale, new, ahead, unknown                     int64
 	sessionIDs                                             []string
 	noCallers                                              bool
 	body                                                   string
@@ -398,10 +398,9 @@ func readImpact(t *testing.T, rec plog.LogRecord) impactOf {
 	_, out.hasAgent = a.Get(semconv.GenAIAgentName)
 	used, ok := a.Get(semconv.ImpactDigestsUsed)
 	require.True(t, ok)
-	o, _ := used.Map().Get(semconv.ImpactDigestOld)
-	n, _ := used.Map().Get(semconv.ImpactDigestNew)
-	u, _ := used.Map().Get(semconv.ImpactDigestUnknown)
-	out.old, out.new, out.unknown = o.Int(), n.Int(), u.Int()
+	get := func(k string) int64 { v, ok := used.Map().Get(k); require.True(t, ok, k); return v.Int() }
+	out.before, out.stale, out.new = get(semconv.ImpactDigestBefore), get(semconv.ImpactDigestStale), get(semconv.ImpactDigestNew)
+	out.ahead, out.unknown = get(semconv.ImpactDigestAhead), get(semconv.ImpactDigestUnknown)
 	ids, ok := a.Get(semconv.ImpactSessionSample)
 	require.True(t, ok)
 	for _, v := range ids.Slice().All() {
@@ -421,6 +420,12 @@ func spanVerdict(span ptrace.Span) (current string, stale, judged bool) {
 		return "", false, false
 	}
 	return c.Str(), s.Bool(), true
+}
+
+// spanStaleness reads mcpdrift.tool.staleness ("" when not set).
+func spanStaleness(span ptrace.Span) string {
+	v, _ := span.Attributes().Get(semconv.ToolStaleness)
+	return v.Str()
 }
 
 func onlySpan(t *testing.T, td ptrace.Traces) ptrace.Span {

@@ -32,7 +32,9 @@ func TestIdentityMeetsEmitters(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, nil)
-			h.sendLogs(snapshotLogs(snapshot{server: "prod", url: serverid.URL(c.receiver, c.command), at: t0.Add(-time.Hour), tools: map[string]string{"echo": "e1"}}))
+			url := serverid.URL(c.receiver, c.command)
+			h.sendLogs(snapshotLogs(snapshot{server: "prod", url: url, at: t0.Add(-2 * time.Hour), tools: map[string]string{"echo": "e0"}}))
+			h.sendLogs(snapshotLogs(snapshot{server: "prod", url: url, at: t0.Add(-time.Hour), tools: map[string]string{"echo": "e1"}}))
 			agentURL := interceptor.Endpoint{URL: c.agent, Command: c.command}.ServerURL()
 			span := onlySpan(t, h.sendSpans(callsOf(call{agent: "a", url: agentURL, tool: "echo", session: "s", digest: "e0", at: t0})))
 			current, stale, judged := spanVerdict(span)

@@ -17,18 +17,22 @@ type toolChange struct {
 
 // agentImpact is what one agent's calls of one changed tool add up to.
 type agentImpact struct {
-	agent              string // "" when the spans named none
-	sessions           int
-	calls, errors      int64
-	last               uint32 // unix seconds
-	oldCalls, newCalls int64  // calls with the tool's previous / current digest
-	unknownCalls       int64  // calls without a digest, or with another one
-	recentCalls        int64  // calls within recent_window
-	recentOldCalls     int64  // of those, with the previous digest
-	timed              int64  // calls with a span duration
-	latency            uint64 // their durations' sum, microseconds
-	sessionSample      []string
-	risk               string
+	agent          string // "" when the spans named none
+	sessions       int
+	calls, errors  int64
+	last           uint32 // unix seconds
+	staleCalls     int64  // calls judged stale (their spans say so)
+	aheadCalls     int64  // calls waiting for a prompt probe to settle them
+	beforeCalls    int64  // the rest: with the tool's previous digest (before the change) ...
+	newCalls       int64  // ... with its current digest (or one a prompt probe saw served)
+	unknownCalls   int64  // ... without a digest, or with another one
+	recentCalls    int64  // calls within recent_window
+	recentOldCalls int64  // of those, stale or with the previous digest
+	timed          int64  // calls with a span duration
+	latency        uint64 // their durations' sum, microseconds
+	sessionSample  []string
+	risk           string
+	recovery       recovery // control-plane queries only (impactView)
 }
 
 // toolImpact is the impact of a drift on one changed tool, agents sorted by
@@ -52,6 +56,9 @@ type driftImpact struct {
 // entry.
 type scratch struct {
 	group, drift bitset
+	// before and after: the sessions of one (tool, agent) that called
+	// before and after the tool's change (recoveryOf).
+	before, after bitset
 }
 
 type bitset []uint64
@@ -80,6 +87,8 @@ func (b bitset) drainInto(dst bitset) int {
 	return n
 }
 
+func (b bitset) has(i uint32) bool { return b[i>>6]&(uint64(1)<<(i&63)) != 0 }
+
 func (b bitset) count() int {
 	n := 0
 	for _, w := range b {
@@ -93,20 +102,23 @@ func (sc *scratch) grow(sessions int) {
 	if len(sc.group) < words {
 		sc.group = make(bitset, max(words, 2*len(sc.group)))
 		sc.drift = make(bitset, len(sc.group))
+		sc.before, sc.after = make(bitset, len(sc.group)), make(bitset, len(sc.group))
 	}
 }
 
 // impact computes what a drift of target means for the callers of its
 // changed tools within span before now. previous and current are the tool
-// digests before and after.
-func (st *state) impact(target *server, changes []toolChange, previous, current map[string]string, now time.Time, span time.Duration) driftImpact {
+// digests before and after. With changeAt (unix seconds, the tools' last
+// change) each agent's sessions are classified by their recovery.
+func (st *state) impact(target *server, changes []toolChange, previous, current map[string]string, now time.Time, span time.Duration, changeAt uint32) driftImpact {
 	ix := st.index
 	sc := &st.scratch
 	sc.grow(ix.sessions.span())
 	clear(sc.drift)
 	win := window{
-		cutoff: unixSec(now.Add(-span).UnixNano()),
-		recent: unixSec(now.Add(-st.cfg.RecentWindow).UnixNano()),
+		cutoff:   unixSec(now.Add(-span).UnixNano()),
+		recent:   unixSec(now.Add(-st.cfg.RecentWindow).UnixNano()),
+		changeAt: changeAt,
 	}
 	servers := st.serverIDs(target)
 	var out driftImpact
@@ -114,11 +126,15 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 	for _, ch := range changes {
 		ti := toolImpact{toolChange: ch}
 		win.oldID, win.newID = digestID(ix, previous[ch.tool]), digestID(ix, current[ch.tool])
+		win.seenID = digestID(ix, target.provisional[ch.tool])
 		for agent, buckets := range st.bucketsByAgent(servers, target, ch.tool) {
 			ai := st.scanGroup(buckets, &win)
 			ai.agent = ix.agents.value(agent)
 			if ai.calls == 0 {
 				continue
+			}
+			if win.changeAt > 0 {
+				ai.recovery = st.recoveryOf(buckets, &win)
 			}
 			ai.risk = risk(ch.severity, &ai)
 			agentsSeen[agent] = struct{}{}
@@ -151,10 +167,11 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 	ix, sc := st.index, &st.scratch
 	group := sc.group
-	cutoff, recentCut, oldID, newID := max(w.cutoff, 1), w.recent, w.oldID, w.newID
-	// Calls by digest class (other, old, new), all and recent ones: array
-	// slots rather than six variables, which would not fit in registers.
-	var byClass, recentByClass [3]int64
+	cutoff, recentCut, oldID, newID, seenID := max(w.cutoff, 1), w.recent, w.oldID, w.newID, w.seenID
+	// Calls by class (other, before, new, stale, ahead), all and recent
+	// ones: array slots rather than ten variables, which would not fit in
+	// registers.
+	var byClass, recentByClass [5]int64
 	var errors, timed int64
 	var latency uint64
 	var last uint32
@@ -170,20 +187,25 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 			if e.last < cutoff { // free slots are zero: skipped here too
 				continue
 			}
-			n := int64(e.calls)
 			errors += int64(e.errors)
 			timed += int64(e.timed)
 			latency += e.latency
 			last = max(last, e.last)
+			judged := int64(e.stale) + int64(e.ahead)
+			rest := max(int64(e.calls)-judged, 0)
 			class := 0
 			if e.digest == oldID {
 				class = 1
-			} else if e.digest == newID {
+			} else if e.digest == newID || e.digest == seenID {
 				class = 2
 			}
-			byClass[class] += n
+			byClass[class] += rest
+			byClass[3] += int64(e.stale)
+			byClass[4] += int64(e.ahead)
 			if e.last >= recentCut {
-				recentByClass[class] += n
+				recentByClass[class] += rest
+				recentByClass[3] += int64(e.stale)
+				recentByClass[4] += int64(e.ahead)
 			}
 			group.mark(e.session)
 			if e.last > sample.floor && e.session != 0 {
@@ -209,14 +231,16 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 	}
 	return agentImpact{
 		sessions:       sessions,
-		calls:          byClass[0] + byClass[1] + byClass[2],
+		calls:          byClass[0] + byClass[1] + byClass[2] + byClass[3] + byClass[4],
 		errors:         errors,
 		last:           last,
 		unknownCalls:   byClass[0],
-		oldCalls:       byClass[1],
+		beforeCalls:    byClass[1],
 		newCalls:       byClass[2],
-		recentCalls:    recentByClass[0] + recentByClass[1] + recentByClass[2],
-		recentOldCalls: recentByClass[1],
+		staleCalls:     byClass[3],
+		aheadCalls:     byClass[4],
+		recentCalls:    recentByClass[0] + recentByClass[1] + recentByClass[2] + recentByClass[3] + recentByClass[4],
+		recentOldCalls: recentByClass[1] + recentByClass[3],
 		timed:          timed,
 		latency:        latency,
 		sessionSample:  sample.ids(ix.sessions),
@@ -227,6 +251,8 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 type window struct {
 	cutoff, recent uint32
 	oldID, newID   uint32
+	seenID         uint32 // a digest a prompt probe saw served, not confirmed yet
+	changeAt       uint32 // the tool's last change, unix seconds; 0: no recovery asked
 }
 
 // noDigest is an id no entry has: the digest was never seen on a span.
@@ -243,7 +269,7 @@ func digestID(ix *index, d string) uint32 {
 }
 
 // risk levels (docs/mcpimpact.md): high when a breaking change meets calls
-// made with the previous definition within recent_window; medium when a
+// made with the previous definition, or stale ones, within recent_window; medium when a
 // breaking change had callers within the window, or a warning change had
 // callers within recent_window; low otherwise (and for any other severity,
 // or none: the control plane asks about tools that did not change).

@@ -20,6 +20,12 @@ func searchSnapshot(at time.Time) snapshot {
 		tools: map[string]string{"search": "d1", "fetch": "f1", "lookup": "l1"}}
 }
 
+// supersededSnapshot is the search server serving tools before
+// searchSnapshot: calls made with these digests afterwards are stale.
+func supersededSnapshot(at time.Time, tools map[string]string) snapshot {
+	return snapshot{server: srv, url: srvURL, info: "example-search", at: at, tools: tools}
+}
+
 func searchDrift(at time.Time) drift {
 	return drift{
 		id: "drift-1", server: srv, url: srvURL, at: at,
@@ -63,10 +69,10 @@ func TestDriftAfterCalls(t *testing.T) {
 		driftID: "drift-1", server: srv, tool: "search", agent: "planner", hasAgent: true,
 		severity: semconv.DriftSeverityBreaking, risk: semconv.ImpactRiskHigh,
 		lastCall: t0.Add(-4 * time.Minute).Format(time.RFC3339),
-		sessions: 2, calls: 3, errors: 1, old: 3, sessionIDs: []string{"s2", "s1"},
+		sessions: 2, calls: 3, errors: 1, before: 3, sessionIDs: []string{"s2", "s1"},
 		body: planner.body,
 	}, planner)
-	assert.Contains(t, planner.body, `agent "planner" made 3 calls in 2 sessions in the last 24h, 3 with the previous definition; risk high`)
+	assert.Contains(t, planner.body, `agent "planner" made 3 calls in 2 sessions in the last 24h, 3 with the previous definition before the change; risk high`)
 
 	writer := readImpact(t, recs[2])
 	assert.Equal(t, "writer-svc", writer.agent, "agent falls back to service.name")
@@ -109,12 +115,15 @@ func TestDriftBeforeCalls(t *testing.T) {
 	assert.True(t, judged)
 	assert.Equal(t, "d2", cur)
 	assert.False(t, stale)
-	cur, stale, judged = spanVerdict(spans.At(2).ScopeSpans().At(0).Spans().At(0))
+	gone := spans.At(2).ScopeSpans().At(0).Spans().At(0)
+	cur, stale, judged = spanVerdict(gone)
 	assert.True(t, judged)
 	assert.Empty(t, cur, "the server does not offer the tool")
-	assert.True(t, stale)
+	assert.False(t, stale, "a definition no probe has shown is never stale")
+	assert.Equal(t, semconv.StalenessAhead, spanStaleness(gone), "no probe since the call")
 
-	// A second drift now sees the calls: one old, one new digest.
+	// A second drift now sees the calls: one stale, one with drift-2's
+	// previous digest.
 	h.clock.Advance(time.Minute)
 	d := searchDrift(h.clock.Now())
 	d.id = "drift-2"
@@ -123,8 +132,9 @@ func TestDriftBeforeCalls(t *testing.T) {
 	im := readImpact(t, recs[1])
 	assert.Equal(t, "search", im.tool)
 	assert.Equal(t, int64(2), im.calls)
-	assert.Equal(t, int64(1), im.old, "d2 is the previous digest of drift-2")
-	assert.Equal(t, int64(1), im.unknown, "d1 is neither")
+	assert.Equal(t, int64(1), im.before, "d2 is the previous digest of drift-2")
+	assert.Equal(t, int64(1), im.stale, "d1 was stale when called")
+	assert.Zero(t, im.unknown)
 }
 
 func TestLateSpanForCallBeforeDrift(t *testing.T) {
@@ -144,7 +154,7 @@ func TestLateSpanForCallBeforeDrift(t *testing.T) {
 	// A client that refreshed before the probe noticed is ahead, not stale.
 	early := h.sendSpans(callsOf(call{agent: "planner", server: srv, url: srvURL, tool: "search", session: "s1", digest: "d2", at: t0.Add(-time.Minute)}))
 	cur, stale, _ = spanVerdict(onlySpan(t, early))
-	assert.Equal(t, "d1", cur)
+	assert.Equal(t, "d2", cur, "the server had changed by then: the probe saw it late")
 	assert.False(t, stale)
 
 	// Both calls are in the index at their own time: the next drift counts

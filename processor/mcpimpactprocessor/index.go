@@ -31,6 +31,8 @@ type entry struct {
 	timed   uint32 // calls whose span had a duration
 	first   uint32 // unix seconds
 	last    uint32 // unix seconds
+	stale   uint32 // calls judged stale (their spans say mcpdrift.tool.stale=true)
+	ahead   uint32 // calls judged ahead, waiting for a probe to settle them
 }
 
 type bucketKey struct{ server, tool, agent uint32 }
@@ -71,6 +73,7 @@ type index struct {
 	slots       map[entryKey]uint32
 
 	size    int
+	ahead   int    // entries with ahead calls: a re-judge has work only when > 0
 	newest  uint32 // latest call time seen, unix seconds
 	oldest  uint32 // no live entry's last call is earlier (a bound, refreshed by sweeps)
 	removed removals
@@ -100,6 +103,9 @@ func (ix *index) record(k *callKey, calls entry, cutoff uint32) {
 	}
 	if calls.last < ix.oldest || ix.size == 0 {
 		ix.oldest = calls.last
+	}
+	if calls.ahead > 0 {
+		ix.ahead++ // an upper bound: settle recounts
 	}
 	if e := ix.find(k); e != nil {
 		e.add(&calls)
@@ -374,6 +380,8 @@ func (e *entry) add(o *entry) {
 	e.calls = satAdd(e.calls, o.calls)
 	e.errors = satAdd(e.errors, o.errors)
 	e.timed = satAdd(e.timed, o.timed)
+	e.stale = satAdd(e.stale, o.stale)
+	e.ahead = satAdd(e.ahead, o.ahead)
 	if e.latency > math.MaxUint64-o.latency {
 		e.latency = math.MaxUint64
 	} else {

@@ -84,6 +84,7 @@ func TestWindowExpiry(t *testing.T) {
 
 func TestSpansOutsideTheWindowAreNotIndexed(t *testing.T) {
 	h := newHarness(t, nil)
+	h.sendLogs(snapshotLogs(supersededSnapshot(t0.Add(-49*time.Hour), map[string]string{"search": "d0"})))
 	h.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-48 * time.Hour))))
 	out := h.sendSpans(callsOf(call{agent: "a", server: srv, url: srvURL, tool: "search", session: "s", digest: "d0", at: t0.Add(-25 * time.Hour)}))
 	_, stale, judged := spanVerdict(onlySpan(t, out))

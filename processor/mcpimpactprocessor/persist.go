@@ -152,6 +152,15 @@ type storedServer struct {
 	Tools  map[string][]storedVersion `json:"tools"`
 	// Changes is each tool's last change (absent before drift events).
 	Changes map[string]storedChange `json:"changes,omitempty"`
+	// Usage is the calls by tool, digest and day (usage.go).
+	Usage []storedUsage `json:"usage,omitempty"`
+}
+
+type storedUsage struct {
+	Tool   string `json:"tool"`
+	Digest string `json:"digest,omitempty"`
+	Day    uint32 `json:"day"`
+	Calls  uint32 `json:"calls"`
 }
 
 type storedChange struct {
@@ -181,6 +190,9 @@ func encodeContracts(c *contracts) ([]byte, error) {
 				ss.Changes = map[string]storedChange{}
 			}
 			ss.Changes[tool] = storedChange{DriftID: c.driftID, Severity: c.severity, At: c.at}
+		}
+		for k, n := range s.usage {
+			ss.Usage = append(ss.Usage, storedUsage{Tool: k.tool, Digest: k.digest, Day: k.day, Calls: n})
 		}
 		out = append(out, ss)
 	}
@@ -215,6 +227,20 @@ func decodeContracts(raw []byte, c *contracts) error {
 					s.changes = map[string]toolChangeInfo{}
 				}
 				s.changes[tool] = toolChangeInfo{driftID: ch.DriftID, severity: ch.Severity, at: ch.At}
+			}
+		}
+		for _, u := range ss.Usage {
+			if len(s.usage) >= maxUsageRows || u.Tool == "" || u.Calls == 0 {
+				continue
+			}
+			if s.usage == nil {
+				s.usage = map[usageKey]uint32{}
+			}
+			s.usage[usageKey{tool: clip(u.Tool), digest: clip(u.Digest), day: u.Day}] = u.Calls
+		}
+		for _, h := range s.tools {
+			if n := len(h); n > 0 {
+				s.observed = max(s.observed, h[n-1].since)
 			}
 		}
 		c.servers[s.name] = s

@@ -38,6 +38,8 @@ type impactProcessor struct {
 	persisting  sync.WaitGroup
 	// unregister takes the processor's view back from the control plane.
 	unregister func()
+	// probes asks the receiver for prompt probes (nil without control_plane).
+	probes *promptProbes
 }
 
 func newImpactProcessor(set processor.Settings, cfg *Config, now func() time.Time) (*impactProcessor, error) {
@@ -110,6 +112,9 @@ func (p *impactProcessor) Shutdown(ctx context.Context) error {
 	if p.unregister != nil {
 		p.unregister() // the control plane asks this index no more
 	}
+	if p.probes != nil {
+		p.probes.stop()
+	}
 	var errs []error
 	if p.stopPersist != nil {
 		p.stopPersist()
@@ -155,21 +160,38 @@ func (p *impactProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 
 	var byDialect [dialects]int64
 	stale := map[staleKey]int64{}
+	var ahead []string
+	byDigest := map[digestKey]int64{}
 	for i := range calls {
 		c, j := &calls[i], &judged[i]
 		byDialect[c.dialect]++
-		if !j.known {
+		if j.target != nil && (!c.serverSide || p.cfg.IndexServerSpans) {
+			byDigest[p.tel.digestKey(ctx, j.server, c.key.tool, c.key.digest)]++
+		}
+		if j.state == unjudged || (!j.known && j.state != judgedStale) {
 			continue
 		}
 		attrs := c.span.Attributes()
-		attrs.PutStr(semconv.ToolCurrentDigest, j.current)
-		attrs.PutBool(semconv.ToolStale, j.stale)
-		if j.stale {
+		if j.known {
+			attrs.PutStr(semconv.ToolCurrentDigest, j.current)
+		}
+		attrs.PutBool(semconv.ToolStale, j.state == judgedStale)
+		attrs.PutStr(semconv.ToolStaleness, j.state.String())
+		switch j.state {
+		case judgedStale:
 			stale[p.tel.staleKey(ctx, j.server, c.key.tool, c.key.agent)]++
+		case judgedAhead:
+			ahead = append(ahead, j.server)
+		}
+	}
+	if p.probes != nil {
+		for _, server := range ahead {
+			p.probes.ask(server, now)
 		}
 	}
 	p.tel.toolCalls(ctx, &byDialect)
 	p.tel.staleCalls(ctx, stale)
+	p.tel.callsByDigest(ctx, byDigest)
 	p.tel.removals(ctx, removed)
 	return td, nil
 }
@@ -227,6 +249,9 @@ func (p *impactProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.L
 func (p *impactProcessor) applyListing(l *listing) {
 	p.mu.Lock()
 	ok := p.state.contracts.apply(l)
+	if ok {
+		p.state.settle(p.state.contracts.servers[l.name])
+	}
 	p.mu.Unlock()
 	if !ok {
 		p.logger.Warn("Too many servers in snapshot events; ignoring a new one", zap.Int("max_servers", maxServers))
@@ -242,5 +267,7 @@ func (p *impactProcessor) driftImpact(l *listing, changes []toolChange, now time
 		p.logger.Warn("Too many servers in drift events; impact of a new one not computed", zap.Int("max_servers", maxServers))
 		return driftImpact{}, false
 	}
-	return p.state.impact(p.state.contracts.servers[l.name], changes, l.previous, l.digests, now, p.cfg.Window), true
+	target := p.state.contracts.servers[l.name]
+	p.state.settle(target)
+	return p.state.impact(target, changes, l.previous, l.digests, now, p.cfg.Window, 0), true
 }

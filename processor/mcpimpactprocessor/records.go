@@ -90,8 +90,10 @@ func writeCounts(attrs pcommon.Map, ai *agentImpact) {
 	attrs.PutInt(semconv.ImpactCalls, ai.calls)
 	attrs.PutInt(semconv.ImpactErrors, ai.errors)
 	used := attrs.PutEmptyMap(semconv.ImpactDigestsUsed)
-	used.PutInt(semconv.ImpactDigestOld, ai.oldCalls)
+	used.PutInt(semconv.ImpactDigestBefore, ai.beforeCalls)
+	used.PutInt(semconv.ImpactDigestStale, ai.staleCalls)
 	used.PutInt(semconv.ImpactDigestNew, ai.newCalls)
+	used.PutInt(semconv.ImpactDigestAhead, ai.aheadCalls)
 	used.PutInt(semconv.ImpactDigestUnknown, ai.unknownCalls)
 	sample := attrs.PutEmptySlice(semconv.ImpactSessionSample)
 	sample.EnsureCapacity(len(ai.sessionSample))
@@ -112,8 +114,11 @@ func agentSummary(ti *toolImpact, ai *agentImpact, window time.Duration) string 
 	}
 	fmt.Fprintf(&b, " made %d %s in %d %s in the last %s", ai.calls, plural(ai.calls, "call"),
 		ai.sessions, plural(int64(ai.sessions), "session"), formatWindow(window))
-	if ai.oldCalls > 0 {
-		fmt.Fprintf(&b, ", %d with the previous definition", ai.oldCalls)
+	if ai.staleCalls > 0 {
+		fmt.Fprintf(&b, ", %d stale", ai.staleCalls)
+	}
+	if ai.beforeCalls > 0 {
+		fmt.Fprintf(&b, ", %d with the previous definition before the change", ai.beforeCalls)
 	}
 	fmt.Fprintf(&b, "; risk %s", ai.risk)
 	return b.String()

@@ -52,6 +52,11 @@ type toolCall struct {
 	latency    int64 // span duration, microseconds; -1 when the span has none
 	failed     bool
 	serverSide bool // recorded by the server: it cannot name the agent
+	// guardStale: the proxy or the guard found the call planned on a
+	// definition the server no longer serves, and said so on the span
+	// (mcpdrift.guard.refusal = STALE_TOOL_SCHEMA, or
+	// mcpdrift.guard.stale_definition or mcpdrift.tool.stale = true).
+	guardStale bool
 }
 
 // resourceInfo holds the resource attributes tool-call spans fall back on.
@@ -100,13 +105,20 @@ type spanAttrs struct {
 	serverName, serverURL, urlFull, address        string
 	port                                           pcommon.Value
 	digest, errorType, clientAddress               string
+	plannedDigest, refusal                         string
+	staleDefinition                                bool
 }
 
 func readSpan(attrs pcommon.Map, a *spanAttrs) {
 	*a = spanAttrs{}
 	for k, v := range attrs.All() {
-		if k == semconv.ServerPort {
+		switch k {
+		case semconv.ServerPort:
 			a.port = v
+			continue
+		case semconv.GuardStaleDefinition, semconv.ToolStale:
+			// The guard sets both on a call it refused as stale.
+			a.staleDefinition = a.staleDefinition || (v.Type() == pcommon.ValueTypeBool && v.Bool())
 			continue
 		}
 		if v.Type() != pcommon.ValueTypeStr {
@@ -145,6 +157,10 @@ func readSpan(attrs pcommon.Map, a *spanAttrs) {
 			a.errorType = v.Str()
 		case semconv.ClientAddress:
 			a.clientAddress = v.Str()
+		case semconv.GuardPlannedDigest:
+			a.plannedDigest = v.Str()
+		case semconv.GuardRefusal:
+			a.refusal = v.Str()
 		}
 	}
 }
@@ -271,12 +287,16 @@ func newToolCall(span ptrace.Span, d dialect, tool string, a *spanAttrs, res *re
 			tool:    clip(tool),
 			agent:   clip(agent),
 			session: clip(session),
-			digest:  clip(a.digest),
+			// The definition the call was planned against is what staleness
+			// and impact are about; the guard records it when the agent's
+			// cache has moved on since.
+			digest: clip(first(a.plannedDigest, a.digest)),
 		},
 		at:         at,
 		latency:    latency,
 		failed:     span.Status().Code() == ptrace.StatusCodeError || a.errorType != "",
 		serverSide: serverSide,
+		guardStale: a.refusal == semconv.RefusalStaleToolSchema || a.staleDefinition,
 	}
 }
 

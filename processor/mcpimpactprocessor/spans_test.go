@@ -137,15 +137,17 @@ func TestSpansMatchOnceASnapshotArrives(t *testing.T) {
 	cur, stale, judged := spanVerdict(onlySpan(t, out))
 	require.True(t, judged, "matched by serverInfo name")
 	assert.Equal(t, "e1", cur)
-	assert.True(t, stale)
+	assert.False(t, stale, "e0 is a digest no probe has shown")
+	assert.Equal(t, semconv.StalenessAhead, spanStaleness(onlySpan(t, out)))
 
 	d := drift{id: "x", server: "everything-prod", at: t0, previous: map[string]string{"echo": "e1", "add": "a1"}, current: map[string]string{"echo": "e2", "add": "a1"},
 		changes: []change{{severity: semconv.DriftSeverityBreaking, subject: "tool", name: "echo"}}}
 	recs := h.sendLogs(driftLogs(d))
 	im := readImpact(t, recs[1])
 	assert.Equal(t, int64(2), im.calls, "the span indexed before the snapshot counts too")
-	assert.Equal(t, int64(1), im.old)
-	assert.Equal(t, int64(1), im.unknown)
+	assert.Equal(t, int64(1), im.before)
+	assert.Equal(t, int64(1), im.unknown, "e0 settled: the drift's listing, as recent as the call, did not show it")
+	assert.Zero(t, im.ahead)
 }
 
 func TestURLMatching(t *testing.T) {

@@ -24,13 +24,15 @@ const unknownLabel = "_unknown"
 var overflow = metric.WithAttributeSet(attribute.NewSet(attribute.Bool(semconv.MetricOverflow, true)))
 
 // telemetry records the processor's own metrics with bounded cardinality:
-// the stale-call counter keeps its first metric_cardinality_limit series
-// (server, tool, agent) and counts calls of any other in the overflow series.
+// the stale-call and the calls-by-digest counters each keep their first
+// metric_cardinality_limit series and count calls of any other in the
+// overflow series.
 type telemetry struct {
-	tb     *metadata.TelemetryBuilder
-	mu     sync.Mutex
-	limit  int
-	series map[staleKey]struct{}
+	tb      *metadata.TelemetryBuilder
+	mu      sync.Mutex
+	limit   int
+	series  map[staleKey]struct{}
+	digests map[digestKey]struct{}
 }
 
 func newTelemetry(set component.TelemetrySettings, limit int) (*telemetry, error) {
@@ -38,7 +40,20 @@ func newTelemetry(set component.TelemetrySettings, limit int) (*telemetry, error
 	if err != nil {
 		return nil, err
 	}
-	return &telemetry{tb: tb, limit: limit, series: map[staleKey]struct{}{}}, nil
+	return &telemetry{tb: tb, limit: limit, series: map[staleKey]struct{}{}, digests: map[digestKey]struct{}{}}, nil
+}
+
+// admit returns whether k has (or now gets) a series of its own in seen,
+// and whether it is new; created, the caller records it at 0 under mu.
+func admit[K comparable](seen map[K]struct{}, limit int, k K) (own, created bool) {
+	if _, ok := seen[k]; ok {
+		return true, false
+	}
+	if len(seen) >= limit {
+		return false, false
+	}
+	seen[k] = struct{}{}
+	return true, true
 }
 
 // staleKey is a stale-call series: its labels, or the overflow series.
@@ -65,15 +80,68 @@ func (t *telemetry) staleKey(ctx context.Context, server, tool, agent string) st
 	k := staleKey{server: server, tool: tool, agent: agent}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.series[k]; ok {
-		return k
-	}
-	if len(t.series) >= t.limit {
+	own, created := admit(t.series, t.limit, k)
+	if !own {
 		return staleKey{overflow: true}
 	}
-	t.series[k] = struct{}{}
-	t.tb.ProcessorMcpimpactStaleCalls.Add(ctx, 0, k.attributes())
+	if created {
+		t.tb.ProcessorMcpimpactStaleCalls.Add(ctx, 0, k.attributes())
+	}
 	return k
+}
+
+// digestKey is a calls-by-digest series, or its overflow series.
+type digestKey struct {
+	server, tool, digest string
+	overflow             bool
+}
+
+// noDigestLabel stands for calls whose span carried no digest.
+const noDigestLabel = "_none"
+
+// digestKey returns the series a call of a known server counts in, as
+// staleKey does.
+func (t *telemetry) digestKey(ctx context.Context, server, tool, digest string) digestKey {
+	if digest == "" {
+		digest = noDigestLabel
+	}
+	k := digestKey{server: server, tool: tool, digest: digest}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	own, created := admit(t.digests, t.limit, k)
+	if !own {
+		return digestKey{overflow: true}
+	}
+	if created {
+		t.tb.ProcessorMcpimpactCallsByDigest.Add(ctx, 0, k.attributes())
+	}
+	return k
+}
+
+func (k digestKey) attributes() metric.AddOption {
+	if k.overflow {
+		return overflow
+	}
+	return metric.WithAttributes(
+		attribute.String(semconv.ServerName, k.server),
+		attribute.String(semconv.GenAIToolName, k.tool),
+		attribute.String(semconv.ToolDigest, k.digest),
+	)
+}
+
+// callsByDigest adds calls-by-digest counts by series.
+func (t *telemetry) callsByDigest(ctx context.Context, counts map[digestKey]int64) {
+	addCounts(ctx, t.tb.ProcessorMcpimpactCallsByDigest, counts)
+}
+
+// addCounts adds counts to a counter, by series.
+func addCounts[K interface {
+	comparable
+	attributes() metric.AddOption
+}](ctx context.Context, c metric.Int64Counter, counts map[K]int64) {
+	for k, n := range counts {
+		c.Add(ctx, n, k.attributes())
+	}
 }
 
 func (k staleKey) attributes() metric.AddOption {
@@ -89,9 +157,7 @@ func (k staleKey) attributes() metric.AddOption {
 
 // staleCalls adds stale-call counts by series.
 func (t *telemetry) staleCalls(ctx context.Context, counts map[staleKey]int64) {
-	for k, n := range counts {
-		t.tb.ProcessorMcpimpactStaleCalls.Add(ctx, n, k.attributes())
-	}
+	addCounts(ctx, t.tb.ProcessorMcpimpactStaleCalls, counts)
 }
 
 func (t *telemetry) toolCalls(ctx context.Context, byDialect *[dialects]int64) {

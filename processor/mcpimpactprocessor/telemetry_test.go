@@ -25,6 +25,7 @@ func TestStaleCallMetricOverflows(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.MetricCardinalityLimit = 2
 	h := newHarness(t, cfg)
+	h.sendLogs(snapshotLogs(supersededSnapshot(t0.Add(-2*time.Hour), map[string]string{"search": "old", "fetch": "old"})))
 	h.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-time.Hour))))
 	var calls []call
 	for i := range 4 {

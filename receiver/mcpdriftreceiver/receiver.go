@@ -48,6 +48,10 @@ type driftReceiver struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	// runCtx is the probes' context from Start to Shutdown; prompt probes
+	// (ProbeNow) run in it, counted in prompts.
+	runCtx  context.Context
+	prompts sync.WaitGroup
 	// unregister takes the receiver's view back from the control plane.
 	unregister func()
 
@@ -162,18 +166,18 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 		return err
 	}
 
+	runCtx, cancel := context.WithCancel(context.Background())
+	r.runCtx, r.cancel = runCtx, cancel
 	if r.manual {
 		return nil
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
 	r.done = make(chan struct{})
 	s := &scheduler{
 		now:          r.now,
 		maxInFlight:  r.cfg.MaxConcurrentProbes,
 		timeout:      r.cfg.Timeout,
 		initialDelay: r.cfg.InitialDelay,
-		run:          r.runProbe,
+		run:          r.probeAndAnswer,
 		onStart:      r.onProbeStart,
 	}
 	go func() {
@@ -191,8 +195,16 @@ func (r *driftReceiver) Shutdown(ctx context.Context) error {
 	}
 	if r.cancel != nil {
 		r.cancel()
+		stopped := make(chan struct{})
+		go func() {
+			if r.done != nil {
+				<-r.done
+			}
+			r.prompts.Wait()
+			close(stopped)
+		}()
 		select {
-		case <-r.done:
+		case <-stopped:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -222,6 +234,7 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	if ctx.Err() != nil {
 		return // shutting down: the result is neither success nor failure
 	}
+	defer t.answer(started, observation(t.name, snap, finished, err))
 	t.stateMu.Lock()
 	t.recordProbe(started, finished, err)
 	if err != nil {

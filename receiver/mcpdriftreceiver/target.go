@@ -42,7 +42,8 @@ type target struct {
 	tracker *tracker
 	history *history
 
-	running  atomic.Bool  // a probe of this target is in flight
+	running  atomic.Bool // a probe of this target is in flight
+	prompt   promptWaiters
 	skipped  atomic.Int64 // ticks skipped because the previous probe still ran
 	overtime atomic.Int64 // probes that outran their slot budget (see scheduler)
 	probes   atomic.Int64 // probes completed

@@ -392,6 +392,14 @@ type ImpactTotals struct {
 	Sessions int   `json:"sessions"`
 	Calls    int64 `json:"calls"`
 	Errors   int64 `json:"errors"`
+	// Stale is the headline: calls judged stale, as many as the spans
+	// marked mcpdrift.tool.stale=true in the window.
+	Stale int64 `json:"stale"`
+	// Before counts the calls made with the previous definition while the
+	// server still served it.
+	Before int64 `json:"before"`
+	// Recovery adds up the agents' recovery; null when no change is known.
+	Recovery *Recovery `json:"recovery"`
 }
 
 // AgentImpact is one agent's calls of the tool in the window.
@@ -410,15 +418,90 @@ type AgentImpact struct {
 	// SessionIDs are the most recently active sessions (at most the
 	// processor's max_sessions_per_record).
 	SessionIDs []string `json:"session_ids"`
+	// Recovery says where this agent's sessions stand since the tool's
+	// last change; null when no change is known.
+	Recovery *Recovery `json:"recovery"`
 }
 
-// DigestUsed splits calls by the definition they were made with: the
-// tool's previous digest (stale after the change), its current one, or
-// unknown (no digest on the span, or another one).
+// DigestUsed splits calls by what they were planned against
+// (docs/mcpimpact.md, "Staleness"): stale; the tool's previous digest
+// before the change; its current one; a digest no probe has shown yet
+// (ahead, until the prompt probe lands); unknown (no digest on the span,
+// or another one). The five add up to the calls.
 type DigestUsed struct {
-	Old     int64 `json:"old"`
+	Before  int64 `json:"before"`
+	Stale   int64 `json:"stale"`
 	New     int64 `json:"new"`
+	Ahead   int64 `json:"ahead"`
 	Unknown int64 `json:"unknown"`
+}
+
+// Recovery classifies the sessions a tool's last change affected (those
+// that called it before the change, or made a stale call after it).
+type Recovery struct {
+	// Recovered sessions called with the current definition after the
+	// change, and not stale since.
+	Recovered int `json:"recovered"`
+	// StillStale sessions' latest call after the change was stale.
+	StillStale int `json:"still_stale"`
+	// Failed sessions called after the change, neither with the current
+	// definition nor stale, and some of those calls failed.
+	Failed int `json:"failed"`
+	// Idle sessions have not called the tool since the change.
+	Idle int `json:"idle"`
+	// MedianSecondsToRecover and MaxSecondsToRecover run from the change
+	// to each recovered session's first call with the current definition;
+	// null when no session recovered.
+	MedianSecondsToRecover *float64 `json:"median_seconds_to_recover"`
+	MaxSecondsToRecover    *float64 `json:"max_seconds_to_recover"`
+}
+
+// MaxDigestUsageDays is how many days of calls by digest the processor
+// keeps, and the most a digests query may ask for.
+const MaxDigestUsageDays = 35
+
+// DigestUsageQuery asks how often a tool was called with each definition.
+type DigestUsageQuery struct {
+	Server string
+	Tool   string
+	Days   int // 1 to MaxDigestUsageDays, ending today (UTC)
+}
+
+// DigestUsage is GET /api/v1/servers/{name}/digests: calls of a tool per
+// definition digest they were planned against, per UTC day, for server
+// authors deciding when to drop a compatibility shim.
+type DigestUsage struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	Days   int    `json:"days"`
+	// From and To are the first and last day counted (YYYY-MM-DD, UTC).
+	From string `json:"from"`
+	To   string `json:"to"`
+	// CurrentDigest is the tool's digest now; null when the server no
+	// longer offers it.
+	CurrentDigest *string `json:"current_digest"`
+	// Digests are the definitions called, the most called first.
+	Digests []DigestCalls `json:"digests"`
+	// Dropped counts calls of the server that were not counted because
+	// its usage table was full.
+	Dropped int64 `json:"dropped"`
+}
+
+// DigestCalls is one definition's calls.
+type DigestCalls struct {
+	// Digest is null for calls whose span carried none.
+	Digest  *string `json:"digest"`
+	Current bool    `json:"current"`
+	Calls   int64   `json:"calls"`
+	// LastDay is the last day it was called (YYYY-MM-DD, UTC).
+	LastDay string     `json:"last_day"`
+	ByDay   []DayCalls `json:"by_day"` // ascending, days without calls left out
+}
+
+// DayCalls is one day's calls.
+type DayCalls struct {
+	Day   string `json:"day"`
+	Calls int64  `json:"calls"`
 }
 
 // ErrorBody is every error response.

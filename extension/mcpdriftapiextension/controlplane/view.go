@@ -51,6 +51,9 @@ type ImpactSource interface {
 	Windows() (window, recent time.Duration)
 	// Impact answers who called a tool of a server within q.Window.
 	Impact(ctx context.Context, q ImpactQuery) (Impact, error)
+	// DigestUsage answers how often a tool of a server was called with
+	// each definition, by day.
+	DigestUsage(ctx context.Context, q DigestUsageQuery) (DigestUsage, error)
 }
 
 // Registry is what the extension offers the components that name it.
@@ -59,6 +62,35 @@ type ImpactSource interface {
 type Registry interface {
 	RegisterDriftSource(id component.ID, s DriftSource) (unregister func(), err error)
 	RegisterImpactSource(id component.ID, s ImpactSource) (unregister func(), err error)
+	// RequestProbe asks the registered receiver that probes server for a
+	// prompt probe (see PromptProber). It reports false, and never calls
+	// done, when no registered receiver can.
+	RequestProbe(server string, done func(Observation)) bool
+}
+
+// PromptProber is implemented by a DriftSource that can probe a target out
+// of its schedule: the mcpimpact processor asks for one when a call carries
+// a tool digest no probe has shown yet, so that its verdict settles in
+// seconds rather than at the next interval.
+type PromptProber interface {
+	// ProbeNow asks for a probe of server now. done is called once, from
+	// another goroutine, with what the next probe of server to finish
+	// observed (a probe already running counts when it started after the
+	// request; otherwise one more runs). It reports false, and never calls
+	// done, when the source does not probe server or is not running.
+	ProbeNow(server string, done func(Observation)) bool
+}
+
+// Observation is what one probe of a target saw.
+type Observation struct {
+	Server string
+	// At is when the probe finished.
+	At time.Time
+	// ToolDigests maps each tool the target listed to its definition
+	// digest; nil when the probe failed.
+	ToolDigests map[string]string
+	// Err is why the probe failed; nil on success.
+	Err error
 }
 
 // Lookup finds the registry a component names in its control_plane setting,

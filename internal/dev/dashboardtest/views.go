@@ -52,19 +52,22 @@ type Card struct {
 
 // Impact is the callers panel of a changed tool.
 type Impact struct {
-	State  string     `json:"state"` // loading, agents, no-callers, unavailable, error
-	Text   string     `json:"text"`
+	State string `json:"state"` // loading, agents, no-callers, unavailable, error
+	Text  string `json:"text"`
+	// Stale is the red number: the stale calls ("" when there are none).
+	Stale  string     `json:"stale"`
 	Agents []AgentRow `json:"agents"`
 }
 
 // AgentRow is one caller: Agent · Sessions · Calls · Errors · Avg latency ·
-// Last called · Definition used · Risk.
+// Last called · Definition used · Since the change · Risk.
 type AgentRow struct {
-	Agent string   `json:"agent"`
-	Risk  string   `json:"risk"`
-	Old   string   `json:"old"`
-	New   string   `json:"new"`
-	Cells []string `json:"cells"`
+	Agent  string   `json:"agent"`
+	Risk   string   `json:"risk"`
+	Stale  string   `json:"stale"`
+	Before string   `json:"before"`
+	New    string   `json:"new"`
+	Cells  []string `json:"cells"`
 }
 
 // Group returns the group of a changed item, failing the test when the tab
@@ -214,12 +217,14 @@ return {
       impact: impact ? {
         state: impact.dataset.state,
         text: text(impact),
+        stale: (impact.querySelector('.impact-totals [data-stale]') || { dataset: { stale: '' } }).dataset.stale,
         agents: all('tr.agent-row', impact).map((r) => {
-          const split = r.querySelector('[data-old]');
+          const split = r.querySelector('.split');
           return {
             agent: r.dataset.agent,
             risk: r.dataset.risk,
-            old: split ? split.dataset.old : '',
+            stale: split ? split.dataset.stale : '',
+            before: split ? split.dataset.before : '',
             new: split ? split.dataset.new : '',
             cells: all('td', r).map(text),
           };

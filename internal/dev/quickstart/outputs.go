@@ -267,7 +267,7 @@ func digestsUsed(e Event) string {
 		return ""
 	}
 	var parts []string
-	for _, k := range []string{"old", "new", "unknown"} {
+	for _, k := range []string{semconv.ImpactDigestStale, semconv.ImpactDigestBefore, semconv.ImpactDigestNew, semconv.ImpactDigestAhead, semconv.ImpactDigestUnknown} {
 		if n, ok := v.Map().Get(k); ok && n.Int() > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, n.Int()))
 		}

@@ -63,17 +63,24 @@ export function impactPanel(server, tool, { info, signal }) {
   return { panel, ready: limited(load) };
 }
 
+// totals: the red number is the stale count, as many as the spans marked
+// mcpdrift.tool.stale=true; calls with the previous definition made before
+// the change are counted apart, in grey.
 function totals(im) {
-  const old = im.agents.reduce((n, a) => n + a.digests.old, 0);
+  const t = im.totals;
   return h('div', { class: 'impact-totals' },
-    h('strong', null, plural(im.totals.agents, 'agent')), ' · ', plural(im.totals.sessions, 'session'), ' · ',
-    plural(im.totals.calls, 'call'), ' · ', plural(im.totals.errors, 'error'),
-    old ? [' · ', h('span', { class: 'stale', title: 'Calls planned on the definition before the change: after the change, they are stale' },
-      plural(old, 'call') + ' with the old definition')] : null);
+    h('strong', null, plural(t.agents, 'agent')), ' · ', plural(t.sessions, 'session'), ' · ',
+    plural(t.calls, 'call'), ' · ', plural(t.errors, 'error'),
+    t.stale ? [' · ', h('span', { class: 'stale', dataset: { stale: t.stale },
+      title: 'Calls planned against a definition the server no longer served when they arrived (including calls the gate refused)' },
+    plural(t.stale, 'stale call'))] : null,
+    t.before ? [' · ', h('span', { class: 'before', title: 'Calls with the previous definition, made while the server still served it' },
+      count(t.before) + ' before the change')] : null,
+    t.recovery ? h('div', { class: 'recovery-totals' }, 'Sessions since the change: ', recovery(t.recovery, true)) : null);
 }
 
 function agentTable(im) {
-  const cols = [['Agent'], ['Sessions', 'num'], ['Calls', 'num'], ['Errors', 'num'], ['Avg latency', 'num'], ['Last called'], ['Definition used'], ['Risk']];
+  const cols = [['Agent'], ['Sessions', 'num'], ['Calls', 'num'], ['Errors', 'num'], ['Avg latency', 'num'], ['Last called'], ['Definition used'], ['Since the change'], ['Risk']];
   return h('div', { class: 'table-wrap' }, h('table', { class: 'agents' },
     h('thead', null, h('tr', null, cols.map(([c, cls]) => h('th', { class: cls }, c)))),
     h('tbody', null, im.agents.map((a) => h('tr', { class: 'agent-row', dataset: { agent: a.agent ?? '', risk: a.risk } },
@@ -84,17 +91,37 @@ function agentTable(im) {
       h('td', { class: 'num' }, millis(a.avg_latency_ms)),
       h('td', { class: 'nowrap' }, ago(a.last_call)),
       h('td', null, split(a.digests)),
+      h('td', { class: 'nowrap' }, a.recovery ? recovery(a.recovery, false) : '—'),
       h('td', null, chip(a.risk, 'risk-' + a.risk)))))));
 }
 
-// split shows which definition the calls were planned on: the tool's
-// previous digest (old), its current one (new), or unknown.
+// split shows what the calls were planned against: stale, the previous
+// definition before the change, the current one, a digest no probe has
+// shown yet (ahead), or unknown.
+const CLASSES = ['stale', 'before', 'new', 'ahead', 'unknown'];
+
 function split(d) {
-  const total = d.old + d.new + d.unknown || 1;
+  const total = CLASSES.reduce((n, k) => n + d[k], 0) || 1;
   const seg = (k) => (d[k] ? h('span', { class: k, style: { width: (100 * d[k] / total).toFixed(1) + '%' } }) : null);
-  return h('div', { class: 'split', dataset: { old: d.old, new: d.new, unknown: d.unknown } },
-    h('div', { class: 'split-bar', 'aria-hidden': 'true' }, seg('old'), seg('new'), seg('unknown')),
-    h('div', { class: 'split-text' },
-      h('span', { class: d.old ? 'old' : '' }, count(d.old) + ' old'), ' · ' + count(d.new) + ' new',
-      d.unknown ? ' · ' + count(d.unknown) + ' unknown' : null));
+  const part = (k) => (d[k] || k === 'stale' || k === 'new' ? h('span', { class: d[k] ? k : '' }, count(d[k]) + ' ' + k) : null);
+  const parts = CLASSES.map(part).filter((p) => p);
+  return h('div', { class: 'split', dataset: Object.fromEntries(CLASSES.map((k) => [k, d[k]])) },
+    h('div', { class: 'split-bar', 'aria-hidden': 'true' }, CLASSES.map(seg)),
+    h('div', { class: 'split-text' }, parts.flatMap((p, i) => (i ? [' · ', p] : [p]))));
+}
+
+// recovery says where the sessions the change affected stand, with the
+// median time to recover when asked.
+function recovery(r, withTime) {
+  const parts = [count(r.recovered) + ' recovered'];
+  if (r.still_stale) parts.push(count(r.still_stale) + ' still stale');
+  if (r.failed) parts.push(count(r.failed) + ' failed');
+  if (r.idle) parts.push(count(r.idle) + ' idle');
+  const took = !withTime || r.median_seconds_to_recover === null ? null : ' (in ' + seconds(r.median_seconds_to_recover) + ', median)';
+  return h('span', { class: 'recovery', dataset: { recovered: r.recovered, stillStale: r.still_stale, failed: r.failed, idle: r.idle } },
+    parts.join(' · '), took);
+}
+
+function seconds(s) {
+  return s < 120 ? s.toFixed(s < 10 ? 1 : 0) + ' s' : (s / 60).toFixed(0) + ' min';
 }

@@ -110,7 +110,13 @@ func run(o quickstart.Options, timeout time.Duration, keep, dashboard bool) erro
 		if out, err = quickstart.ReadOutputs(o.Dir); err != nil {
 			return err
 		}
-		quickstart.Summarize(out).Render(os.Stdout)
+		sum = quickstart.Summarize(out)
+		sum.Render(os.Stdout)
+		if impacts, err := sum.ControlPlaneImpact(ctx, s.APIURL()); err != nil {
+			fmt.Printf("\n(the control plane did not answer: %v)\n", err)
+		} else {
+			sum.RenderControlPlane(os.Stdout, impacts)
+		}
 		if keep {
 			fmt.Printf("\nOutputs (OTLP JSON) in %s: logs.jsonl, traces.jsonl, metrics.jsonl\n", filepath.Clean(o.Dir))
 		} else {

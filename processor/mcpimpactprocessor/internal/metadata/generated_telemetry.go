@@ -28,6 +28,7 @@ type TelemetryBuilder struct {
 	meter                              metric.Meter
 	mu                                 sync.Mutex
 	registrations                      []metric.Registration
+	ProcessorMcpimpactCallsByDigest    metric.Int64Counter
 	ProcessorMcpimpactImpactRecords    metric.Int64Counter
 	ProcessorMcpimpactIndexEntries     metric.Int64ObservableGauge
 	ProcessorMcpimpactIndexEvictions   metric.Int64Counter
@@ -105,6 +106,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorMcpimpactCallsByDigest, err = builder.meter.Int64Counter(
+		"otelcol_processor_mcpimpact_calls_by_digest",
+		metric.WithDescription("Tool calls of known servers by the definition digest they were planned against, by server and tool: for server authors deciding when no caller uses an old definition any more (calls per digest per day is increase over 1d). Past metric_cardinality_limit series, in one series marked otel.metric.overflow=true. [Alpha]"),
+		metric.WithUnit("{call}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorMcpimpactImpactRecords, err = builder.meter.Int64Counter(
 		"otelcol_processor_mcpimpact_impact_records",
 		metric.WithDescription("mcpdrift.impact log records emitted, by risk level. [Alpha]"),

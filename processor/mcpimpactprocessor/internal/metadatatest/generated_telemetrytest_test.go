@@ -28,10 +28,14 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	tb.ProcessorMcpimpactCallsByDigest.Add(context.Background(), 1)
 	tb.ProcessorMcpimpactImpactRecords.Add(context.Background(), 1)
 	tb.ProcessorMcpimpactIndexEvictions.Add(context.Background(), 1)
 	tb.ProcessorMcpimpactStaleCalls.Add(context.Background(), 1)
 	tb.ProcessorMcpimpactToolCalls.Add(context.Background(), 1)
+	AssertEqualProcessorMcpimpactCallsByDigest(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorMcpimpactImpactRecords(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
