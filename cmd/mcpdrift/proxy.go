@@ -46,9 +46,11 @@ definition the agent's session was served, and (opt-in) calls planned against a
 changed or unapproved definition are refused before they reach the server.
 
 Modes:
-  stdio -> stdio   mcpdrift proxy [flags] -- CMD ARGS...   (the host launches this instead of CMD)
-  stdio -> HTTP    mcpdrift proxy --upstream URL            (a stdio server for hosts that only launch commands;
-                                                            Streamable HTTP or the deprecated HTTP+SSE upstream)
+  stdio -> stdio   mcpdrift proxy [flags] -- CMD ARGS...
+                   the host launches this instead of CMD
+  stdio -> HTTP    mcpdrift proxy --upstream URL
+                   a stdio server for hosts that only launch commands, in front of a
+                   Streamable HTTP or (deprecated) HTTP+SSE server
   HTTP  -> HTTP    mcpdrift proxy --listen 127.0.0.1:PORT --upstream URL
 
 Spans are exported as the standard OTEL_EXPORTER_OTLP_* variables say (OTLP/HTTP
@@ -59,7 +61,8 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 
 ` + exitStatusHelp("proxy"),
 		Example: `  mcpdrift proxy --server-name files -- npx -y @modelcontextprotocol/server-filesystem /data
-  mcpdrift proxy --on-stale refuse --upstream https://mcp.example.com/mcp --header-env 'Authorization=MCP_AUTH'
+  mcpdrift proxy --on-stale refuse --upstream https://mcp.example.com/mcp \
+    --header-env 'Authorization=MCP_AUTH'
   mcpdrift proxy --oauth --upstream https://mcp.example.com/mcp
   mcpdrift proxy --listen 127.0.0.1:7001 --upstream http://127.0.0.1:3001/mcp --lock mcp.lock.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -137,13 +140,23 @@ when signal N ended it); otherwise, or when the proxy itself fails:
 	fl.StringVar(&serverName, "server-name", "", "mcpdrift.server.name on spans: the receiver's target name (default the server's serverInfo.name)")
 	fl.StringVar(&cfg.AgentName, "agent-name", "", "gen_ai.agent.name on spans (default OTEL_SERVICE_NAME, else initialize's clientInfo.name)")
 	fl.BoolVar(&noInject, "no-inject", false, "do not write trace context into params._meta: relay frames byte for byte")
-	fl.StringVar(&cfg.OnStale, "on-stale", proxy.OnStaleObserve, "observe (record) or refuse calls planned against a tool definition the server changed since the agent listed it")
+	fl.StringVar(&cfg.OnStale, "on-stale", proxy.OnStaleObserve, "observe (record) or refuse calls planned against a tool definition the server no longer serves (judged by the call's arguments, then its digest: docs/mcpimpact.md)")
 	fl.DurationVar(&cfg.StaleWindow, "stale-window", 0, "refuse once the first call to a tool within this long after the agent was served a changed definition of it, telling the model to read it again (for changes arguments cannot show: description, annotations; 0: off)")
 	fl.DurationVar(&cfg.RelistInterval, "relist-interval", 0, "list tools this often to learn changes from servers that never notify (0: only on list_changed)")
 	fl.StringVar(&cfg.Lock, "lock", "", "lock file (as mcpdrift check --lock writes it): tool definitions not in it are not approved")
 	fl.StringVar(&cfg.LockMode, "lock-mode", proxy.LockHide, "hide (leave unapproved tools out of tools/list, refuse their calls) or refuse-session")
 	fl.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 5*time.Second, "time the stdio server has to exit after its input closes, before SIGTERM (and as long again before SIGKILL)")
 	fl.DurationVar(&cfg.UpstreamTimeout, "upstream-timeout", 30*time.Second, "timeout of an upstream exchange up to its response headers, and of the proxy's own requests")
+	groupFlags(cmd, "stdio -> stdio", "server-command", "server-arg", "shutdown-grace")
+	groupFlags(cmd, "stdio -> HTTP and HTTP -> HTTP: the upstream", "upstream", "upstream-env", "upstream-timeout",
+		"header", "header-env", "bearer-token-env")
+	groupFlags(cmd, "stdio -> HTTP only", "upstream-transport", "oauth", "oauth-client-id", "oauth-client-secret-env",
+		"oauth-redirect-port", "oauth-store", "oauth-no-browser")
+	groupFlags(cmd, "HTTP -> HTTP only", "listen")
+	groupFlags(cmd, "Every mode: spans", "server-name", "agent-name", "no-inject")
+	groupFlags(cmd, "Every mode: the gate", "on-stale", "stale-window", "relist-interval", "lock", "lock-mode")
+	useGroupedFlags(cmd, "stdio -> stdio", "stdio -> HTTP and HTTP -> HTTP: the upstream", "stdio -> HTTP only",
+		"HTTP -> HTTP only", "Every mode: spans", "Every mode: the gate")
 	return cmd
 }
 

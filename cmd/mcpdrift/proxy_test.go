@@ -6,11 +6,13 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/pflag"
 
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
@@ -143,4 +145,33 @@ func TestProxyServerCommandFlags(t *testing.T) {
 			t.Errorf("%v: exit %d %q", tc.args, code, errOut)
 		}
 	}
+}
+
+// proxy --help lists its flags by mode, each once, within 100 columns
+// (it was one list of 23 flags, 24 of its 68 lines wider than that).
+func TestProxyHelpGroupedByMode(t *testing.T) {
+	code, out, _ := runCLI("proxy", "--help")
+	if code != exitOK {
+		t.Fatalf("proxy --help: exit %d\n%s", code, out)
+	}
+	for i, line := range strings.Split(out, "\n") {
+		if len(line) > helpWidth {
+			t.Errorf("line %d is %d columns: %q", i+1, len(line), line)
+		}
+	}
+	for _, heading := range []string{"stdio -> stdio:", "stdio -> HTTP only:", "HTTP -> HTTP only:", "Every mode: the gate:", "Other flags:"} {
+		if !strings.Contains(out, "\n"+heading+"\n") {
+			t.Errorf("no %q heading:\n%s", heading, out)
+		}
+	}
+	newProxyCommand().Flags().VisitAll(func(f *pflag.Flag) {
+		listed := regexp.MustCompile(`(?m)^\s+(-\w, )?--` + regexp.QuoteMeta(f.Name) + `[ =]`)
+		flags := out[strings.Index(out, "\nstdio -> stdio:\n"):]
+		if n := len(listed.FindAllString(flags, -1)); n != 1 {
+			t.Errorf("--%s is listed %d times", f.Name, n)
+		}
+		if g := f.Annotations[flagGroupKey]; f.Name != "help" && len(g) != 1 {
+			t.Errorf("--%s has no group", f.Name)
+		}
+	})
 }
