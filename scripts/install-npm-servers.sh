@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the real npm MCP servers the tests run, at pinned versions (each
-# from its committed package-lock.json), into .cache/npm/<name>/. Idempotent:
-# an install whose lockfile is unchanged is skipped. Usage:
+# Installs the real npm MCP servers (and agent hosts, such as Claude Code) the
+# tests run, at pinned versions (each from its committed package-lock.json),
+# into .cache/npm/<name>/. Idempotent: an install whose lockfile is unchanged
+# is skipped. Usage:
 #   scripts/install-npm-servers.sh            # every server under testdata/npm
 #   scripts/install-npm-servers.sh NAME...    # e.g. server-everything-2025.11.25
 set -euo pipefail
