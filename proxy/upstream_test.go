@@ -500,3 +500,43 @@ func TestUpstreamResumesPostStream(t *testing.T) {
 		t.Error("no GET with Last-Event-ID: the result did not come by resumption")
 	}
 }
+
+// TestUpstreamDiscoverThenInitialize: Claude Code 2.1 first sends
+// server/discover (2026-07-28); a stateful server's answer leaves that
+// version out, and the agent falls back to initialize (2025-11-25). The
+// proxy forwards that initialize as the handshake it is, without the
+// MCP-Protocol-Version 2026-07-28 its discover carried (the go-sdk server
+// refuses an initialize saying 2026-07-28 with -32022, and the host then
+// has no tools at all), and the session works.
+func TestUpstreamDiscoverThenInitialize(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "stateful", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "search", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	rec := newRecorder(t, hs.URL)
+	p := startUpstream(t, proxy.Config{Upstream: rec.URL + "/mcp"}, newTelemetry(t))
+
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.332"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	p.send(t, `{"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover","params":{`+meta+`}}`)
+	if got := p.recvID(t, `"server-discover-probe-1"`); !strings.Contains(got, `"supportedVersions"`) || strings.Contains(got, `"2026-07-28"`) {
+		t.Fatalf("discover: %s", got)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.332"}}}`)
+	if got := p.recvID(t, "0"); !strings.Contains(got, `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize after discover: %s", got)
+	}
+	if init := rec.rpc("initialize"); len(init) != 1 || init[0].header.Get("Mcp-Protocol-Version") != "" {
+		t.Errorf("the initialize upstream: %+v", init)
+	}
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{}}}`)
+	if got := p.recvID(t, "1"); !strings.Contains(got, `"ran"`) {
+		t.Fatalf("tools/call: %s", got)
+	}
+	if call := rec.rpc("tools/call search"); len(call) != 1 || call[0].header.Get("Mcp-Protocol-Version") != "2025-11-25" {
+		t.Errorf("the call upstream: %+v", call)
+	}
+}

@@ -187,6 +187,16 @@ func (u *streamable) learn(x *exchange) {
 	if x.msg == nil {
 		return
 	}
+	if x.request() && x.method() == mcpwire.MethodInitialize {
+		// The agent falls back to the initialize handshake (a server whose
+		// server/discover answer leaves 2026-07-28 out): what its discover
+		// said no longer holds, and an initialize carries no protocol
+		// version header (a stateful server refuses one saying 2026-07-28).
+		u.mu.Lock()
+		u.stateless, u.version, u.meta = false, "", nil
+		u.mu.Unlock()
+		return
+	}
 	meta := x.msg.Meta
 	v, _ := jsonwire.String(jsonwire.Lookup(meta, mcpwire.MetaProtocolVersion))
 	if v < mcpwire.ProtocolStateless {
