@@ -18,10 +18,12 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -41,6 +43,7 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 
 	d := newDemo()
+	d.server.AddReceivingMiddleware(logRequests(logger))
 	if *start == "v2" {
 		d.switchToV2()
 	}
@@ -158,6 +161,31 @@ var (
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}
 )
+
+// logRequests logs every request the server receives: its method, the
+// client that sent it, and for a tool call the tool and the names of its
+// arguments (never their values). A test reads the log to tell which calls
+// reached the server and which a gate stopped before it.
+func logRequests(logger *slog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			attrs := []any{"method", method}
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+				if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+					attrs = append(attrs, "client", ip.ClientInfo.Name)
+				}
+				attrs = append(attrs, "session", ss.ID())
+			}
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+				var args map[string]json.RawMessage
+				_ = json.Unmarshal(p.Arguments, &args)
+				attrs = append(attrs, "tool", p.Name, "arguments", slices.Sorted(maps.Keys(args)))
+			}
+			logger.Info("request", attrs...)
+			return next(ctx, method, req)
+		}
+	}
+}
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
 

@@ -182,3 +182,16 @@ func Fixture(t testing.TB, version string) (initialize, toolsList []byte) {
 	}
 	return initialize, toolsList
 }
+
+// ClaudeCodeVersion is the pinned release of the Claude Code CLI
+// (testdata/npm/claude-code-<version>): a real agent host for the
+// end-to-end tests.
+const ClaudeCodeVersion = "2.1.332"
+
+// ClaudeCode returns the path of the pinned Claude Code CLI (`claude`),
+// installing it when needed; it skips loudly without node and npm. The npm
+// package installs a native executable: node is needed only by npm.
+func ClaudeCode(t testing.TB) string {
+	t.Helper()
+	return npmServer(t, "claude-code-"+ClaudeCodeVersion, filepath.Join("@anthropic-ai", "claude-code", "bin", "claude.exe"))
+}
