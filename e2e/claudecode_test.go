@@ -160,14 +160,17 @@ func checkStaleJudgements(t *testing.T, s *quickstart.Stack, dir string, run sta
 	if !ok {
 		t.Fatalf("bullet 2: no span of the v2 call among %d", len(spans))
 	}
-	var nextProbe time.Time
-	eventually(t, dir, "the receiver's first probe after the switch", 30*time.Second, func(out *quickstart.Outputs) bool {
-		nextProbe = firstProbeAfter(out, "demo-tools", run.switchedAt)
-		return !nextProbe.IsZero()
+	// The receiver's first listing after the switch (its clientInfo is
+	// mcpdrift-probe) came after the v2 call, as the server logged them.
+	var probeAt time.Time
+	waitUntil(t, context.Background(), "the receiver's first probe after the switch", 30*time.Second, func() (bool, string) {
+		requests = serverRequests(t, s.LogFile("server"))
+		probeAt = firstListingBy(requests, "mcpdrift-probe", run.switchedAt)
+		return !probeAt.IsZero(), "none in the server's log"
 	})
-	if start := v2Span.Span.StartTimestamp().AsTime(); !start.Before(nextProbe) {
-		t.Errorf("bullet 2 not tested: the v2 call (%s) did not come before the receiver's first probe after the switch (%s)",
-			start.Format("15:04:05.000"), nextProbe.Format("15:04:05.000"))
+	if v2At := ticketCallsSince(requests, run.switchedAt, true); len(v2At) != 1 || !v2At[0].At.Before(probeAt) {
+		t.Errorf("bullet 2 not tested: the v2 call (%+v) did not reach the server before the receiver's first probe after the switch (%s)",
+			v2At, probeAt.Format("15:04:05.000"))
 	}
 	if v2Span.Attr(semconv.ToolStale) == "true" {
 		t.Errorf("bullet 2: the v2 call right after the switch is flagged %s=true (digest %.12s, current %.12s)",
@@ -572,16 +575,15 @@ func logCalls(t *testing.T, spans []quickstart.Span, switchedAt time.Time) {
 	t.Logf("the tools/call spans, relative to the switch:\n%s", b.String())
 }
 
-// firstProbeAfter is the time of the receiver's first successful probe of
-// server after since (zero when none yet).
-func firstProbeAfter(out *quickstart.Outputs, server string, since time.Time) time.Time {
-	var first time.Time
-	for _, p := range out.GaugePoints("mcpdrift.probe.last_success", server) {
-		if at := p.Timestamp().AsTime(); at.After(since) && (first.IsZero() || at.Before(first)) {
-			first = at
+// firstListingBy is when client first listed tools after since, as the
+// server logged it (zero when it has not).
+func firstListingBy(rs []serverRequest, client string, since time.Time) time.Time {
+	for _, r := range rs {
+		if r.Method == "tools/list" && r.Client == client && r.At.After(since) {
+			return r.At
 		}
 	}
-	return first
+	return time.Time{}
 }
 
 func agentImpact(im controlplane.Impact, agent string) *controlplane.AgentImpact {

@@ -174,17 +174,8 @@ func (o *Outputs) ToolCalls() []Span {
 
 // GaugeValue returns the last value of an int gauge for a server, and whether any was seen.
 func (o *Outputs) GaugeValue(metric, server string) (int64, bool) {
-	points := o.GaugePoints(metric, server)
-	if len(points) == 0 {
-		return 0, false
-	}
-	return points[len(points)-1].IntValue(), true
-}
-
-// GaugePoints returns every data point of a gauge for a server, in the
-// order they were written.
-func (o *Outputs) GaugePoints(metric, server string) []pmetric.NumberDataPoint {
-	var out []pmetric.NumberDataPoint
+	var v int64
+	seen := false
 	for _, md := range o.Metrics {
 		for i := 0; i < md.ResourceMetrics().Len(); i++ {
 			rm := md.ResourceMetrics().At(i)
@@ -194,16 +185,14 @@ func (o *Outputs) GaugePoints(metric, server string) []pmetric.NumberDataPoint {
 			for j := 0; j < rm.ScopeMetrics().Len(); j++ {
 				ms := rm.ScopeMetrics().At(j).Metrics()
 				for k := 0; k < ms.Len(); k++ {
-					if m := ms.At(k); m.Name() == metric && m.Type() == pmetric.MetricTypeGauge {
-						for p := 0; p < m.Gauge().DataPoints().Len(); p++ {
-							out = append(out, m.Gauge().DataPoints().At(p))
-						}
+					if m := ms.At(k); m.Name() == metric && m.Type() == pmetric.MetricTypeGauge && m.Gauge().DataPoints().Len() > 0 {
+						v, seen = m.Gauge().DataPoints().At(0).IntValue(), true
 					}
 				}
 			}
 		}
 	}
-	return out
+	return v, seen
 }
 
 // Summary is what the quickstart shows.
