@@ -221,8 +221,8 @@ func checkStaleJudgements(t *testing.T, s *quickstart.Stack, dir string, run sta
 			t.Errorf("bullet 4: the API's stale number for %s is %d (digests %+v), the spans mark %d stale", run.agent, got, row.Digests, stale)
 		}
 	}
-	if got, ok := dashboardStale(t, s.APIURL(), "create_ticket"); !ok || got != stale {
-		t.Errorf("bullet 4: the dashboard's stale number for create_ticket is %d (shown: %v), the spans mark %d stale", got, ok, stale)
+	if got := dashboardStale(t, s.APIURL(), "create_ticket", run.agent); got != stale {
+		t.Errorf("bullet 4: the dashboard's stale number for create_ticket is %d, the spans mark %d stale", got, stale)
 	}
 }
 
@@ -253,9 +253,9 @@ const ccAgent = "claude-code"
 func apiStale(a *controlplane.AgentImpact) int64 { return a.Digests.Stale }
 
 // dashboardStale reads the red stale number of a changed tool's impact
-// panel on the server's Drift tab ("N calls with the old definition");
-// ok is false when the panel shows none.
-func dashboardStale(t *testing.T, base, tool string) (int, bool) {
+// panel on the server's Drift tab (0 when the panel shows none), and keeps
+// a screenshot named after the agent.
+func dashboardStale(t *testing.T, base, tool, agent string) int {
 	t.Helper()
 	b := dashboardtest.Open(t)
 	b.Load(base)
@@ -264,13 +264,17 @@ func dashboardStale(t *testing.T, base, tool string) (int, bool) {
 	b.WaitFor(fmt.Sprintf(`(() => { const p = document.querySelector(%q); return p && p.dataset.state !== 'loading'; })()`, sel))
 	var text string
 	b.Eval(fmt.Sprintf(`document.querySelector(%q)?.textContent ?? ''`, sel+" .impact-totals .stale"), &text)
-	b.Screenshot("claude-code-drift.png", 1200)
+	b.Screenshot("stale-"+agent+".png", 1200)
+	if text == "" {
+		return 0
+	}
 	m := regexp.MustCompile(`^\s*(\d+)`).FindStringSubmatch(text)
 	if m == nil {
-		return 0, false
+		t.Errorf("the dashboard's stale number for %s: %q", tool, text)
+		return -1
 	}
 	n, _ := strconv.Atoi(m[1])
-	return n, true
+	return n
 }
 
 // claudeHost is a running `claude -p`.
