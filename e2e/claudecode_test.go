@@ -226,12 +226,13 @@ func checkStaleJudgements(t *testing.T, s *quickstart.Stack, dir string, run sta
 	}
 }
 
-// startV1Stack starts the quickstart's server and collector (the agent is
-// the test's) and waits for the receiver's v1 baseline; everything stops,
-// and on failure the process logs are shown, when the test ends.
+// startV1Stack starts the quickstart's server (logging every request) and
+// collector (the agent is the test's) and waits for the receiver's v1
+// baseline; everything stops, and on failure the process logs are shown,
+// when the test ends.
 func startV1Stack(t *testing.T, ctx context.Context, o quickstart.Options) *quickstart.Stack {
 	t.Helper()
-	o.Agent = ""
+	o.Agent, o.LogRequests = "", true
 	s, err := quickstart.Start(ctx, o)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,9 @@
 //	server -listen 127.0.0.1:8080 -switch-after 20s
 //	kill -USR1 <pid>     # switch now
 //
-// -start v2 starts on v2 (a restart against an unchanged v2 server).
+// -start v2 starts on v2 (a restart against an unchanged v2 server);
+// -log-requests logs every request, for tests that must tell which calls
+// reached the server.
 package main
 
 import (
@@ -35,6 +37,7 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:8080", "address to serve MCP on (path /mcp)")
 	switchAfter := flag.Duration("switch-after", 0, "switch from v1 to v2 after this long (0: only on SIGUSR1)")
 	start := flag.String("start", "v1", "contract to start with: v1 or v2")
+	logReqs := flag.Bool("log-requests", false, "log every request: method, client, tool and argument names (never values)")
 	flag.Parse()
 	if *start != "v1" && *start != "v2" {
 		fmt.Fprintln(os.Stderr, "server: -start must be v1 or v2")
@@ -43,7 +46,9 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 
 	d := newDemo()
-	d.server.AddReceivingMiddleware(logRequests(logger))
+	if *logReqs {
+		d.server.AddReceivingMiddleware(logRequests(logger))
+	}
 	if *start == "v2" {
 		d.switchToV2()
 	}

@@ -28,6 +28,7 @@ type Options struct {
 	Server       string // demo server binary; empty: no demo server
 	Agent        string // demo agent binary; empty: no agent
 	ServerStart  string // v1 (default) or v2
+	LogRequests  bool   // the demo server logs every request it receives (server.log)
 	SwitchAfter  time.Duration
 	Agents       []string // agent names
 	Sessions     int      // sessions per agent name
@@ -128,7 +129,11 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 }
 
 func (s *Stack) startServer(ctx context.Context) error {
-	server, err := s.spawn("server", s.opts.Server, ServerArgs(s.Ports.Server, s.opts.ServerStart, s.opts.SwitchAfter), nil)
+	args := ServerArgs(s.Ports.Server, s.opts.ServerStart, s.opts.SwitchAfter)
+	if s.opts.LogRequests {
+		args = append(args, "-log-requests")
+	}
+	server, err := s.spawn("server", s.opts.Server, args, nil)
 	if err != nil {
 		return err
 	}
