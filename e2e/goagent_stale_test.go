@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,11 +44,9 @@ func TestGoAgentStaleCalls(t *testing.T) {
 		interceptor.WithServerName("demo-tools"),
 		interceptor.WithAgent(agent, agent+"-1"),
 		interceptor.WithArgumentValidation(true),
-		// The guard: a call the interceptor judges planned against a
-		// definition the server no longer serves is not sent.
-		interceptor.WithStaleToolHook(func(context.Context, interceptor.StaleToolCall) error {
-			return errors.New("the tool listing changed: list tools again")
-		}),
+		// The guard: a call planned against a definition the server no
+		// longer serves is answered STALE_TOOL_SCHEMA and never sent.
+		interceptor.WithStaleRefusal(true),
 	)
 	changed := make(chan struct{}, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: agent, Version: "1.0.0"}, &mcp.ClientOptions{
