@@ -25,9 +25,9 @@ import (
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
-// The stale-call judgements of issue 23 with the real Claude Code CLI:
-// `make e2e-stale` runs these tests (they are off `make e2e` until the
-// gate, the processor and the API agree with them).
+// The stale-call judgements of issue 23 with the real Claude Code CLI and
+// a Go agent (goagent_stale_test.go): `make e2e` runs them, `make
+// e2e-stale` only them.
 
 // ccTicket is Claude Code's name for the quickstart server's create_ticket.
 const ccTicket = "mcp__demo-tools__create_ticket"
@@ -217,9 +217,12 @@ func checkStaleJudgements(t *testing.T, s *quickstart.Stack, dir string, run sta
 		if row.Digests.New < 1 {
 			t.Errorf("bullet 2: the API counts %d of %s's create_ticket calls as made with the current definition, want the v2 call (digests %+v)", row.Digests.New, run.agent, row.Digests)
 		}
-		if got := apiStale(row); got != int64(stale) {
+		if got := row.Digests.Stale; got != int64(stale) {
 			t.Errorf("bullet 4: the API's stale number for %s is %d (digests %+v), the spans mark %d stale", run.agent, got, row.Digests, stale)
 		}
+	}
+	if im.Totals.Stale != int64(stale) { // the agent is the only caller
+		t.Errorf("bullet 4: the API's stale total is %d, the spans mark %d stale", im.Totals.Stale, stale)
 	}
 	if got := dashboardStale(t, s.APIURL(), "create_ticket", run.agent); got != stale {
 		t.Errorf("bullet 4: the dashboard's stale number for create_ticket is %d, the spans mark %d stale", got, stale)
@@ -249,9 +252,6 @@ func startV1Stack(t *testing.T, ctx context.Context, o quickstart.Options) *quic
 
 // ccAgent is the agent name on the proxy's spans: Claude Code's clientInfo.
 const ccAgent = "claude-code"
-
-// apiStale is the API's count of an agent's stale calls.
-func apiStale(a *controlplane.AgentImpact) int64 { return a.Digests.Stale }
 
 // dashboardStale reads the red stale number of a changed tool's impact
 // panel on the server's Drift tab (0 when the panel shows none), and keeps
