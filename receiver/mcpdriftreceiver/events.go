@@ -25,7 +25,13 @@ func buildLogs(t *target, events []event, now time.Time) plog.Logs {
 	sl.Scope().SetName(metadata.ScopeName)
 	for _, e := range events {
 		lr := sl.LogRecords().AppendEmpty()
-		lr.SetTimestamp(pcommon.NewTimestampFromTime(e.at))
+		// A drift occurred when its contract was first observed; it was
+		// observed (confirmed) now.
+		occurred := e.at
+		if !e.since.IsZero() && e.since.Before(e.at) {
+			occurred = e.since
+		}
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(occurred))
 		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(now))
 		attrs := lr.Attributes()
 		setServerAttrs(t, attrs, false)

@@ -48,8 +48,11 @@ func TestDriftEventShape(t *testing.T) {
 	if d.SeverityNumber() != plog.SeverityNumberError || d.SeverityText() != "breaking" || d.Body().Str() == "" {
 		t.Errorf("severity %v %q body %q", d.SeverityNumber(), d.SeverityText(), d.Body().Str())
 	}
-	if !d.Timestamp().AsTime().Equal(time.Unix(300, 0)) {
-		t.Errorf("timestamp %v", d.Timestamp().AsTime())
+	// The drift occurred when b was first observed (200), and was observed,
+	// confirmed, by the probe at 300 and emitted at 301: calls between 200
+	// and 300 with a's digests are stale, not "before the change".
+	if !d.Timestamp().AsTime().Equal(time.Unix(200, 0)) || !d.ObservedTimestamp().AsTime().Equal(time.Unix(301, 0)) {
+		t.Errorf("timestamp %v, observed %v: want b's first observation (200) and the emission (301)", d.Timestamp().AsTime(), d.ObservedTimestamp().AsTime())
 	}
 	attrs := d.Attributes()
 	for _, k := range []string{semconv.DriftID, semconv.DriftSeverity, semconv.PreviousContract, semconv.ContractDigest, semconv.EventName} {

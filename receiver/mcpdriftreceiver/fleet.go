@@ -110,6 +110,7 @@ type fleetVerdict struct {
 	resolved  bool      // the mixed state ended
 	variants  []variant // on opened and resolved
 	confirmed bool      // the last observation's contract is now current
+	since     time.Time // when confirmed: the first observation of the run that confirmed it
 	sample    bool      // take par.samples more observations, then call sampled
 }
 
@@ -154,6 +155,7 @@ func (f *fleet) observe(key string, at time.Time) fleetVerdict {
 			f.settle(x)
 			v.confirmed = x != f.current
 			f.current = x
+			v.since = f.runSince(x)
 		}
 		return v
 	}
@@ -167,6 +169,7 @@ func (f *fleet) observe(key string, at time.Time) fleetVerdict {
 	case f.clean(x) || f.run.n >= f.run.need:
 		f.current = x
 		v.confirmed = true
+		v.since = f.runSince(x)
 	}
 	return v
 }
@@ -189,10 +192,23 @@ func (f *fleet) sampled(keys []string, at time.Time) fleetVerdict {
 	if agree {
 		f.current = x
 		v.confirmed = true
+		v.since = f.runSince(x)
 		return v
 	}
 	f.openIfMixed(&v)
 	return v
+}
+
+// runSince is when the window's trailing run of key began: the first
+// observation, of those kept, after which the fleet served only key. A drift
+// is dated there (its log record's Timestamp), not at its confirmation some
+// probes later, so calls made in between are judged against the new contract.
+func (f *fleet) runSince(key string) time.Time {
+	var since time.Time
+	for i := len(f.win) - 1; i >= 0 && f.win[i].key == key; i-- {
+		since = f.win[i].at
+	}
+	return since
 }
 
 // openIfMixed opens a mixed state when the window shows one.

@@ -73,6 +73,7 @@ const (
 type event struct {
 	kind     eventKind
 	at       time.Time
+	since    time.Time           // drift: when the new contract was first observed (zero: at)
 	current  *contract.Snapshot  // snapshot, drift (after), mixed resolved (winner)
 	previous *contract.Snapshot  // drift (before)
 	report   *contract.Report    // drift
@@ -240,12 +241,13 @@ func (t *tracker) apply(v fleetVerdict, s *contract.Snapshot, now time.Time, st 
 		st.events = append(st.events, event{kind: eventMixedResolved, at: now, current: s, variants: v.variants})
 	}
 	if v.confirmed {
-		t.confirm(s, now, st)
+		t.confirm(s, now, v.since, st)
 	}
 }
 
 // confirm makes s the contract the target serves.
-func (t *tracker) confirm(s *contract.Snapshot, now time.Time, st *step) {
+// since is when the fleet was first seen serving s (zero when unknown).
+func (t *tracker) confirm(s *contract.Snapshot, now, since time.Time, st *step) {
 	t.current = s
 	if t.cfg.pinned {
 		if t.key(s) == t.baselineKey {
@@ -257,14 +259,14 @@ func (t *tracker) confirm(s *contract.Snapshot, now time.Time, st *step) {
 		report := t.classify(t.compared(t.baseline), t.compared(s))
 		t.openDrift = report
 		if len(report.Changes) > 0 {
-			st.events = append(st.events, event{kind: eventDrift, at: now, current: s, previous: t.baseline, report: report})
+			st.events = append(st.events, event{kind: eventDrift, at: now, since: since, current: s, previous: t.baseline, report: report})
 		}
 		st.persist = true // the served contract is stored beside the baseline
 		return
 	}
 	report := t.classify(t.compared(t.baseline), t.compared(s))
 	if len(report.Changes) > 0 {
-		st.events = append(st.events, event{kind: eventDrift, at: now, current: s, previous: t.baseline, report: report})
+		st.events = append(st.events, event{kind: eventDrift, at: now, since: since, current: s, previous: t.baseline, report: report})
 	}
 	st.events = append(st.events, event{kind: eventSnapshot, at: now, current: s})
 	t.setBaseline(s)
