@@ -56,7 +56,7 @@ func (r *Report) OneLine() string {
 		segs = append(segs, subjectGroups(take(sevIs(sev)))...)
 	}
 	segs = append(segs, nameGroups("added", take(func(c Change) bool {
-		return c.Rule == c.Subject.rule("added") || c.Rule == c.Subject.rule("added_suspicious")
+		return c.Rule == c.Subject.rule(defAdded) || c.Rule == c.Subject.rule(defAddedSuspicious)
 	}))...)
 	if caps := take(ruleIs("capability.added")); len(caps) > 0 {
 		segs = append(segs, "added capabilities ("+listNames(caps, func(c Change) string { return paramOf(c) })+")")
@@ -81,7 +81,7 @@ func ruleIs(id RuleID) func(Change) bool { return func(c Change) bool { return c
 // RemovesDefinition reports a change that removes a whole definition:
 // tool.removed, prompt.removed and the like.
 func (c Change) RemovesDefinition() bool {
-	return c.Subject != KindServer && c.Rule == c.Subject.rule("removed")
+	return c.Subject != KindServer && c.Rule == c.Subject.rule(defRemoved)
 }
 
 // Noun names the kind in prose, for n of them: "tool", "resource templates".

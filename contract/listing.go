@@ -29,8 +29,13 @@ const KindServer Kind = "server"
 // Kinds lists every definition kind in a fixed order.
 var Kinds = []Kind{KindTool, KindPrompt, KindResource, KindResourceTemplate}
 
-// rule is the id of this kind's rule for op ("removed", "description.changed").
-func (k Kind) rule(op string) RuleID { return RuleID(string(k) + "." + op) }
+// rule is this kind's id for r (empty if the kind lacks r, and for KindServer).
+func (k Kind) rule(r defRule) RuleID {
+	if ids := defRuleIDs[k]; ids != nil {
+		return ids[r]
+	}
+	return ""
+}
 
 // KeyMember is the member that identifies a definition of this kind.
 func (k Kind) KeyMember() string {
