@@ -55,10 +55,10 @@ func filesOf(arg string) []string {
 	return out
 }
 
-// locate returns the file and 1-based line of a change; line is 1 when the
+// Locate returns the file and 1-based line of a change; line is 1 when the
 // definition is not found in the file (a server-level change), and file
 // is "" when there is no file at all (standard input).
-func (l *locator) locate(c contract.Change) (string, int) {
+func (l *locator) Locate(c contract.Change) (string, int) {
 	if l == nil {
 		return "", 0
 	}
