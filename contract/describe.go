@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"strings"
 )
 
@@ -52,13 +53,13 @@ func (r *Report) OneLine() string {
 			segs = append(segs, subjectGroups(take(versions))...)
 		}
 		segs = append(segs, nameGroups("removed", take(and(sevIs(sev), Change.RemovesDefinition)))...)
-		segs = append(segs, renameGroups(take(and(sevIs(sev), ruleIs("tool.renamed"))))...)
+		segs = append(segs, renameGroups(take(and(sevIs(sev), ruleIs(RuleToolRenamed))))...)
 		segs = append(segs, subjectGroups(take(sevIs(sev)))...)
 	}
 	segs = append(segs, nameGroups("added", take(func(c Change) bool {
 		return c.Rule == c.Subject.rule(defAdded) || c.Rule == c.Subject.rule(defAddedSuspicious)
 	}))...)
-	if caps := take(ruleIs("capability.added")); len(caps) > 0 {
+	if caps := take(ruleIs(RuleCapabilityAdded)); len(caps) > 0 {
 		segs = append(segs, "added capabilities ("+listNames(caps, func(c Change) string { return paramOf(c) })+")")
 	}
 	var rest []string
@@ -212,7 +213,7 @@ func paramOf(c Change) string {
 
 // jsonText returns the string a JSON string holds, or the JSON text.
 func jsonText(raw json.RawMessage) string {
-	if s, ok := UnquoteKey(raw); ok { // exact: a name may hold an unpaired surrogate
+	if s, ok := canon.UnquoteKey(raw); ok { // exact: a name may hold an unpaired surrogate
 		return s
 	}
 	return string(raw)

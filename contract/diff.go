@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ func displayValue(raw json.RawMessage) string {
 	if raw == nil {
 		return "(absent)"
 	}
-	if s, ok := UnquoteKey(raw); ok {
+	if s, ok := canon.UnquoteKey(raw); ok {
 		return QuoteForDisplay(TruncateRunes(s, 40))
 	}
 	return SafeText(TruncateRunes(string(raw), 40))

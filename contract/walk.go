@@ -2,7 +2,7 @@ package contract
 
 import (
 	"bytes"
-	"unicode/utf16"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 )
 
 // A walker over JSON that is already known to be valid: a document that
@@ -194,12 +194,11 @@ func unquoteValid(quoted []byte) string {
 	if bytes.IndexByte(inner, '\\') < 0 {
 		return string(inner)
 	}
-	p := &surrogateParser{src: quoted}
-	units, err := p.stringUnits()
-	if err != nil {
+	key, ok := canon.UnquoteKey(quoted)
+	if !ok {
 		return string(inner)
 	}
-	return string(utf16.Decode(units))
+	return canon.KeyUTF8(key)
 }
 
 // nameIs reports whether a quoted member name, as written in valid JSON,
