@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcpdrift/mcpdrift/contract/canon"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
 // Limits bound what this package accepts from a server. Servers are untrusted:
@@ -13,7 +14,9 @@ import (
 type Limits struct {
 	// MaxDocumentBytes bounds one JSON document (a listing page, a snapshot).
 	MaxDocumentBytes int `mapstructure:"max_document_bytes" json:"max_document_bytes"`
-	// MaxDepth bounds nesting of objects and arrays.
+	// MaxDepth bounds nesting of objects and arrays; at most
+	// jsonwire.MaxDepth, the deepest text the listing walker reads (a larger
+	// value counts as that).
 	MaxDepth int `mapstructure:"max_depth" json:"max_depth"`
 	// MaxDefinitions bounds the definitions of one kind in one listing.
 	MaxDefinitions int `mapstructure:"max_definitions" json:"max_definitions"`
@@ -49,6 +52,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = d.MaxDepth
 	}
+	l.MaxDepth = min(l.MaxDepth, jsonwire.MaxDepth)
 	if l.MaxDefinitions <= 0 {
 		l.MaxDefinitions = d.MaxDefinitions
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpdrift/mcpdrift/contract/canon"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
 // Kind is the kind of a definition in a server's contract.
@@ -189,7 +190,7 @@ func (l Limits) hashOne(kind Kind, raw []byte, bp *[]byte) (Definition, error) {
 // definitionFrom builds a Definition from a raw definition and its canonical
 // form: the key is read from the canonical text, the digest hashes it.
 func definitionFrom(kind Kind, raw, canonical []byte) (Definition, error) {
-	return definitionWithKey(kind, raw, canonical, memberValue(canonical, kind.KeyMember()))
+	return definitionWithKey(kind, raw, canonical, jsonwire.Lookup(canonical, kind.KeyMember()))
 }
 
 // definitionWithKey builds a Definition whose key member's raw value (nil
