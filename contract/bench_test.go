@@ -10,6 +10,7 @@ import (
 
 	"github.com/gowebpki/jcs"
 
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 )
 
@@ -83,9 +84,9 @@ func hashListingJCS(page []byte) (string, error) {
 		if err := json.Unmarshal(raw, &named); err != nil {
 			return "", err
 		}
-		lines = append(lines, line{named.Name, hashHex(c)})
+		lines = append(lines, line{named.Name, canon.HashBytes(c)})
 	}
-	slices.SortFunc(lines, func(a, b line) int { return CompareUTF16(a.name, b.name) })
+	slices.SortFunc(lines, func(a, b line) int { return canon.CompareUTF16(a.name, b.name) })
 	var sb strings.Builder
 	for i, l := range lines {
 		if i > 0 {
@@ -93,7 +94,7 @@ func hashListingJCS(page []byte) (string, error) {
 		}
 		sb.WriteString(l.name + ":" + l.hash)
 	}
-	return HashString(sb.String()), nil
+	return canon.HashString(sb.String()), nil
 }
 
 // floor is the least any digest of a listing can cost: validate the bytes

@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"strings"
 )
 
@@ -52,13 +53,13 @@ func (r *Report) OneLine() string {
 			segs = append(segs, subjectGroups(take(versions))...)
 		}
 		segs = append(segs, nameGroups("removed", take(and(sevIs(sev), Change.RemovesDefinition)))...)
-		segs = append(segs, renameGroups(take(and(sevIs(sev), ruleIs("tool.renamed"))))...)
+		segs = append(segs, renameGroups(take(and(sevIs(sev), ruleIs(RuleToolRenamed))))...)
 		segs = append(segs, subjectGroups(take(sevIs(sev)))...)
 	}
 	segs = append(segs, nameGroups("added", take(func(c Change) bool {
-		return c.Rule == c.Subject.rule("added") || c.Rule == c.Subject.rule("added_suspicious")
+		return c.Rule == c.Subject.rule(defAdded) || c.Rule == c.Subject.rule(defAddedSuspicious)
 	}))...)
-	if caps := take(ruleIs("capability.added")); len(caps) > 0 {
+	if caps := take(ruleIs(RuleCapabilityAdded)); len(caps) > 0 {
 		segs = append(segs, "added capabilities ("+listNames(caps, func(c Change) string { return paramOf(c) })+")")
 	}
 	var rest []string
@@ -81,7 +82,7 @@ func ruleIs(id RuleID) func(Change) bool { return func(c Change) bool { return c
 // RemovesDefinition reports a change that removes a whole definition:
 // tool.removed, prompt.removed and the like.
 func (c Change) RemovesDefinition() bool {
-	return c.Subject != KindServer && c.Rule == c.Subject.rule("removed")
+	return c.Subject != KindServer && c.Rule == c.Subject.rule(defRemoved)
 }
 
 // Noun names the kind in prose, for n of them: "tool", "resource templates".
@@ -212,7 +213,7 @@ func paramOf(c Change) string {
 
 // jsonText returns the string a JSON string holds, or the JSON text.
 func jsonText(raw json.RawMessage) string {
-	if s, ok := UnquoteKey(raw); ok { // exact: a name may hold an unpaired surrogate
+	if s, ok := canon.UnquoteKey(raw); ok { // exact: a name may hold an unpaired surrogate
 		return s
 	}
 	return string(raw)

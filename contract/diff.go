@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ func displayValue(raw json.RawMessage) string {
 	if raw == nil {
 		return "(absent)"
 	}
-	if s, ok := UnquoteKey(raw); ok {
+	if s, ok := canon.UnquoteKey(raw); ok {
 		return QuoteForDisplay(TruncateRunes(s, 40))
 	}
 	return SafeText(TruncateRunes(string(raw), 40))
@@ -121,7 +122,7 @@ func diffListing(c *collector, k Kind, old, new Listing) {
 	oldBy, newBy := firstByKey(old), firstByKey(new)
 	for _, key := range duplicateKeys(new) {
 		if !slices.Contains(duplicateKeys(old), key) {
-			c.add(subject.rule("duplicate"), subject, key, "", nil, nil, nil)
+			c.add(subject.rule(defDuplicate), subject, key, "", nil, nil, nil)
 		}
 	}
 	var removed, added []Definition
@@ -141,7 +142,7 @@ func diffListing(c *collector, k Kind, old, new Listing) {
 		renamed := detectRenames(removed, added)
 		for _, r := range renamed {
 			o, n := removed[r[0]], added[r[1]]
-			c.add("tool.renamed", subject, o.Key, "/name", jsonString(o.Key), jsonString(n.Key), map[string]string{"after": SanitizeText(n.Key)})
+			c.add(RuleToolRenamed, subject, o.Key, "/name", jsonString(o.Key), jsonString(n.Key), map[string]string{"after": SanitizeText(n.Key)})
 			opts.Self = n.Key
 			diffDefinition(c, k, n.Key, o, n, opts)
 		}
@@ -149,15 +150,15 @@ func diffListing(c *collector, k Kind, old, new Listing) {
 		added = dropIndexes(added, renamed, 1)
 	}
 	for _, d := range removed {
-		c.add(subject.rule("removed"), subject, d.Key, "", jsonString(d.Key), nil, nil)
+		c.add(subject.rule(defRemoved), subject, d.Key, "", jsonString(d.Key), nil, nil)
 	}
 	for _, d := range added {
 		opts.Self = d.Key
 		if hits := scanDefinition(k, d.Raw, opts); len(hits) > 0 {
-			c.add(subject.rule("added_suspicious"), subject, d.Key, "", nil, jsonString(d.Key), map[string]string{"hits": FormatHits(hits)})
+			c.add(subject.rule(defAddedSuspicious), subject, d.Key, "", nil, jsonString(d.Key), map[string]string{"hits": FormatHits(hits)})
 			continue
 		}
-		c.add(subject.rule("added"), subject, d.Key, "", nil, jsonString(d.Key), nil)
+		c.add(subject.rule(defAdded), subject, d.Key, "", nil, jsonString(d.Key), nil)
 	}
 	listed := make(map[[2]string]bool, len(new))
 	for _, d := range new {
@@ -220,7 +221,7 @@ func diffDefinition(c *collector, k Kind, name string, old, new Definition, opts
 	nv, err2 := parseValue(new.Raw)
 	subject := k
 	if err1 != nil || err2 != nil || !ov.isObject() || !nv.isObject() {
-		c.add(subject.rule("member.changed"), subject, name, "", nil, nil, map[string]string{"keyword": "definition"})
+		c.add(subject.rule(defMemberChanged), subject, name, "", nil, nil, map[string]string{"keyword": "definition"})
 		return
 	}
 	dd := &definitionDiff{c: c, subject: subject, name: name, opts: opts}
@@ -236,7 +237,7 @@ func diffDefinition(c *collector, k Kind, name string, old, new Definition, opts
 	// rename already reports.
 	renamedOnly := old.Key != new.Key && equalValues(ov.without(k.KeyMember()), nv.without(k.KeyMember()))
 	if len(c.changes) == before && old.Digest != new.Digest && !renamedOnly {
-		c.add(subject.rule("definition.reformatted"), subject, name, "", nil, nil, nil)
+		c.add(subject.rule(defDefinitionReformatted), subject, name, "", nil, nil, nil)
 	}
 }
 
@@ -292,13 +293,13 @@ func (dd *definitionDiff) tool(o, n *value) {
 		switch m {
 		case "name":
 		case "title":
-			dd.add("tool.title.changed", path, rawJSON(ov), rawJSON(nv), nil)
+			dd.add(RuleToolTitleChanged, path, rawJSON(ov), rawJSON(nv), nil)
 		case "description":
-			dd.text("tool.description.changed", "tool.description.suspicious", path, ov, nv, nil)
+			dd.text(RuleToolDescriptionChanged, RuleToolDescriptionSuspicious, path, ov, nv, nil)
 		case "icons":
-			dd.add("tool.icons.changed", path, rawJSON(ov), rawJSON(nv), nil)
+			dd.add(RuleToolIconsChanged, path, rawJSON(ov), rawJSON(nv), nil)
 		case "_meta":
-			dd.add("tool.meta.changed", path, rawJSON(ov), rawJSON(nv), nil)
+			dd.add(RuleToolMetaChanged, path, rawJSON(ov), rawJSON(nv), nil)
 		case "annotations":
 			dd.annotations(ov, nv)
 		case "execution":
@@ -308,14 +309,14 @@ func (dd *definitionDiff) tool(o, n *value) {
 		case "outputSchema":
 			switch {
 			case ov == nil:
-				dd.add("tool.output_schema.added", path, nil, rawJSON(nv), nil)
+				dd.add(RuleToolOutputSchemaAdded, path, nil, rawJSON(nv), nil)
 			case nv == nil:
-				dd.add("tool.output_schema.removed", path, rawJSON(ov), nil, nil)
+				dd.add(RuleToolOutputSchemaRemoved, path, rawJSON(ov), nil, nil)
 			default:
 				dd.schema(DirectionOutput, ov, nv)
 			}
 		default:
-			dd.add("tool.member.changed", path, rawJSON(ov), rawJSON(nv), map[string]string{"keyword": SanitizeText(m)})
+			dd.add(RuleToolMemberChanged, path, rawJSON(ov), rawJSON(nv), map[string]string{"keyword": SanitizeText(m)})
 		}
 	})
 }
@@ -359,16 +360,16 @@ func (dd *definitionDiff) annotations(o, n *value) {
 		vars := map[string]string{"keyword": SanitizeText(m), "before": displayHint(ov), "after": displayHint(nv)}
 		i := slices.IndexFunc(hints[:], func(h hint) bool { return h.name == m })
 		if i < 0 || hints[i].onlyIfReadWrite && readOnlyNow {
-			dd.add("tool.annotation.changed", path, rawJSON(ov), rawJSON(nv), vars)
+			dd.add(RuleToolAnnotationChanged, path, rawJSON(ov), rawJSON(nv), vars)
 			return
 		}
 		h := hints[i]
 		was, is := effective(o, m, h.defaultValue), effective(n, m, h.defaultValue)
 		if was != is && is == h.riskier {
-			dd.add("tool.annotation.authority_increased", path, rawJSON(ov), rawJSON(nv), vars)
+			dd.add(RuleToolAnnotationAuthorityIncreased, path, rawJSON(ov), rawJSON(nv), vars)
 			return
 		}
-		dd.add("tool.annotation.authority_decreased", path, rawJSON(ov), rawJSON(nv), vars)
+		dd.add(RuleToolAnnotationAuthorityDecreased, path, rawJSON(ov), rawJSON(nv), vars)
 	})
 }
 
@@ -393,19 +394,19 @@ func (dd *definitionDiff) execution(o, n *value) {
 	switch {
 	case was == is:
 	case is == "required":
-		dd.add("tool.execution.task_required", path, ov, nv, nil)
+		dd.add(RuleToolExecutionTaskRequired, path, ov, nv, nil)
 	case is == "optional":
-		dd.add("tool.execution.task_relaxed", path, ov, nv, nil)
+		dd.add(RuleToolExecutionTaskRelaxed, path, ov, nv, nil)
 	case was == "required":
-		dd.add("tool.execution.task_forbidden", path, ov, nv, nil)
+		dd.add(RuleToolExecutionTaskForbidden, path, ov, nv, nil)
 	case was == "optional":
-		dd.add("tool.execution.task_optional_removed", path, ov, nv, nil)
+		dd.add(RuleToolExecutionTaskOptionalRemoved, path, ov, nv, nil)
 	default:
-		dd.add("tool.member.changed", path, ov, nv, map[string]string{"keyword": "execution.taskSupport"})
+		dd.add(RuleToolMemberChanged, path, ov, nv, map[string]string{"keyword": "execution.taskSupport"})
 	}
 	changedMembers(o, n, func(m string, ov, nv *value) {
 		if m != "taskSupport" {
-			dd.add("tool.member.changed", "/execution/"+escapePointer(m), rawJSON(ov), rawJSON(nv), map[string]string{"keyword": "execution." + SanitizeText(m)})
+			dd.add(RuleToolMemberChanged, "/execution/"+escapePointer(m), rawJSON(ov), rawJSON(nv), map[string]string{"keyword": "execution." + SanitizeText(m)})
 		}
 	})
 }
@@ -416,13 +417,13 @@ func (dd *definitionDiff) prompt(o, n *value) {
 		switch m {
 		case "name":
 		case "title":
-			dd.add("prompt.title.changed", path, rawJSON(ov), rawJSON(nv), nil)
+			dd.add(RulePromptTitleChanged, path, rawJSON(ov), rawJSON(nv), nil)
 		case "description":
-			dd.text("prompt.description.changed", "prompt.description.suspicious", path, ov, nv, nil)
+			dd.text(RulePromptDescriptionChanged, RulePromptDescriptionSuspicious, path, ov, nv, nil)
 		case "arguments":
 			dd.promptArguments(ov, nv)
 		default:
-			dd.add("prompt.member.changed", path, rawJSON(ov), rawJSON(nv), map[string]string{"keyword": SanitizeText(m)})
+			dd.add(RulePromptMemberChanged, path, rawJSON(ov), rawJSON(nv), map[string]string{"keyword": SanitizeText(m)})
 		}
 	})
 }
@@ -458,33 +459,33 @@ func (dd *definitionDiff) promptArguments(o, n *value) {
 		switch {
 		case !oOK:
 			path := "/arguments/" + strconv.Itoa(na.index)
-			rule := RuleID("prompt.argument.added")
+			rule := RulePromptArgumentAdded
 			if required(na.v) {
-				rule = "prompt.argument.added_required"
+				rule = RulePromptArgumentAddedRequired
 			}
 			dd.add(rule, path, nil, rawJSON(na.v), vars)
 		case !nOK:
 			path := "/arguments/" + strconv.Itoa(oa.index)
-			rule := RuleID("prompt.argument.removed")
+			rule := RulePromptArgumentRemoved
 			if required(oa.v) {
-				rule = "prompt.argument.removed_required"
+				rule = RulePromptArgumentRemovedRequired
 			}
 			dd.add(rule, path, rawJSON(oa.v), nil, vars)
 		default:
 			path := "/arguments/" + strconv.Itoa(na.index)
 			switch or, nr := required(oa.v), required(na.v); {
 			case !or && nr:
-				dd.add("prompt.argument.required_added", path+"/required", rawJSON(oa.v.get("required")), rawJSON(na.v.get("required")), vars)
+				dd.add(RulePromptArgumentRequiredAdded, path+"/required", rawJSON(oa.v.get("required")), rawJSON(na.v.get("required")), vars)
 			case or && !nr:
-				dd.add("prompt.argument.required_removed", path+"/required", rawJSON(oa.v.get("required")), rawJSON(na.v.get("required")), vars)
+				dd.add(RulePromptArgumentRequiredRemoved, path+"/required", rawJSON(oa.v.get("required")), rawJSON(na.v.get("required")), vars)
 			}
 			changedMembers(oa.v, na.v, func(m string, ov, nv *value) {
 				switch m {
 				case "name", "required":
 				case "description":
-					dd.text("prompt.argument.description.changed", "prompt.argument.description.suspicious", path+"/description", ov, nv, vars)
+					dd.text(RulePromptArgumentDescriptionChanged, RulePromptArgumentDescriptionSuspicious, path+"/description", ov, nv, vars)
 				default:
-					dd.add("prompt.member.changed", path+"/"+escapePointer(m), rawJSON(ov), rawJSON(nv), map[string]string{"keyword": "argument " + SanitizeText(name) + " " + SanitizeText(m)})
+					dd.add(RulePromptMemberChanged, path+"/"+escapePointer(m), rawJSON(ov), rawJSON(nv), map[string]string{"keyword": "argument " + SanitizeText(name) + " " + SanitizeText(m)})
 				}
 			})
 		}
@@ -498,13 +499,13 @@ func (dd *definitionDiff) resource(o, n *value) {
 		switch m {
 		case "uri", "uriTemplate":
 		case "title":
-			dd.add(dd.subject.rule("title.changed"), path, rawJSON(ov), rawJSON(nv), nil)
+			dd.add(dd.subject.rule(defTitleChanged), path, rawJSON(ov), rawJSON(nv), nil)
 		case "description":
-			dd.text(dd.subject.rule("description.changed"), dd.subject.rule("description.suspicious"), path, ov, nv, nil)
+			dd.text(dd.subject.rule(defDescriptionChanged), dd.subject.rule(defDescriptionSuspicious), path, ov, nv, nil)
 		case "mimeType":
-			dd.add(dd.subject.rule("mime_type.changed"), path, rawJSON(ov), rawJSON(nv), nil)
+			dd.add(dd.subject.rule(defMimeTypeChanged), path, rawJSON(ov), rawJSON(nv), nil)
 		default:
-			dd.add(dd.subject.rule("member.changed"), path, rawJSON(ov), rawJSON(nv), map[string]string{"keyword": SanitizeText(m)})
+			dd.add(dd.subject.rule(defMemberChanged), path, rawJSON(ov), rawJSON(nv), map[string]string{"keyword": SanitizeText(m)})
 		}
 	})
 }

@@ -85,6 +85,6 @@ func FuzzDiffSchemas(f *testing.F) {
 
 // scanOK applies the document limits (depth, size) the diff's callers apply.
 func (l Limits) scanOK(raw []byte) error {
-	_, err := l.scan(raw)
+	_, err := l.Canon().Scan(raw)
 	return err
 }

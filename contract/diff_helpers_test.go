@@ -119,5 +119,5 @@ func TestUnknownRuleFailsTests(t *testing.T) {
 			t.Error("a change with an unknown rule id was accepted")
 		}
 	}()
-	(&collector{}).add(KindTool.rule("no_such_rule"), KindTool, "t", "", nil, nil, nil)
+	(&collector{}).add(RuleID("tool.no_such_rule"), KindTool, "t", "", nil, nil, nil)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 )
 
 // Document formats ReadDocument recognises.
@@ -79,7 +80,7 @@ type initializeResult struct {
 
 func (b *documentBuilder) add(raw []byte, depth int) error {
 	l := b.opts.Limits.withDefaults()
-	if _, err := l.scan(raw); err != nil {
+	if _, err := l.Canon().Scan(raw); err != nil {
 		return err
 	}
 	switch firstByte(raw) {
@@ -115,7 +116,7 @@ func (b *documentBuilder) add(raw []byte, depth int) error {
 	case hasAny(members, "protocolVersion", "serverInfo", "capabilities"):
 		var init initializeResult
 		if err := json.Unmarshal(raw, &init); err != nil {
-			return fmt.Errorf("%w: initialize result: %v", ErrSyntax, err)
+			return fmt.Errorf("%w: initialize result: %v", canon.ErrSyntax, err)
 		}
 		b.init = &init
 		b.format(FormatInitialize, depth)
@@ -142,7 +143,7 @@ func (b *documentBuilder) addPage(p Page) {
 func (b *documentBuilder) addArray(raw []byte) error {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
-		return fmt.Errorf("%w: %v", ErrSyntax, err)
+		return fmt.Errorf("%w: %v", canon.ErrSyntax, err)
 	}
 	l := b.opts.Limits.withDefaults()
 	isPages := len(elems) > 0
@@ -252,7 +253,7 @@ func topLevelMembers(raw []byte) (map[string]jsontext.Value, error) {
 	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	tok, err := dec.ReadToken()
 	if err != nil {
-		return nil, translateJSONError(err)
+		return nil, canon.TranslateJSONError(err)
 	}
 	if tok.Kind() != '{' {
 		return nil, ErrNotAnObject
@@ -261,12 +262,12 @@ func topLevelMembers(raw []byte) (map[string]jsontext.Value, error) {
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return nil, translateJSONError(err)
+			return nil, canon.TranslateJSONError(err)
 		}
 		name := tok.String() // tokens are void after the next read
 		v, err := dec.ReadValue()
 		if err != nil {
-			return nil, translateJSONError(err)
+			return nil, canon.TranslateJSONError(err)
 		}
 		if _, dup := m[name]; !dup {
 			m[name] = v

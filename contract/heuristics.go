@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"github.com/mcpdrift/mcpdrift/contract/internal/safetext"
 	"regexp"
 	"slices"
 	"strings"
@@ -205,7 +206,7 @@ func findInvisible(text string, _ ScanOptions) []string {
 	}
 	var out []string
 	for _, r := range text {
-		if r != '\n' && r != '\t' && r != '\r' && needsEscape(r) {
+		if r != '\n' && r != '\t' && r != '\r' && safetext.NeedsEscape(r) {
 			out = append(out, string(r))
 		}
 	}

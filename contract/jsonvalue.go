@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 )
 
 // value is a parsed JSON value for the structural diff. We build our own tree
@@ -88,14 +89,14 @@ func parseValue(raw []byte) (*value, error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	v, err := readValue(dec, 0)
 	if err != nil {
-		return nil, translateJSONError(err)
+		return nil, canon.TranslateJSONError(err)
 	}
 	return v, nil
 }
 
 func readValue(dec *jsontext.Decoder, depth int) (*value, error) {
 	if depth > maxValueDepth {
-		return nil, ErrTooDeep
+		return nil, canon.ErrTooDeep
 	}
 	tok, err := dec.ReadToken()
 	if err != nil {
@@ -151,7 +152,7 @@ func readValue(dec *jsontext.Decoder, depth int) (*value, error) {
 		_, err := dec.ReadToken()
 		return v, err
 	}
-	return nil, ErrSyntax
+	return nil, canon.ErrSyntax
 }
 
 // unionSorted returns the distinct strings of several lists, sorted.
@@ -298,7 +299,7 @@ func writeValue(b *bytes.Buffer, v *value, canonical bool) {
 func writeJSONString(b *bytes.Buffer, s string) {
 	out, err := jsontext.AppendQuote(nil, s)
 	if err != nil {
-		out = AppendJSONKey(nil, s)
+		out = canon.AppendJSONKey(nil, s)
 	}
 	b.Write(out)
 }

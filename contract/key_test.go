@@ -2,10 +2,10 @@ package contract
 
 import (
 	"encoding/json"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf16"
 )
 
 // Tool names that differ only in an unpaired surrogate are different names:
@@ -43,7 +43,7 @@ func TestSurrogateKeysStayDistinct(t *testing.T) {
 	}
 	// The set digest is the recipe's: names are written as UTF-8, where an
 	// unpaired surrogate is U+FFFD (WHATWG), in UTF-16 order.
-	want := HashString("a\uFFFD:" + l[0].Digest + "\na\uFFFD:" + l[1].Digest)
+	want := canon.HashString("a\uFFFD:" + l[0].Digest + "\na\uFFFD:" + l[1].Digest)
 	if got := l.SetDigest(); got != want {
 		t.Errorf("set digest %s, want %s", got, want)
 	}
@@ -57,13 +57,13 @@ func TestSurrogateKeysJSON(t *testing.T) {
 	if got := string(jsonString(l[0].Key)); got != `"a\ud800"` {
 		t.Errorf("jsonString = %s", got)
 	}
-	if key, ok := UnquoteKey([]byte(`"a\ud800"`)); !ok || key != l[0].Key {
+	if key, ok := canon.UnquoteKey([]byte(`"a\ud800"`)); !ok || key != l[0].Key {
 		t.Errorf("UnquoteKey = %q, %v; want %q", key, ok, l[0].Key)
 	}
-	if key, ok := UnquoteKey([]byte(`"a\ud83d\ude00"`)); !ok || key != "a\U0001F600" {
+	if key, ok := canon.UnquoteKey([]byte(`"a\ud83d\ude00"`)); !ok || key != "a\U0001F600" {
 		t.Errorf("a surrogate pair decodes to its character: %q %v", key, ok)
 	}
-	if got := KeyUTF8(l[0].Key); got != "a\uFFFD" {
+	if got := canon.KeyUTF8(l[0].Key); got != "a\uFFFD" {
 		t.Errorf("KeyUTF8 = %q", got)
 	}
 }
@@ -152,29 +152,4 @@ func TestSurrogateKeysDiff(t *testing.T) {
 	if r := Diff(old, both, nil); len(r.Changes) != 1 || r.Changes[0].Rule != "tool.added" {
 		t.Errorf("adding a\\udfff: %+v", r.Changes)
 	}
-}
-
-// FuzzKeyRoundTrip: any UTF-16 string, surrogates paired or not, survives
-// key → units, key → JSON → key, and KeyUTF8 is its WHATWG UTF-8 form.
-func FuzzKeyRoundTrip(f *testing.F) {
-	f.Add([]byte("a\x00\xd8\x00"))            // a, U+D800
-	f.Add([]byte("\x3d\xd8\x00\xde\xff\xdf")) // a pair, then U+DFFF
-	f.Add([]byte("\"\x00\\\x00\x1f\x00"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		units := make([]uint16, len(b)/2)
-		for i := range units {
-			units[i] = uint16(b[2*i]) | uint16(b[2*i+1])<<8
-		}
-		key := keyFromUnits(units)
-		if got := keyUnits(key); !slices.Equal(got, units) {
-			t.Fatalf("units %x → key %q → %x", units, key, got)
-		}
-		quoted := AppendJSONKey(nil, key)
-		if back, ok := UnquoteKey(quoted); !ok || back != key {
-			t.Fatalf("key %q → %s → %q, %v", key, quoted, back, ok)
-		}
-		if got, want := KeyUTF8(key), string(utf16.Decode(units)); got != want {
-			t.Fatalf("KeyUTF8(%q) = %q, want %q", key, got, want)
-		}
-	})
 }

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
 // Kind is the kind of a definition in a server's contract.
@@ -29,8 +31,13 @@ const KindServer Kind = "server"
 // Kinds lists every definition kind in a fixed order.
 var Kinds = []Kind{KindTool, KindPrompt, KindResource, KindResourceTemplate}
 
-// rule is the id of this kind's rule for op ("removed", "description.changed").
-func (k Kind) rule(op string) RuleID { return RuleID(string(k) + "." + op) }
+// rule is this kind's id for r (empty if the kind lacks r, and for KindServer).
+func (k Kind) rule(r defRule) RuleID {
+	if ids := defRuleIDs[k]; ids != nil {
+		return ids[r]
+	}
+	return ""
+}
 
 // KeyMember is the member that identifies a definition of this kind.
 func (k Kind) KeyMember() string {
@@ -83,11 +90,11 @@ func (l Listing) SetDigest() string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(KeyUTF8(d.Key))
+		b.WriteString(canon.KeyUTF8(d.Key))
 		b.WriteByte(':')
 		b.WriteString(d.Digest)
 	}
-	return hashHex(b.Bytes())
+	return canon.HashBytes(b.Bytes())
 }
 
 // Lookup returns the first definition with the given key.
@@ -130,41 +137,9 @@ func compareStrings(a, b string) int {
 // names; a key that holds an unpaired surrogate is not UTF-8 (see key.go).
 func compareKeyUnits(a, b Definition) int {
 	if !utf8.ValidString(a.Key) || !utf8.ValidString(b.Key) {
-		return slices.Compare(keyUnits(a.Key), keyUnits(b.Key))
+		return slices.Compare(canon.KeyUnits(a.Key), canon.KeyUnits(b.Key))
 	}
-	return CompareUTF16(a.Key, b.Key)
-}
-
-// CompareUTF16 compares two strings by their UTF-16 code units, the order
-// RFC 8785 and the set hash use. It differs from byte order only where a
-// character above U+FFFF meets one in U+E000..U+FFFF.
-func CompareUTF16(a, b string) int {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
-		if ra != rb {
-			ua, ub := firstUnit(ra), firstUnit(rb)
-			if ua != ub {
-				if ua < ub {
-					return -1
-				}
-				return 1
-			}
-			if ra < rb { // same high surrogate: low surrogates order as code points
-				return -1
-			}
-			return 1
-		}
-		a, b = a[na:], b[nb:]
-	}
-	return compareStrings(a, b)
-}
-
-func firstUnit(r rune) rune {
-	if r >= 0x10000 {
-		return 0xd800 + (r-0x10000)>>10
-	}
-	return r
+	return canon.CompareUTF16(a.Key, b.Key)
 }
 
 // HashDefinitions hashes the definitions of one kind as received (across all
@@ -177,8 +152,8 @@ func (l Limits) HashDefinitions(kind Kind, defs []json.RawMessage) (Listing, err
 	if err := l.checkCount(kind, len(defs)); err != nil {
 		return nil, err
 	}
-	bp := canonicalBuffers.Get().(*[]byte)
-	defer canonicalBuffers.Put(bp)
+	bp := canon.Buffers.Get().(*[]byte)
+	defer canon.Buffers.Put(bp)
 	out := make(Listing, 0, len(defs))
 	for i, raw := range defs {
 		d, err := l.hashOne(kind, raw, bp)
@@ -201,9 +176,9 @@ func (l Limits) checkCount(kind Kind, n int) error {
 // hashOne canonicalizes and hashes one raw definition, using *bp as scratch.
 // On error the returned Definition still carries the key when it was readable.
 func (l Limits) hashOne(kind Kind, raw []byte, bp *[]byte) (Definition, error) {
-	st, err := l.scan(raw)
+	st, err := l.Canon().Scan(raw)
 	if err == nil {
-		*bp, err = canonicalizeScanned((*bp)[:0], raw, st, l.MaxDepth)
+		*bp, err = canon.AppendScanned((*bp)[:0], raw, st, l.MaxDepth)
 	}
 	if err != nil {
 		key, _ := readKey(raw, kind.KeyMember())
@@ -214,23 +189,23 @@ func (l Limits) hashOne(kind Kind, raw []byte, bp *[]byte) (Definition, error) {
 
 // definitionFrom builds a Definition from a raw definition and its canonical
 // form: the key is read from the canonical text, the digest hashes it.
-func definitionFrom(kind Kind, raw, canon []byte) (Definition, error) {
-	return definitionWithKey(kind, raw, canon, memberValue(canon, kind.KeyMember()))
+func definitionFrom(kind Kind, raw, canonical []byte) (Definition, error) {
+	return definitionWithKey(kind, raw, canonical, jsonwire.Lookup(canonical, kind.KeyMember()))
 }
 
 // definitionWithKey builds a Definition whose key member's raw value (nil
 // when absent) has already been found.
-func definitionWithKey(kind Kind, raw, canon, keyValue []byte) (Definition, error) {
+func definitionWithKey(kind Kind, raw, canonical, keyValue []byte) (Definition, error) {
 	switch {
-	case len(canon) == 0 || canon[0] != '{':
+	case len(canonical) == 0 || canonical[0] != '{':
 		return Definition{}, ErrNotAnObject
 	case keyValue == nil:
 		return Definition{}, fmt.Errorf("%w: no %q member", ErrNoName, kind.KeyMember())
 	case keyValue[0] != '"':
 		return Definition{}, fmt.Errorf("%w: %q is not a string", ErrNoName, kind.KeyMember())
 	}
-	key, _ := UnquoteKey(keyValue)
-	return Definition{Key: key, Digest: hashHex(canon), Raw: json.RawMessage(raw)}, nil
+	key, _ := canon.UnquoteKey(keyValue)
+	return Definition{Key: key, Digest: canon.HashBytes(canonical), Raw: json.RawMessage(raw)}, nil
 }
 
 // readKey reads the key member of a raw definition leniently, for error
@@ -280,25 +255,25 @@ var listMembers = map[string]Kind{"tools": KindTool, "prompts": KindPrompt, "res
 func (l Limits) ParsePage(raw []byte) (Page, error) {
 	l = l.withDefaults()
 	p := Page{Definitions: map[Kind][]Definition{}}
-	st, err := l.scan(raw)
+	st, err := l.Canon().Scan(raw)
 	if err != nil {
 		return p, err
 	}
-	bp := canonicalBuffers.Get().(*[]byte)
-	defer canonicalBuffers.Put(bp)
-	canon, err := canonicalizeScanned((*bp)[:0], raw, st, l.MaxDepth)
-	*bp = canon
+	bp := canon.Buffers.Get().(*[]byte)
+	defer canon.Buffers.Put(bp)
+	canonical, err := canon.AppendScanned((*bp)[:0], raw, st, l.MaxDepth)
+	*bp = canonical
 	if err != nil {
 		if blamed := l.blame(raw); blamed != nil {
 			return p, blamed
 		}
 		return p, err
 	}
-	if canon[0] != '{' {
+	if canonical[0] != '{' {
 		return p, fmt.Errorf("%w: a list result is a JSON object", ErrUnknownFormat)
 	}
 	rawLists, _, _ := splitValidPage(raw)
-	canonLists, cursor, notArray := splitValidPage(canon)
+	canonLists, cursor, notArray := splitValidPage(canonical)
 	if notArray != "" {
 		return p, fmt.Errorf("%w: %q is not an array", ErrUnknownFormat, notArray)
 	}
@@ -333,8 +308,8 @@ func (l Limits) blame(raw []byte) error {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil
 	}
-	bp := canonicalBuffers.Get().(*[]byte)
-	defer canonicalBuffers.Put(bp)
+	bp := canon.Buffers.Get().(*[]byte)
+	defer canon.Buffers.Put(bp)
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
 		if err != nil {

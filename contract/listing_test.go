@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 )
 
 func TestParsePage(t *testing.T) {
@@ -29,7 +30,7 @@ func TestParsePage(t *testing.T) {
 		t.Errorf("raw not kept as received: %s", tools[0].Raw)
 	}
 	for _, d := range append(tools, p.Definitions[KindPrompt]...) {
-		want, err := Digest(d.Raw)
+		want, err := digest(d.Raw)
 		if err != nil || want != d.Digest {
 			t.Errorf("%s: digest %s, want %s (%v)", d.Key, d.Digest, want, err)
 		}
@@ -46,11 +47,11 @@ func TestParsePageErrorsNameTheDefinition(t *testing.T) {
 		key  string
 		idx  int
 	}{
-		{`{"tools":[{"name":"ok"},{"name":"bad","inputSchema":{"type":"object","type":"string"}}]}`, ErrDuplicateName, "bad", 1},
+		{`{"tools":[{"name":"ok"},{"name":"bad","inputSchema":{"type":"object","type":"string"}}]}`, canon.ErrDuplicateName, "bad", 1},
 		{`{"tools":[{"name":"ok"},{"description":"no name"}]}`, ErrNoName, "", 1},
 		{`{"tools":[{"name":7}]}`, ErrNoName, "", 0},
-		{"{\"tools\":[{\"name\":\"u\",\"description\":\"\xff\"}]}", ErrInvalidUTF8, "u", 0},
-		{`{"tools":[{"name":"s","d":"\udead","d":1}]}`, ErrDuplicateName, "s", 0},
+		{"{\"tools\":[{\"name\":\"u\",\"description\":\"\xff\"}]}", canon.ErrInvalidUTF8, "u", 0},
+		{`{"tools":[{"name":"s","d":"\udead","d":1}]}`, canon.ErrDuplicateName, "s", 0},
 		{`{"tools":["not an object"]}`, ErrNotAnObject, "", 0},
 	}
 	for _, c := range cases {
@@ -140,7 +141,7 @@ func FuzzParsePage(f *testing.F) {
 				t.Fatalf("%q: %d %ss, independent split found %d", in, len(got), kind, len(raws))
 			}
 			for i, raw := range raws {
-				d, err := Digest(raw)
+				d, err := digest(raw)
 				if err != nil || d != got[i].Digest || !bytes.Equal(bytes.TrimSpace(raw), got[i].Raw) {
 					t.Fatalf("%q: definition %d: %s %q vs %s %q (%v)", in, i, got[i].Digest, got[i].Raw, d, raw, err)
 				}

@@ -3,6 +3,7 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"slices"
 	"strings"
 )
@@ -194,7 +195,7 @@ func (c Change) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	err := enc.Encode(changeJSON{Rule: c.Rule, Severity: c.Severity, Subject: c.Subject, Name: AppendJSONKey(nil, c.Name),
+	err := enc.Encode(changeJSON{Rule: c.Rule, Severity: c.Severity, Subject: c.Subject, Name: canon.AppendJSONKey(nil, c.Name),
 		Path: c.Path, Before: c.Before, After: c.After, Message: c.Message, Witness: c.Witness})
 	return bytes.TrimRight(b.Bytes(), "\n"), err
 }

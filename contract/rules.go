@@ -1,3 +1,5 @@
+//go:generate go test -run ^TestRuleIDsGenerated$ -update .
+
 package contract
 
 import (
@@ -25,9 +27,10 @@ type Rule struct {
 }
 
 // RuleID is a rule's stable id ("tool.removed", "input.property.added_required").
-// Ids are made only from the table's own parts (Kind.rule, Direction.rule)
-// or spelled as constants where a change is emitted; an id the table lacks
-// is a programming error that fails every test (see collector.add).
+// The table spells the ids; ruleids.go, generated from it, holds them as
+// constants (and as defRule and schemaRule for code generic over kinds and
+// directions), which is the only way the classifier names a rule. An id the
+// table lacks is a programming error that fails every test (see collector.add).
 type RuleID string
 
 // Rules returns the classification table, sorted by ID.
@@ -63,7 +66,7 @@ var ruleTable = sync.OnceValue(func() rules {
 			if d.sev == None {
 				continue
 			}
-			list = append(list, Rule{ID: d.dir.rule(s.suffix), Subject: KindTool, Direction: d.dir, Severity: d.sev, When: s.when, message: d.message, brief: s.brief})
+			list = append(list, Rule{ID: RuleID(string(d.dir) + "." + s.suffix), Subject: KindTool, Direction: d.dir, Severity: d.sev, When: s.when, message: d.message, brief: s.brief})
 		}
 	}
 	slices.SortFunc(list, func(a, b Rule) int { return strings.Compare(string(a.ID), string(b.ID)) })
@@ -92,15 +95,16 @@ func definitionRules(add addRule) {
 		{KindResourceTemplate, "resource template", "clients that build URIs from {name} may get not-found errors", Breaking, Info},
 	} {
 		s, n := k.subject, k.noun
-		add(s, k.removed, s.rule("removed"), n+" removed", k.removedMsg, "removed")
-		add(s, k.added, s.rule("added"), n+" added", "new "+n+" {name} is available", "added")
-		add(s, Warning, s.rule("added_suspicious"), n+" added with suspicious text (see heuristics)", "new "+n+" {name} carries suspicious text ({hits}); review it before agents read it", "added with suspicious text ({hits})")
-		add(s, Warning, s.rule("description.changed"), n+" description changed", "the description of {name} changed; text a model reads can change how and when it is used", "description changed")
-		add(s, Breaking, s.rule("description.suspicious"), n+" description new or changed and contains suspicious text", "the description of {name} now contains suspicious text ({hits}) that can steer or hijack an agent", "suspicious description ({hits})")
-		add(s, Info, s.rule("title.changed"), "display title changed", "the display title of {name} changed", "title changed")
-		add(s, Info, s.rule("member.changed"), "another member changed (icons, _meta, name of a resource, members MCP adds later)", "{keyword} of {name} changed", "{keyword} changed")
-		add(s, Info, s.rule("definition.reformatted"), "digest changed without semantic effect (reordered required/enum/type arrays, equivalent spelling)", "the definition of {name} changed without semantic effect", "reformatted")
-		add(s, Warning, s.rule("duplicate"), "the key is listed more than once in the new listing", "{name} is listed more than once; clients may use either definition", "listed twice")
+		id := func(op string) RuleID { return RuleID(string(s) + "." + op) } // the table spells every kind's ids
+		add(s, k.removed, id("removed"), n+" removed", k.removedMsg, "removed")
+		add(s, k.added, id("added"), n+" added", "new "+n+" {name} is available", "added")
+		add(s, Warning, id("added_suspicious"), n+" added with suspicious text (see heuristics)", "new "+n+" {name} carries suspicious text ({hits}); review it before agents read it", "added with suspicious text ({hits})")
+		add(s, Warning, id("description.changed"), n+" description changed", "the description of {name} changed; text a model reads can change how and when it is used", "description changed")
+		add(s, Breaking, id("description.suspicious"), n+" description new or changed and contains suspicious text", "the description of {name} now contains suspicious text ({hits}) that can steer or hijack an agent", "suspicious description ({hits})")
+		add(s, Info, id("title.changed"), "display title changed", "the display title of {name} changed", "title changed")
+		add(s, Info, id("member.changed"), "another member changed (icons, _meta, name of a resource, members MCP adds later)", "{keyword} of {name} changed", "{keyword} changed")
+		add(s, Info, id("definition.reformatted"), "digest changed without semantic effect (reordered required/enum/type arrays, equivalent spelling)", "the definition of {name} changed without semantic effect", "reformatted")
+		add(s, Warning, id("duplicate"), "the key is listed more than once in the new listing", "{name} is listed more than once; clients may use either definition", "listed twice")
 	}
 	add(KindResource, Warning, "resource.mime_type.changed", "resource mimeType changed", "clients reading {name} will get {after} content instead of {before}", "mimeType {before}→{after}")
 	add(KindResourceTemplate, Warning, "resource_template.mime_type.changed", "resource template mimeType changed", "resources built from {name} will have {after} content instead of {before}", "mimeType {before}→{after}")
@@ -131,6 +135,7 @@ func promptRules(add addRule) {
 	add(p, Breaking, "prompt.argument.required_added", "argument became required", "clients that get {name} without {param} will get an error", "argument {param} now required")
 	add(p, Compatible, "prompt.argument.required_removed", "argument became optional", "clients may now omit {param} when getting {name}", "argument {param} now optional")
 	add(p, Warning, "prompt.argument.description.changed", "argument description changed", "the description of argument {param} of {name} changed", "argument {param} description changed")
+	add(p, Breaking, "prompt.argument.description.suspicious", "argument description new or changed and contains suspicious text", "the description of argument {param} of {name} now contains suspicious text ({hits}) that can steer or hijack an agent", "argument {param} description suspicious ({hits})")
 }
 
 func serverRules(add addRule) {

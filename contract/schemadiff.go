@@ -20,8 +20,13 @@ const (
 	DirectionOutput Direction = "output"
 )
 
-// rule is the id of this direction's schema rule for suffix ("property.removed").
-func (d Direction) rule(suffix string) RuleID { return RuleID(string(d) + "." + suffix) }
+// rule is this direction's id for r (empty if r does not exist in it).
+func (d Direction) rule(r schemaRule) RuleID {
+	if d == DirectionInput {
+		return schemaRuleIDs[r].input
+	}
+	return schemaRuleIDs[r].output
+}
 
 // maxSchemaDepth bounds the logical depth of the walk (through $refs).
 const maxSchemaDepth = 256
@@ -62,18 +67,18 @@ func newSchemaDiff(dir Direction, oldRoot, newRoot *value, root *ptr, sink *tool
 func (d *schemaDiff) run(oldRoot, newRoot *value) {
 	d.compare(oldRoot, newRoot, d.root, 0)
 	if d.cut {
-		d.emit("schema.too_complex", d.root, d.root, nil, nil, nil)
+		d.emit(schemaSchemaTooComplex, d.root, d.root, nil, nil, nil)
 	}
 }
 
-func (d *schemaDiff) emit(suffix string, at, param *ptr, before, after json.RawMessage, vars map[string]string) {
+func (d *schemaDiff) emit(r schemaRule, at, param *ptr, before, after json.RawMessage, vars map[string]string) {
 	if vars == nil {
 		vars = map[string]string{}
 	}
 	if _, ok := vars["param"]; !ok {
 		vars["param"] = displayParam(param, d.dir)
 	}
-	d.sink.c.add(d.dir.rule(suffix), d.sink.subject, d.sink.name, at.String(), before, after, vars)
+	d.sink.c.add(d.dir.rule(r), d.sink.subject, d.sink.name, at.String(), before, after, vars)
 }
 
 func displayParam(p *ptr, dir Direction) string {
@@ -105,15 +110,15 @@ func (d *schemaDiff) compare(o, n *value, at *ptr, depth int) {
 	case of && nf:
 		return
 	case nf:
-		d.emit("schema.rejects_all", at, at, schemaJSON(o), rawJSON(n), nil)
+		d.emit(schemaSchemaRejectsAll, at, at, schemaJSON(o), rawJSON(n), nil)
 		return
 	case of:
-		d.emit("schema.accepts", at, at, rawJSON(o), schemaJSON(n), nil)
+		d.emit(schemaSchemaAccepts, at, at, rawJSON(o), schemaJSON(n), nil)
 		return
 	}
 	if notSchema(o) || notSchema(n) { // a number or string where a schema belongs
 		if !equalValues(o, n) {
-			d.emit("keyword.changed", at, at, rawJSON(o), rawJSON(n), map[string]string{"keyword": "schema"})
+			d.emit(schemaKeywordChanged, at, at, rawJSON(o), rawJSON(n), map[string]string{"keyword": "schema"})
 		}
 		return
 	}
@@ -125,9 +130,9 @@ func (d *schemaDiff) compare(o, n *value, at *ptr, depth int) {
 	}
 	if shared&jsontype.String != 0 {
 		d.compareCounts(o, n, at, "minLength", "maxLength")
-		d.compareText(o, n, at, "pattern")
+		d.compareText(o, n, at, "pattern", schemaPatternAdded, schemaPatternRemoved, schemaPatternChanged)
 	}
-	d.compareText(o, n, at, "format")
+	d.compareText(o, n, at, "format", schemaFormatAdded, schemaFormatRemoved, schemaFormatChanged)
 	if shared&jsontype.Array != 0 {
 		d.compareCounts(o, n, at, "minItems", "maxItems")
 		d.compareCounts(o, n, at, "minContains", "maxContains")
@@ -243,11 +248,11 @@ func (d *schemaDiff) compareType(o, n *value, at *ptr) int {
 		before, after := rawJSON(o.get("type")), rawJSON(n.get("type"))
 		switch {
 		case nm&om == nm:
-			d.emit("type.narrowed", where, at, before, after, vars)
+			d.emit(schemaTypeNarrowed, where, at, before, after, vars)
 		case nm&om == om:
-			d.emit("type.widened", where, at, before, after, vars)
+			d.emit(schemaTypeWidened, where, at, before, after, vars)
 		default:
-			d.emit("type.changed", where, at, before, after, vars)
+			d.emit(schemaTypeChanged, where, at, before, after, vars)
 		}
 	}
 	return om & nm
@@ -282,18 +287,18 @@ func (d *schemaDiff) compareValues(o, n *value, at *ptr) {
 	switch {
 	case !oHas && !nHas:
 	case !oHas:
-		d.emit("enum.added", at.child(nkw), at, nil, rawJSON(n.get(nkw)), nil)
+		d.emit(schemaEnumAdded, at.child(nkw), at, nil, rawJSON(n.get(nkw)), nil)
 	case !nHas:
-		d.emit("enum.removed", at.child(okw), at, rawJSON(o.get(okw)), nil, nil)
+		d.emit(schemaEnumRemoved, at.child(okw), at, rawJSON(o.get(okw)), nil, nil)
 	default:
 		for _, k := range ok {
 			if nv[k] == nil {
-				d.emit("enum.value_removed", at.child(okw), at, rawJSON(ov[k]), nil, nil)
+				d.emit(schemaEnumValueRemoved, at.child(okw), at, rawJSON(ov[k]), nil, nil)
 			}
 		}
 		for _, k := range nk {
 			if ov[k] == nil {
-				d.emit("enum.value_added", at.child(nkw), at, nil, rawJSON(nv[k]), nil)
+				d.emit(schemaEnumValueAdded, at.child(nkw), at, nil, rawJSON(nv[k]), nil)
 			}
 		}
 	}
@@ -352,13 +357,13 @@ func (d *schemaDiff) compareBound(ob, nb *bound, at *ptr, lower bool) {
 	switch {
 	case ob == nil && nb == nil:
 	case ob == nil:
-		d.emit("limit.added", at.child(nb.kw), at, nil, rawJSON(nb.v), map[string]string{"keyword": nb.kw})
+		d.emit(schemaLimitAdded, at.child(nb.kw), at, nil, rawJSON(nb.v), map[string]string{"keyword": nb.kw})
 	case nb == nil:
-		d.emit("limit.removed", at.child(ob.kw), at, rawJSON(ob.v), nil, map[string]string{"keyword": ob.kw})
+		d.emit(schemaLimitRemoved, at.child(ob.kw), at, rawJSON(ob.v), nil, map[string]string{"keyword": ob.kw})
 	case tighter(nb, ob, lower):
-		d.emit("limit.tightened", at.child(nb.kw), at, rawJSON(ob.v), rawJSON(nb.v), map[string]string{"keyword": nb.kw})
+		d.emit(schemaLimitTightened, at.child(nb.kw), at, rawJSON(ob.v), rawJSON(nb.v), map[string]string{"keyword": nb.kw})
 	case tighter(ob, nb, lower):
-		d.emit("limit.relaxed", at.child(nb.kw), at, rawJSON(ob.v), rawJSON(nb.v), map[string]string{"keyword": nb.kw})
+		d.emit(schemaLimitRelaxed, at.child(nb.kw), at, rawJSON(ob.v), rawJSON(nb.v), map[string]string{"keyword": nb.kw})
 	}
 }
 
@@ -388,13 +393,13 @@ func (d *schemaDiff) compareMultipleOf(o, n *value, at *ptr) {
 	vars := map[string]string{"keyword": "multipleOf"}
 	switch {
 	case om == nil || nm == nil:
-		d.oneSided("limit.added", "limit.removed", where, at, om, nm, vars)
+		d.oneSided(schemaLimitAdded, schemaLimitRemoved, where, at, om, nm, vars)
 	case numbersEqual(om, nm):
 	case om.numOK && nm.numOK && nm.num > 0 && isWhole(om.num/nm.num):
 		// every multiple of the old step is a multiple of the new one
-		d.emit("limit.relaxed", where, at, rawJSON(om), rawJSON(nm), vars)
+		d.emit(schemaLimitRelaxed, where, at, rawJSON(om), rawJSON(nm), vars)
 	default:
-		d.emit("limit.tightened", where, at, rawJSON(om), rawJSON(nm), vars)
+		d.emit(schemaLimitTightened, where, at, rawJSON(om), rawJSON(nm), vars)
 	}
 }
 
@@ -408,21 +413,21 @@ func (d *schemaDiff) compareUniqueItems(o, n *value, at *ptr) {
 	vars := map[string]string{"keyword": "uniqueItems"}
 	switch {
 	case !oSet && nSet:
-		d.emit("limit.tightened", at.child("uniqueItems"), at, rawJSON(ou), rawJSON(nu), vars)
+		d.emit(schemaLimitTightened, at.child("uniqueItems"), at, rawJSON(ou), rawJSON(nu), vars)
 	case oSet && !nSet:
-		d.emit("limit.relaxed", at.child("uniqueItems"), at, rawJSON(ou), rawJSON(nu), vars)
+		d.emit(schemaLimitRelaxed, at.child("uniqueItems"), at, rawJSON(ou), rawJSON(nu), vars)
 	}
 }
 
 // compareText handles pattern and format: added, changed or removed.
-func (d *schemaDiff) compareText(o, n *value, at *ptr, kw string) {
+func (d *schemaDiff) compareText(o, n *value, at *ptr, kw string, added, removed, changed schemaRule) {
 	ov, nv := o.get(kw), n.get(kw)
 	if equalValues(ov, nv) {
 		return
 	}
 	where := at.child(kw)
-	if !d.oneSided(kw+".added", kw+".removed", where, at, ov, nv, nil) {
-		d.emit(kw+".changed", where, at, rawJSON(ov), rawJSON(nv), nil)
+	if !d.oneSided(added, removed, where, at, ov, nv, nil) {
+		d.emit(changed, where, at, rawJSON(ov), rawJSON(nv), nil)
 	}
 }
 
@@ -440,34 +445,34 @@ func (d *schemaDiff) compareProperties(o, n *value, at *ptr, depth int) {
 		where := at.child("properties").child(name)
 		switch {
 		case !oHas && nHas:
-			rule := "property.added"
+			rule := schemaPropertyAdded
 			if nr {
-				rule = "property.added_required"
+				rule = schemaPropertyAddedRequired
 				if d.dir == DirectionInput && hasDefault(d.new, ns) {
-					rule = "property.added_required_default"
+					rule = schemaPropertyAddedRequiredDefault
 				}
 			}
 			d.emit(rule, where, where, nil, schemaJSON(ns), nil)
 			d.scanAdded(ns, where)
 		case oHas && !nHas:
-			rule := "property.removed_open"
+			rule := schemaPropertyRemovedOpen
 			switch {
 			case d.dir == DirectionOutput && or:
-				rule = "property.removed_required"
+				rule = schemaPropertyRemovedRequired
 			case d.dir == DirectionOutput:
-				rule = "property.removed_optional"
+				rule = schemaPropertyRemovedOptional
 			case closed:
-				rule = "property.removed_closed"
+				rule = schemaPropertyRemovedClosed
 			}
 			d.emit(rule, where, where, schemaJSON(os), nil, nil)
 		default:
 			if or && !nr {
-				d.emit("required.removed", at.child("required"), where, jsonString(name), nil, nil)
+				d.emit(schemaRequiredRemoved, at.child("required"), where, jsonString(name), nil, nil)
 			}
 			if !or && nr {
-				rule := "required.added"
+				rule := schemaRequiredAdded
 				if d.dir == DirectionInput && hasDefault(d.new, ns) {
-					rule = "required.added_default"
+					rule = schemaRequiredAddedDefault
 				}
 				d.emit(rule, at.child("required"), where, nil, jsonString(name), nil)
 			}
@@ -515,9 +520,9 @@ func (d *schemaDiff) compareAdditional(o, n *value, at *ptr, depth int, kw strin
 	vars := map[string]string{"keyword": kw}
 	switch {
 	case !oc && nc:
-		d.emit("additional_properties.closed", where, at, rawJSON(os), rawJSON(ns), vars)
+		d.emit(schemaAdditionalPropertiesClosed, where, at, rawJSON(os), rawJSON(ns), vars)
 	case oc && !nc:
-		d.emit("additional_properties.opened", where, at, rawJSON(os), rawJSON(ns), vars)
+		d.emit(schemaAdditionalPropertiesOpened, where, at, rawJSON(os), rawJSON(ns), vars)
 	case !oc && !nc:
 		d.compare(os, ns, where, depth+1)
 	}
@@ -592,7 +597,7 @@ func arrayShape(s *value) (prefix []*value, rest *value, prefixKW, restKW string
 
 // oneSided reports a keyword value present on one side only, as the added
 // or the removed rule, and says whether it did (false: both or neither).
-func (d *schemaDiff) oneSided(added, removed string, where, at *ptr, os, ns *value, vars map[string]string) bool {
+func (d *schemaDiff) oneSided(added, removed schemaRule, where, at *ptr, os, ns *value, vars map[string]string) bool {
 	switch {
 	case os == nil && ns != nil:
 		d.emit(added, where, at, nil, rawJSON(ns), vars)
@@ -614,7 +619,7 @@ func (d *schemaDiff) compareOptional(o, n *value, at *ptr, depth int, kw string)
 		d.compare(os, ns, where, depth+1)
 		return
 	}
-	d.oneSided("constraint.added", "constraint.removed", where, at, os, ns, map[string]string{"keyword": kw})
+	d.oneSided(schemaConstraintAdded, schemaConstraintRemoved, where, at, os, ns, map[string]string{"keyword": kw})
 }
 
 // compareDependencies handles dependentRequired, dependentSchemas and the
@@ -627,16 +632,16 @@ func (d *schemaDiff) compareDependencies(o, n *value, at *ptr, depth int) {
 		where := at.child("dependentRequired").child(k)
 		param := at.child("properties").child(k)
 		for _, name := range without(oreq[k], nreq[k]) {
-			d.emit("dependent_required.removed", where, param, jsonString(name), nil, nil)
+			d.emit(schemaDependentRequiredRemoved, where, param, jsonString(name), nil, nil)
 		}
 		for _, name := range without(nreq[k], oreq[k]) {
-			d.emit("dependent_required.added", where, param, nil, jsonString(name), nil)
+			d.emit(schemaDependentRequiredAdded, where, param, nil, jsonString(name), nil)
 		}
 	}
 	for _, k := range unionSorted(mapKeys(oschemas), mapKeys(nschemas)) {
 		os, ns := oschemas[k], nschemas[k]
 		where := at.child("dependentSchemas").child(k)
-		if !d.oneSided("constraint.added", "constraint.removed", where, where, os, ns, map[string]string{"keyword": "dependentSchemas"}) {
+		if !d.oneSided(schemaConstraintAdded, schemaConstraintRemoved, where, where, os, ns, map[string]string{"keyword": "dependentSchemas"}) {
 			d.compare(os, ns, where, depth+1)
 		}
 	}
@@ -696,22 +701,22 @@ func (d *schemaDiff) compareBranches(o, n *value, at *ptr, depth int, kw string)
 	case !ol.isArray() && !nl.isArray():
 		return
 	case !ol.isArray():
-		d.emit("constraint.added", where, at, nil, rawJSON(nl), vars)
+		d.emit(schemaConstraintAdded, where, at, nil, rawJSON(nl), vars)
 		return
 	case !nl.isArray():
-		d.emit("constraint.removed", where, at, rawJSON(ol), nil, vars)
+		d.emit(schemaConstraintRemoved, where, at, rawJSON(ol), nil, vars)
 		return
 	}
 	pairs, removed, added := d.matchBranches(ol.items, nl.items)
 	for _, p := range pairs {
 		d.compare(ol.items[p[0]], nl.items[p[1]], where.index(p[1]), depth+1)
 	}
-	removedRule, addedRule := "constraint.removed", "constraint.added"
+	removedRule, addedRule := schemaConstraintRemoved, schemaConstraintAdded
 	switch kw {
 	case "anyOf":
-		removedRule, addedRule = "any_of.branch_removed", "any_of.branch_added"
+		removedRule, addedRule = schemaAnyOfBranchRemoved, schemaAnyOfBranchAdded
 	case "oneOf":
-		removedRule, addedRule = "one_of.branch_removed", "one_of.branch_added"
+		removedRule, addedRule = schemaOneOfBranchRemoved, schemaOneOfBranchAdded
 	}
 	for _, i := range removed {
 		d.emit(removedRule, where.index(i), at, schemaJSON(ol.items[i]), nil, vars)
@@ -774,14 +779,14 @@ func (d *schemaDiff) compareCondition(o, n *value, at *ptr, kw string) {
 		if kw == "if" && n.get("then") == nil && n.get("else") == nil {
 			return // an if without then/else constrains nothing
 		}
-		d.emit("constraint.added", where, at, nil, rawJSON(ns), vars)
+		d.emit(schemaConstraintAdded, where, at, nil, rawJSON(ns), vars)
 	case ns == nil:
 		if kw == "if" && o.get("then") == nil && o.get("else") == nil {
 			return
 		}
-		d.emit("constraint.removed", where, at, rawJSON(os), nil, vars)
+		d.emit(schemaConstraintRemoved, where, at, rawJSON(os), nil, vars)
 	case d.old.fingerprint(os) != d.new.fingerprint(ns):
-		d.emit("constraint.changed", where, at, rawJSON(os), rawJSON(ns), vars)
+		d.emit(schemaConstraintChanged, where, at, rawJSON(os), rawJSON(ns), vars)
 	}
 }
 
@@ -805,13 +810,13 @@ var knownKeywords = map[string]bool{
 // unresolvable $refs and unknown keywords.
 func (d *schemaDiff) compareAnnotations(o, n *value, at *ptr) {
 	if od, nd := o.get("default"), n.get("default"); !equalValues(od, nd) {
-		d.emit("default.changed", at.child("default"), at, rawJSON(od), rawJSON(nd), nil)
+		d.emit(schemaDefaultChanged, at.child("default"), at, rawJSON(od), rawJSON(nd), nil)
 	}
 	d.compareDescription(o, n, at)
 	for _, kw := range refKeywords {
 		// After deref only unresolvable references are left.
 		if or, nr := o.get(kw), n.get(kw); !equalValues(or, nr) {
-			d.emit("ref.changed", at.child(kw), at, rawJSON(or), rawJSON(nr), map[string]string{"before": displayValue(rawJSON(or)), "after": displayValue(rawJSON(nr))})
+			d.emit(schemaRefChanged, at.child(kw), at, rawJSON(or), rawJSON(nr), map[string]string{"before": displayValue(rawJSON(or)), "after": displayValue(rawJSON(nr))})
 		}
 	}
 	for _, kw := range unionSorted(objectNames(o), objectNames(n)) {
@@ -822,9 +827,9 @@ func (d *schemaDiff) compareAnnotations(o, n *value, at *ptr) {
 		if equalValues(ov, nv) {
 			continue
 		}
-		rule := "keyword.changed"
+		rule := schemaKeywordChanged
 		if slices.Contains(annotationKeywords, kw) {
-			rule = "annotation.changed"
+			rule = schemaAnnotationChanged
 		}
 		d.emit(rule, at.child(kw), at, rawJSON(ov), rawJSON(nv), map[string]string{"keyword": SanitizeText(kw)})
 	}
@@ -840,17 +845,17 @@ func (d *schemaDiff) compareDescription(o, n *value, at *ptr) {
 	hits := NewHits(ScanText(os, d.sink.scanOpts), ScanText(ns, d.sink.scanOpts))
 	where := at.child("description")
 	if len(hits) > 0 {
-		d.emit("description.suspicious", where, at, rawJSON(ov), rawJSON(nv), map[string]string{"hits": FormatHits(hits)})
+		d.emit(schemaDescriptionSuspicious, where, at, rawJSON(ov), rawJSON(nv), map[string]string{"hits": FormatHits(hits)})
 		return
 	}
-	d.emit("description.changed", where, at, rawJSON(ov), rawJSON(nv), nil)
+	d.emit(schemaDescriptionChanged, where, at, rawJSON(ov), rawJSON(nv), nil)
 }
 
 // scanAdded reports suspicious descriptions inside a newly added subschema.
 func (d *schemaDiff) scanAdded(s *value, at *ptr) {
 	walkDescriptions(d.new, s, at, func(text string, where *ptr) {
 		if hits := ScanText(text, d.sink.scanOpts); len(hits) > 0 {
-			d.emit("description.suspicious", where.child("description"), where, nil, jsonString(text), map[string]string{"hits": FormatHits(hits)})
+			d.emit(schemaDescriptionSuspicious, where.child("description"), where, nil, jsonString(text), map[string]string{"hits": FormatHits(hits)})
 		}
 	})
 }

@@ -19,13 +19,13 @@ func diffServer(c *collector, old, new *Snapshot) {
 	}
 	diffCapabilities(c, old, new)
 	if old.ProtocolVersion != "" && new.ProtocolVersion != "" && old.ProtocolVersion != new.ProtocolVersion {
-		add("server.protocol_version.changed", "/protocol_version", str(old.ProtocolVersion), str(new.ProtocolVersion), nil)
+		add(RuleServerProtocolVersionChanged, "/protocol_version", str(old.ProtocolVersion), str(new.ProtocolVersion), nil)
 	}
 	if known(old.SpecGeneration) && known(new.SpecGeneration) && old.SpecGeneration != new.SpecGeneration {
-		add("server.spec_generation.changed", "/spec_generation", str(string(old.SpecGeneration)), str(string(new.SpecGeneration)), nil)
+		add(RuleServerSpecGenerationChanged, "/spec_generation", str(string(old.SpecGeneration)), str(string(new.SpecGeneration)), nil)
 	}
 	if ot, nt := old.Server.Transport, new.Server.Transport; ot != "" && nt != "" && ot != nt {
-		add("server.transport.changed", "/server/transport", str(ot), str(nt), nil)
+		add(RuleServerTransportChanged, "/server/transport", str(ot), str(nt), nil)
 	}
 	oi, _ := parseValue(old.ServerInfo)
 	ni, _ := parseValue(new.ServerInfo)
@@ -39,10 +39,10 @@ func diffServer(c *collector, old, new *Snapshot) {
 		changedMembers(oi, ni, func(m string, ov, nv *value) {
 			path := "/server_info/" + escapePointer(m)
 			if m == "version" {
-				add("server.version.changed", path, ov, nv, nil)
+				add(RuleServerVersionChanged, path, ov, nv, nil)
 				return
 			}
-			add("server.info.changed", path, ov, nv, map[string]string{"keyword": SanitizeText(m)})
+			add(RuleServerInfoChanged, path, ov, nv, map[string]string{"keyword": SanitizeText(m)})
 		})
 	}
 	if !equalInstructions(old.Instructions, new.Instructions) {
@@ -61,9 +61,9 @@ func diffServer(c *collector, old, new *Snapshot) {
 			nv = &value{kind: '"', text: ns}
 		}
 		if hits := NewHits(ScanText(os, ScanOptions{}), ScanText(ns, ScanOptions{})); len(hits) > 0 {
-			add("server.instructions.suspicious", "/instructions", ov, nv, map[string]string{"hits": FormatHits(hits)})
+			add(RuleServerInstructionsSuspicious, "/instructions", ov, nv, map[string]string{"hits": FormatHits(hits)})
 		} else {
-			add("server.instructions.changed", "/instructions", ov, nv, nil)
+			add(RuleServerInstructionsChanged, "/instructions", ov, nv, nil)
 		}
 	}
 }
@@ -94,11 +94,11 @@ func diffCapabilities(c *collector, old, new *Snapshot) {
 			vars := map[string]string{"param": SanitizeText(name)}
 			switch {
 			case isRemoved && strings.HasSuffix(name, ".listChanged"):
-				c.add("capability.list_changed.removed", KindServer, "", path, val, nil, vars)
+				c.add(RuleCapabilityListChangedRemoved, KindServer, "", path, val, nil, vars)
 			case isRemoved:
-				c.add("capability.removed", KindServer, "", path, val, nil, vars)
+				c.add(RuleCapabilityRemoved, KindServer, "", path, val, nil, vars)
 			default:
-				c.add("capability.added", KindServer, "", path, nil, val, vars)
+				c.add(RuleCapabilityAdded, KindServer, "", path, nil, val, vars)
 			}
 		}
 	}
@@ -108,7 +108,7 @@ func diffCapabilities(c *collector, old, new *Snapshot) {
 		return
 	}
 	changedMembers(ov, nv, func(m string, a, b *value) {
-		c.add("capability.changed", KindServer, "", "/capabilities/"+escapePointer(m), rawJSON(a), rawJSON(b), map[string]string{"param": SanitizeText(m)})
+		c.add(RuleCapabilityChanged, KindServer, "", "/capabilities/"+escapePointer(m), rawJSON(a), rawJSON(b), map[string]string{"param": SanitizeText(m)})
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"slices"
 	"strings"
 	"time"
@@ -132,9 +133,9 @@ func (s *Snapshot) Seal() error {
 		return fmt.Errorf("capabilities: %w", err)
 	}
 	s.CapabilityNames = names
-	capDigest := HashString("")
+	capDigest := canon.HashString("")
 	if len(s.Capabilities) > 0 {
-		if capDigest, err = Digest(s.Capabilities); err != nil {
+		if capDigest, err = DefaultLimits().Canon().Digest(s.Capabilities); err != nil {
 			return fmt.Errorf("capabilities: %w", err)
 		}
 	}
@@ -146,7 +147,7 @@ func (s *Snapshot) Seal() error {
 		Capabilities:      capDigest,
 	}
 	if s.Instructions != nil {
-		h := HashString(*s.Instructions)
+		h := canon.HashString(*s.Instructions)
 		d.Instructions = &h
 	}
 	d.Contract = contractDigest(s.ProtocolVersion, s.SpecGeneration, d)
@@ -184,7 +185,7 @@ func contractDigest(protocol string, gen SpecGeneration, d Digests) string {
 	if err != nil {
 		panic(err) // only strings: cannot fail
 	}
-	digest, err := Digest(raw)
+	digest, err := DefaultLimits().Canon().Digest(raw)
 	if err != nil {
 		panic(err) // produced by encoding/json from valid strings: cannot fail
 	}
@@ -213,14 +214,14 @@ func DecodeSnapshot(b []byte) (*Snapshot, error) {
 // re-derives every digest from the raw definitions: a snapshot whose stored
 // digests disagree (edited or corrupted) is an error, not a silent drift.
 func (l Limits) DecodeSnapshot(b []byte) (*Snapshot, error) {
-	if _, err := l.scan(b); err != nil {
+	if _, err := l.Canon().Scan(b); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	var head struct {
 		SchemaVersion *string `json:"schema_version"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, fmt.Errorf("snapshot: %w: %v", ErrSyntax, err)
+		return nil, fmt.Errorf("snapshot: %w: %v", canon.ErrSyntax, err)
 	}
 	if head.SchemaVersion == nil {
 		return nil, fmt.Errorf("snapshot: %w: no schema_version", ErrUnknownSchema)
@@ -230,7 +231,7 @@ func (l Limits) DecodeSnapshot(b []byte) (*Snapshot, error) {
 	}
 	var s Snapshot
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("snapshot: %w: %v", ErrSyntax, err)
+		return nil, fmt.Errorf("snapshot: %w: %v", canon.ErrSyntax, err)
 	}
 	stored := s.Digests
 	for _, k := range Kinds {
@@ -276,7 +277,7 @@ func CapabilityNames(raw json.RawMessage) ([]string, error) {
 	}
 	var caps map[string]any
 	if err := json.Unmarshal(raw, &caps); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+		return nil, fmt.Errorf("%w: %v", canon.ErrSyntax, err)
 	}
 	var walk func(prefix string, m map[string]any, depth int)
 	walk = func(prefix string, m map[string]any, depth int) {

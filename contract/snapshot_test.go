@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"errors"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -96,7 +97,7 @@ func TestContractDigestCoversContractOnly(t *testing.T) {
 		"no instr":     func(s *Snapshot) { s.Instructions = nil },
 		"tool removed": func(s *Snapshot) { s.Tools = s.Tools[1:] },
 		"prompt added": func(s *Snapshot) {
-			s.Prompts = Listing{{Key: "p", Digest: HashString("p"), Raw: json.RawMessage(`{"name":"p"}`)}}
+			s.Prompts = Listing{{Key: "p", Digest: canon.HashString("p"), Raw: json.RawMessage(`{"name":"p"}`)}}
 		},
 	}
 	for name, f := range differ {
@@ -117,8 +118,8 @@ func TestDecodeSnapshotRejects(t *testing.T) {
 	}{
 		"future schema":  {strings.Replace(string(good), SchemaVersion, "mcpdrift.snapshot/v9", 1), ErrUnknownSchema},
 		"no schema":      {`{"tools":[]}`, ErrUnknownSchema},
-		"not json":       {`{"schema_version":`, ErrSyntax},
-		"duplicate name": {strings.Replace(string(good), `"name": "echo",`, `"name": "echo", "name": "echo",`, 1), ErrDuplicateName},
+		"not json":       {`{"schema_version":`, canon.ErrSyntax},
+		"duplicate name": {strings.Replace(string(good), `"name": "echo",`, `"name": "echo", "name": "echo",`, 1), canon.ErrDuplicateName},
 	}
 	for name, c := range cases {
 		_, err := DecodeSnapshot([]byte(c.in))
@@ -141,7 +142,7 @@ func TestDecodeSnapshotRejects(t *testing.T) {
 
 func TestReadDocumentFormats(t *testing.T) {
 	def := `{"name":"weather","description":"w"}`
-	want, _ := Digest([]byte(def))
+	want, _ := digest([]byte(def))
 	cases := map[string]string{
 		FormatListResult:  `{"tools":[` + def + `]}`,
 		FormatPages:       `[{"tools":[` + def + `]},{"tools":[]}]`,

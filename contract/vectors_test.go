@@ -6,34 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/vectors"
 )
-
-func TestVectorsDefinitions(t *testing.T) {
-	for _, v := range vectors.Load(t).Definitions {
-		t.Run(v.About, func(t *testing.T) {
-			c, err := Canonicalize([]byte(v.Input))
-			if err != nil {
-				t.Fatalf("Canonicalize: %v", err)
-			}
-			if string(c) != v.Canonical {
-				t.Errorf("canonical form\n got %s\nwant %s", c, v.Canonical)
-			}
-			d, err := Digest([]byte(v.Input))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d != v.Hash {
-				t.Errorf("digest %s, want %s", d, v.Hash)
-			}
-			// The surrogate-aware canonicalizer must agree on every vector too.
-			c2, err := canonicalizeSurrogates(nil, []byte(v.Input), DefaultMaxDepth)
-			if err != nil || string(c2) != v.Canonical {
-				t.Errorf("surrogate path: %s, %v", c2, err)
-			}
-		})
-	}
-}
 
 func TestVectorsSets(t *testing.T) {
 	for _, v := range vectors.Load(t).Sets {
@@ -76,13 +51,13 @@ func TestVectorsInstructions(t *testing.T) {
 func TestVectorsInvalid(t *testing.T) {
 	for _, v := range vectors.Load(t).Invalid {
 		t.Run(v.About, func(t *testing.T) {
-			want := map[string]error{"repeated member name": ErrDuplicateName, "no string name": ErrNoName}[v.Reason]
+			want := map[string]error{"repeated member name": canon.ErrDuplicateName, "no string name": ErrNoName}[v.Reason]
 			if want == nil {
 				t.Fatalf("unknown reason %q", v.Reason)
 			}
 			var err error
 			if v.Input != "" {
-				_, err = Digest([]byte(v.Input))
+				_, err = digest([]byte(v.Input))
 				if !errors.Is(err, want) {
 					t.Errorf("Digest error %v, want %v", err, want)
 				}

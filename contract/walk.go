@@ -2,119 +2,15 @@ package contract
 
 import (
 	"bytes"
-	"unicode/utf16"
+
+	"github.com/mcpdrift/mcpdrift/contract/canon"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
-// A walker over JSON that is already known to be valid: a document that
-// jsontext (or our surrogate-aware canonicalizer) has just accepted, or the
-// canonical text either produced. Knowing the input is valid, finding the
-// boundaries of members and elements needs no parsing, only string-aware
-// bracket counting. That is what lets a listing be parsed once, by the
-// canonicalizer, rather than twice (see ParsePage). Never call these on
-// unvalidated input.
-
-// skipSpace returns the index of the first non-whitespace byte at or after i.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// skipValid returns the index just past the valid JSON value starting at i.
-func skipValid(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return endOfString(b, i+1) + 1
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			case '"':
-				i = endOfString(b, i+1)
-			}
-		}
-		return len(b)
-	default: // number or literal
-		for i < len(b) {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-			i++
-		}
-		return i
-	}
-}
-
-// endOfString returns the index of the closing quote of the valid string
-// whose content starts at i. In valid JSON a quote ends the string exactly
-// when an even number of backslashes precedes it.
-func endOfString(b []byte, i int) int {
-	for {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return len(b)
-		}
-		q += i
-		n := 0
-		for n < q-i && b[q-1-n] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			return q
-		}
-		i = q + 1
-	}
-}
-
-// nextMember finds the next member of an object: i is just past '{' or past the
-// previous value. It returns the quoted name, the index of the value, and
-// ok=false at the closing '}' (then next is past it).
-func nextMember(b []byte, i int) (name []byte, value int, next int, ok bool) {
-	i = skipSpace(b, i)
-	if i >= len(b) || b[i] == '}' {
-		return nil, 0, i + 1, false
-	}
-	if b[i] == ',' {
-		i = skipSpace(b, i+1)
-	}
-	nameEnd := skipValid(b, i)
-	value = skipSpace(b, skipSpace(b, nameEnd)+1) // past ':'
-	return b[i:nameEnd], value, value, true
-}
-
-// memberValue returns the raw value of the first member called name of the
-// valid object b, or nil.
-func memberValue(b []byte, name string) []byte {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil
-	}
-	for i++; ; {
-		n, v, _, ok := nextMember(b, i)
-		if !ok {
-			return nil
-		}
-		end := skipValid(b, v)
-		if nameIs(n, name) {
-			return b[v:end]
-		}
-		i = end
-	}
-}
+// A listing is parsed once, by the canonicalizer (see ParsePage); the
+// boundaries of its members and elements are then found in the text it
+// accepted, and in the canonical text, with jsonwire's scanner, the one
+// the interceptor and the probe read frames with.
 
 // element is one element of a list member: its raw text and the raw value
 // of its key member (nil when it has none, or is not an object).
@@ -122,69 +18,87 @@ type element struct {
 	raw, key []byte
 }
 
-// splitValidPage walks the valid list result b once and returns the elements
-// of each list member, with their key values, and the raw nextCursor value.
-// A list member that is not an array is returned as notArray.
+// splitValidPage walks the valid list result b once and returns the
+// elements of each list member, with their key values, and the raw
+// nextCursor value. A list member that is not an array is returned as
+// notArray.
 func splitValidPage(b []byte) (lists map[Kind][]element, nextCursor []byte, notArray string) {
 	lists = map[Kind][]element{}
-	i := skipSpace(b, 0) + 1 // past '{'
+	split := func(key, b []byte, i int) (int, bool) {
+		kind, isList := listKind(key)
+		if !isList || b[i] != '[' {
+			return jsonwire.SkipValue(b, i)
+		}
+		elems, end, ok := splitElements(b[i:], kind.KeyMember())
+		lists[kind] = elems
+		return i + end, ok
+	}
+	o, _ := jsonwire.NewObject(b)
 	for {
-		name, v, _, ok := nextMember(b, i)
+		m, ok := o.NextSkipping(split)
 		if !ok {
 			return lists, nextCursor, notArray
 		}
-		kind, isList := listMembers[unquoteValid(name)]
+		kind, isList := listKind(m.Key)
 		switch {
-		case isList && b[v] == '[':
-			lists[kind], i = splitElements(b, v, kind.KeyMember())
-		case isList:
+		case isList && m.Value[0] != '[':
 			notArray = kind.ListMember()
-			i = skipValid(b, v)
-		case nameIs(name, "nextCursor"):
-			i = skipValid(b, v)
-			nextCursor = b[v:i]
-		default:
-			i = skipValid(b, v)
+		case !isList && jsonwire.KeyIs(m.Key, "nextCursor"):
+			nextCursor = m.Value
 		}
 	}
 }
 
-// splitElements splits the valid array at b[i], reading each object
-// element's key member on the way; it returns the index past the array.
-func splitElements(b []byte, i int, keyMember string) ([]element, int) {
-	var elems []element
-	i++ // '['
-	for {
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return elems, i
-		}
-		switch b[i] {
-		case ']':
-			return elems, i + 1
-		case ',':
-			i = skipSpace(b, i+1)
-		}
-		start := i
+// splitElements splits the valid array b, reading each object element's
+// key member on the way; end is past the array.
+func splitElements(b []byte, keyMember string) (elems []element, end int, ok bool) {
+	var key []byte
+	readKey := func(b []byte, i int) (int, bool) {
+		key = nil
 		if b[i] != '{' {
-			i = skipValid(b, i)
-			elems = append(elems, element{raw: b[start:i]})
-			continue
+			return jsonwire.SkipValue(b, i)
 		}
-		var key []byte
-		for i++; ; {
-			name, v, next, ok := nextMember(b, i)
+		o, _ := jsonwire.NewObject(b[i:])
+		for {
+			m, ok := o.Next()
 			if !ok {
-				i = next
-				break
+				return i + o.End(), !o.Err()
 			}
-			i = skipValid(b, v)
-			if key == nil && nameIs(name, keyMember) {
-				key = b[v:i]
+			if key == nil && jsonwire.KeyIs(m.Key, keyMember) {
+				key = m.Value
 			}
 		}
-		elems = append(elems, element{raw: b[start:i], key: key})
 	}
+	a, _ := jsonwire.NewArray(b)
+	for {
+		e, ok := a.NextSkipping(readKey)
+		if !ok {
+			return elems, a.End(), !a.Err()
+		}
+		elems = append(elems, element{raw: e, key: key})
+	}
+}
+
+// listKind is the kind whose list member the raw member name key is.
+func listKind(key []byte) (Kind, bool) {
+	if bytes.IndexByte(key, '\\') < 0 {
+		k, ok := listMembers[string(key)]
+		return k, ok
+	}
+	k, ok := listMembers[keyText(key)]
+	return k, ok
+}
+
+// keyText is a raw member name (between its quotes) as text; an unpaired
+// surrogate escape becomes U+FFFD, as the recipe's UTF-8 encoding of names
+// requires.
+func keyText(key []byte) string {
+	if bytes.IndexByte(key, '\\') < 0 {
+		return string(key)
+	}
+	quoted := make([]byte, 0, len(key)+2)
+	quoted = append(append(append(quoted, '"'), key...), '"')
+	return unquoteValid(quoted)
 }
 
 // unquoteValid decodes a valid JSON string token. Unpaired surrogate escapes
@@ -194,19 +108,9 @@ func unquoteValid(quoted []byte) string {
 	if bytes.IndexByte(inner, '\\') < 0 {
 		return string(inner)
 	}
-	p := &surrogateParser{src: quoted}
-	units, err := p.stringUnits()
-	if err != nil {
+	key, ok := canon.UnquoteKey(quoted)
+	if !ok {
 		return string(inner)
 	}
-	return string(utf16.Decode(units))
-}
-
-// nameIs reports whether a quoted member name, as written in valid JSON,
-// decodes to name.
-func nameIs(quoted []byte, name string) bool {
-	if len(quoted) == len(name)+2 && string(quoted[1:len(quoted)-1]) == name {
-		return true
-	}
-	return bytes.IndexByte(quoted, '\\') >= 0 && unquoteValid(quoted) == name
+	return canon.KeyUTF8(key)
 }

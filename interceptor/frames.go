@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
@@ -267,7 +267,7 @@ func (s *Session) BeforeSendFrame(ctx context.Context, frame []byte) (context.Co
 			return nil
 		}
 		if method, _ := methodName(m.method); method == methodToolsCall {
-			name, _ := contract.UnquoteKey(jsonwire.Lookup(m.params, "name"))
+			name, _ := canon.UnquoteKey(jsonwire.Lookup(m.params, "name"))
 			ctx, err = s.BeforeToolCall(ctx, name)
 		}
 		return nil

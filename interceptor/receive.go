@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -201,9 +202,9 @@ func (id *identity) recordOptions(c *call, o outcome) []metric.RecordOption {
 	case c.method == methodToolsCall && c.target != "":
 		kv = append(kv,
 			attribute.String(semconv.GenAIOperationName, semconv.GenAIOperationExecTool),
-			attribute.String(semconv.GenAIToolName, contract.KeyUTF8(c.target)))
+			attribute.String(semconv.GenAIToolName, canon.KeyUTF8(c.target)))
 	case c.method == methodPromptsGet && c.target != "":
-		kv = append(kv, attribute.String(semconv.GenAIPromptName, contract.KeyUTF8(c.target)))
+		kv = append(kv, attribute.String(semconv.GenAIPromptName, canon.KeyUTF8(c.target)))
 	}
 	if o.errType != "" {
 		kv = append(kv, attribute.String(semconv.ErrorType, o.errType))

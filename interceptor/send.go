@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -76,9 +76,9 @@ func (s *Session) request(ctx context.Context, id ID, method string, params json
 	case methodToolsCall:
 		attrs, name = s.toolCallAttributes(ctx, c, p, attrs)
 	case methodPromptsGet:
-		c.target, _ = contract.UnquoteKey(p.name) // the key the listing uses, unpaired surrogates kept
+		c.target, _ = canon.UnquoteKey(p.name) // the key the listing uses, unpaired surrogates kept
 		if c.target != "" {
-			label := contract.KeyUTF8(c.target)
+			label := canon.KeyUTF8(c.target)
 			attrs = append(attrs, attribute.String(semconv.GenAIPromptName, label))
 			name = spanName(method, label)
 		}
@@ -205,7 +205,7 @@ func (s *Session) toolCallAttributes(ctx context.Context, c *call, p reqParams, 
 	def, known := l.lookup(p.name)
 	if !known {
 		// Not cached (or an escaped name): spelled out once, for this call.
-		key, _ := contract.UnquoteKey(p.name)
+		key, _ := canon.UnquoteKey(p.name)
 		def = newToolDef(key, "", nil)
 	}
 	c.target = def.name

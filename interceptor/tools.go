@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/contract/staleness"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -27,7 +28,7 @@ type toolDef struct {
 }
 
 func newToolDef(name, digest string, raw json.RawMessage) toolDef {
-	label := contract.KeyUTF8(name)
+	label := canon.KeyUTF8(name)
 	return toolDef{digest: digest, raw: raw, name: name, label: label, spanName: spanName(methodToolsCall, label)}
 }
 
@@ -42,7 +43,7 @@ func (l *listing) lookup(token []byte) (toolDef, bool) {
 		d, ok := l.tools[string(inner)]
 		return d, ok
 	}
-	key, ok := contract.UnquoteKey(token)
+	key, ok := canon.UnquoteKey(token)
 	if !ok {
 		return toolDef{}, false
 	}
@@ -247,7 +248,7 @@ func ToolDefinitions(limits contract.Limits, result json.RawMessage) (defs []con
 	if err == nil {
 		return page.Definitions[contract.KindTool], true, nil
 	}
-	if errors.Is(err, contract.ErrTooLarge) || errors.Is(err, contract.ErrTooDeep) || errors.Is(err, contract.ErrTooMany) {
+	if errors.Is(err, canon.ErrTooLarge) || errors.Is(err, canon.ErrTooDeep) || errors.Is(err, contract.ErrTooMany) {
 		return nil, false, err
 	}
 	var lenient struct {
@@ -266,7 +267,7 @@ func ToolDefinitions(limits contract.Limits, result json.RawMessage) (defs []con
 			Name json.RawMessage `json:"name"`
 		}
 		if json.Unmarshal(raw, &named) == nil {
-			if name, ok := contract.UnquoteKey(named.Name); ok && name != "" {
+			if name, ok := canon.UnquoteKey(named.Name); ok && name != "" {
 				defs = append(defs, contract.Definition{Key: name, Raw: raw})
 			}
 		}

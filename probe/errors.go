@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire"
 )
 
@@ -152,15 +153,15 @@ func asError(err error) *Error {
 }
 
 func isLimitError(err error) bool {
-	return errors.Is(err, contract.ErrTooLarge) || errors.Is(err, contract.ErrTooDeep) ||
-		errors.Is(err, contract.ErrTooMany) || errors.Is(err, contract.ErrStringTooLong)
+	return errors.Is(err, canon.ErrTooLarge) || errors.Is(err, canon.ErrTooDeep) ||
+		errors.Is(err, contract.ErrTooMany) || errors.Is(err, canon.ErrStringTooLong)
 }
 
 func isListingError(err error) bool {
 	var de *contract.DefinitionError
-	return errors.As(err, &de) || errors.Is(err, contract.ErrDuplicateName) || errors.Is(err, contract.ErrNoName) ||
-		errors.Is(err, contract.ErrInvalidUTF8) || errors.Is(err, contract.ErrNotAnObject) ||
-		errors.Is(err, contract.ErrNumberRange) || errors.Is(err, contract.ErrUnknownFormat)
+	return errors.As(err, &de) || errors.Is(err, canon.ErrDuplicateName) || errors.Is(err, contract.ErrNoName) ||
+		errors.Is(err, canon.ErrInvalidUTF8) || errors.Is(err, contract.ErrNotAnObject) ||
+		errors.Is(err, canon.ErrNumberRange) || errors.Is(err, contract.ErrUnknownFormat)
 }
 
 // at sets the step of err (when not yet set) and returns it as an *Error.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
@@ -46,7 +47,7 @@ func topMembers(raw []byte) (map[string][]byte, error) {
 		if jsonwire.Deeper(raw, maxMessageDepth) {
 			// The walker's own bound: report it as the limit it is, like
 			// the shallower depths contract.Limits refuses.
-			return nil, fmt.Errorf("%w: more than %d levels", contract.ErrTooDeep, maxMessageDepth)
+			return nil, fmt.Errorf("%w: more than %d levels", canon.ErrTooDeep, maxMessageDepth)
 		}
 		return nil, errors.New("malformed JSON object")
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 )
 
 // redacted replaces every configured secret in text the probe emits.
@@ -279,9 +280,9 @@ func (r *redactor) err(err error) error {
 // keptSentinels survive redaction so classification still works.
 var keptSentinels = []error{
 	context.Canceled, context.DeadlineExceeded, io.EOF, io.ErrUnexpectedEOF,
-	contract.ErrTooLarge, contract.ErrTooDeep, contract.ErrTooMany, contract.ErrStringTooLong,
-	contract.ErrDuplicateName, contract.ErrNoName, contract.ErrInvalidUTF8, contract.ErrNotAnObject,
-	contract.ErrNumberRange, contract.ErrSyntax, contract.ErrUnknownFormat,
+	canon.ErrTooLarge, canon.ErrTooDeep, contract.ErrTooMany, canon.ErrStringTooLong,
+	canon.ErrDuplicateName, contract.ErrNoName, canon.ErrInvalidUTF8, contract.ErrNotAnObject,
+	canon.ErrNumberRange, canon.ErrSyntax, contract.ErrUnknownFormat,
 }
 
 type redactedError struct {

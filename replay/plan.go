@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/contract/witness"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
@@ -87,8 +88,8 @@ func Plan(r *contract.Report, old, new *contract.Snapshot, o PlanOptions) []Call
 	oldDefs, newDefs := definitions(old), definitions(new)
 	renamedFrom := map[string]string{}
 	for _, c := range r.Changes {
-		if c.Rule == "tool.renamed" {
-			if to, ok := contract.UnquoteKey(c.After); ok {
+		if c.Rule == contract.RuleToolRenamed {
+			if to, ok := canon.UnquoteKey(c.After); ok {
 				renamedFrom[to] = c.Name
 			}
 		}
@@ -102,7 +103,7 @@ func Plan(r *contract.Report, old, new *contract.Snapshot, o PlanOptions) []Call
 	byTool := map[string][]contract.Change{}
 	oldDefOf := map[string]json.RawMessage{}
 	for _, c := range r.Changes {
-		if c.Subject != contract.KindTool || c.Rule == "tool.added" || c.Rule == "tool.added_suspicious" || c.Severity < contract.Compatible {
+		if c.Subject != contract.KindTool || c.Rule == contract.RuleToolAdded || c.Rule == contract.RuleToolAddedSuspicious || c.Severity < contract.Compatible {
 			continue
 		}
 		def, ok := oldDefs[c.Name]
@@ -200,7 +201,7 @@ func destructive(def json.RawMessage) bool {
 // validator's reason quotes, and for a removed or renamed tool its name.
 func subjects(c contract.Change, tool string) []string {
 	var out []string
-	if c.Rule == "tool.removed" || c.Rule == "tool.renamed" {
+	if c.Rule == contract.RuleToolRemoved || c.Rule == contract.RuleToolRenamed {
 		out = append(out, tool)
 	}
 	segs := strings.Split(c.Path, "/")
@@ -209,7 +210,7 @@ func subjects(c contract.Change, tool string) []string {
 			out = append(out, unescape(segs[i+1]))
 		}
 	}
-	if s, ok := contract.UnquoteKey(c.After); ok && (strings.HasSuffix(string(c.Rule), "required.added") || strings.Contains(string(c.Rule), "dependent_required")) {
+	if s, ok := canon.UnquoteKey(c.After); ok && (strings.HasSuffix(string(c.Rule), "required.added") || strings.Contains(string(c.Rule), "dependent_required")) {
 		out = append(out, s)
 	}
 	if c.Witness != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/contract/render"
 	"github.com/mcpdrift/mcpdrift/contract/witness"
+	"github.com/mcpdrift/mcpdrift/internal/version"
 )
 
 func newDiffCommand() *cobra.Command {
@@ -169,9 +170,6 @@ type reportFlags struct {
 	outputs                                []string
 }
 
-// reportFormats are the values of --format.
-var reportFormats = []string{"text", "json", "markdown", "sarif", "github"}
-
 func (f *reportFlags) register(cmd *cobra.Command) {
 	f.registerOutput(cmd)
 	cmd.Flags().StringArrayVar(&f.outputs, "output", nil, "also write the report as FORMAT=FILE (repeatable), e.g. markdown=drift.md sarif=drift.sarif: one comparison, several renderings")
@@ -190,13 +188,13 @@ func (f *reportFlags) registerOutput(cmd *cobra.Command) {
 
 // parse validates the flags and returns the threshold and the policy.
 func (f *reportFlags) parse(cmd *cobra.Command) (contract.Severity, *contract.Policy, error) {
-	if !slices.Contains(reportFormats, f.format) {
-		return 0, nil, usageError("--format must be one of %s, not %q", strings.Join(reportFormats, ", "), f.format)
+	if !slices.Contains(render.Formats, f.format) {
+		return 0, nil, usageError("--format must be one of %s, not %q", strings.Join(render.Formats, ", "), f.format)
 	}
 	for _, o := range f.outputs {
 		format, file, ok := strings.Cut(o, "=")
-		if !ok || file == "" || !slices.Contains(reportFormats, format) {
-			return 0, nil, usageError("--output wants FORMAT=FILE with FORMAT one of %s, not %q", strings.Join(reportFormats, ", "), o)
+		if !ok || file == "" || !slices.Contains(render.Formats, format) {
+			return 0, nil, usageError("--output wants FORMAT=FILE with FORMAT one of %s, not %q", strings.Join(render.Formats, ", "), o)
 		}
 	}
 	threshold, err := contract.ParseSeverity(f.failOn)
@@ -226,23 +224,9 @@ func (f *reportFlags) writeOutputs(r *contract.Report, loc *locator, head func(f
 // writeReport writes a report in a format; loc places changes in files
 // for the sarif and github formats.
 func writeReport(w io.Writer, r *contract.Report, format string, loc *locator) error {
-	var out []byte
-	switch format {
-	case "sarif":
-		return writeSARIF(w, r, loc)
-	case "github":
-		return writeGitHub(w, r, loc)
-	case "json":
-		b, err := r.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		out = append(b, '\n')
-	case "markdown":
-		out = []byte(render.Markdown(r))
-	default:
-		out = []byte(render.Text(r))
+	f, err := render.New(format, loc, version.Version())
+	if err != nil {
+		return err
 	}
-	_, err := w.Write(out)
-	return err
+	return f.Format(w, r)
 }

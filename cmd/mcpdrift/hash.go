@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 )
 
 func newHashCommand() *cobra.Command {
@@ -142,7 +143,7 @@ func readLimited(stdin io.Reader, name string, max int) ([]byte, error) {
 		return nil, inputError(fmt.Errorf("%s: %w", name, err))
 	}
 	if len(b) > max {
-		return nil, inputError(fmt.Errorf("%s: %w: more than %d bytes", name, contract.ErrTooLarge, max))
+		return nil, inputError(fmt.Errorf("%s: %w: more than %d bytes", name, canon.ErrTooLarge, max))
 	}
 	return b, nil
 }
@@ -212,7 +213,7 @@ func digestsByName(l contract.Listing) json.RawMessage {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = contract.AppendJSONKey(b, l[i].Key)
+		b = canon.AppendJSONKey(b, l[i].Key)
 		b = append(b, ':')
 		if j-i > 1 {
 			b = append(b, '[')
@@ -221,7 +222,7 @@ func digestsByName(l contract.Listing) json.RawMessage {
 			if n > 0 {
 				b = append(b, ',')
 			}
-			b = contract.AppendJSONKey(b, d.Digest)
+			b = canon.AppendJSONKey(b, d.Digest)
 		}
 		if j-i > 1 {
 			b = append(b, ']')
@@ -240,16 +241,16 @@ func hashSingle(cmd *cobra.Command, args []string, format string) error {
 	if err != nil {
 		return err
 	}
-	canon, err := contract.Canonicalize(raw)
+	canonical, err := contract.DefaultLimits().Canon().Canonicalize(nil, raw)
 	if err != nil {
 		return inputError(fmt.Errorf("%s: %w", args[0], err))
 	}
-	digest := contract.HashString(string(canon))
+	digest := canon.HashBytes(canonical)
 	if format == "json" {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetEscapeHTML(false)
-		return outputError(enc.Encode(map[string]string{"digest": digest, "canonical": string(canon)}))
+		return outputError(enc.Encode(map[string]string{"digest": digest, "canonical": string(canonical)}))
 	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(), "digest\t%s\ncanonical\t%s\n", digest, contract.SanitizeText(string(canon)))
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "digest\t%s\ncanonical\t%s\n", digest, contract.SanitizeText(string(canonical)))
 	return outputError(err)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 )
 
 // locator says where in the compared files a change is, for the formats
@@ -55,10 +56,10 @@ func filesOf(arg string) []string {
 	return out
 }
 
-// locate returns the file and 1-based line of a change; line is 1 when the
+// Locate returns the file and 1-based line of a change; line is 1 when the
 // definition is not found in the file (a server-level change), and file
 // is "" when there is no file at all (standard input).
-func (l *locator) locate(c contract.Change) (string, int) {
+func (l *locator) Locate(c contract.Change) (string, int) {
 	if l == nil {
 		return "", 0
 	}
@@ -81,7 +82,7 @@ func (l *locator) locate(c contract.Change) (string, int) {
 }
 
 func removed(c contract.Change) bool {
-	return c.RemovesDefinition() || c.Rule == "tool.renamed"
+	return c.RemovesDefinition() || c.Rule == contract.RuleToolRenamed
 }
 
 // lineOf finds the line of `"key": "name"` in a file.
@@ -93,7 +94,7 @@ func (l *locator) lineOf(file, key, name string) int {
 		}
 		l.texts[file] = text
 	}
-	re, err := regexp.Compile(`"` + regexp.QuoteMeta(key) + `"\s*:\s*` + regexp.QuoteMeta(string(contract.AppendJSONKey(nil, name))))
+	re, err := regexp.Compile(`"` + regexp.QuoteMeta(key) + `"\s*:\s*` + regexp.QuoteMeta(string(canon.AppendJSONKey(nil, name))))
 	if err != nil {
 		return 0
 	}

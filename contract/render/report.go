@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 )
 
 // displayFull renders a value for BEFORE/AFTER: strings quoted with
@@ -15,7 +16,7 @@ func displayFull(raw json.RawMessage, limit int) (string, bool) {
 	if raw == nil {
 		return "(absent)", false
 	}
-	if s, ok := contract.UnquoteKey(raw); ok {
+	if s, ok := canon.UnquoteKey(raw); ok {
 		cut := utf8.RuneCountInString(s) > limit
 		return contract.QuoteForDisplay(contract.TruncateRunes(s, limit)), cut
 	}

@@ -1,33 +1,18 @@
 package render
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite generated files (docs/rules.md)")
-
 func TestRulesDoc(t *testing.T) {
-	path := filepath.Join("..", "..", "docs", "rules.md")
 	want := RulesMarkdown()
-	if *update {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != want {
-		t.Fatal("docs/rules.md disagrees with the rule table; run: go generate ./contract/render")
-	}
+	golden.Check(t, filepath.Join("..", "..", "docs", "rules.md"), []byte(want), "go generate ./contract/render")
 	for _, r := range contract.Rules() {
 		if !strings.Contains(want, "| `"+string(r.ID)+"` |") {
 			t.Errorf("rule %s missing from docs", r.ID)

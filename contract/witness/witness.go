@@ -26,6 +26,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
@@ -146,16 +147,16 @@ func (g *Generator) Report(r *contract.Report, old, new *contract.Snapshot) {
 	}
 	renamedFrom := map[string]string{} // new name → old name
 	for _, c := range r.Changes {
-		if c.Rule == "tool.renamed" {
-			if to, ok := contract.UnquoteKey(c.After); ok {
+		if c.Rule == contract.RuleToolRenamed {
+			if to, ok := canon.UnquoteKey(c.After); ok {
 				renamedFrom[to] = c.Name
 			}
 		}
 	}
 	names := func(c contract.Change) (string, string) {
 		switch {
-		case c.Rule == "tool.renamed":
-			to, _ := contract.UnquoteKey(c.After)
+		case c.Rule == contract.RuleToolRenamed:
+			to, _ := canon.UnquoteKey(c.After)
 			return c.Name, to
 		case renamedFrom[c.Name] != "":
 			return renamedFrom[c.Name], c.Name
@@ -362,7 +363,7 @@ func Applies(c contract.Change) bool {
 	if c.Subject != contract.KindTool || c.Severity < contract.Warning {
 		return false
 	}
-	return c.Rule == "tool.removed" || c.Rule == "tool.renamed" ||
+	return c.Rule == contract.RuleToolRemoved || c.Rule == contract.RuleToolRenamed ||
 		strings.HasPrefix(string(c.Rule), "input.") || strings.HasPrefix(string(c.Rule), "output.")
 }
 
@@ -386,7 +387,7 @@ func (g *Generator) change(c contract.Change, segs []string, oldTool, newTool *t
 	switch {
 	case c.Subject != contract.KindTool:
 		return nil
-	case c.Rule == "tool.removed" || c.Rule == "tool.renamed":
+	case c.Rule == contract.RuleToolRemoved || c.Rule == contract.RuleToolRenamed:
 		return g.oldCall(c, oldTool.definition())
 	}
 	dir, suffix, ok := strings.Cut(string(c.Rule), ".")
@@ -452,7 +453,7 @@ func (g *Generator) oldCall(c contract.Change, oldTool json.RawMessage) *contrac
 		return &contract.Witness{None: err.Error()}
 	}
 	why := "the new listing has no tool called " + strconv.Quote(c.Name)
-	if to, ok := contract.UnquoteKey(c.After); ok && c.Rule == "tool.renamed" {
+	if to, ok := canon.UnquoteKey(c.After); ok && c.Rule == contract.RuleToolRenamed {
 		why += " (renamed to " + strconv.Quote(to) + ")"
 	}
 	return &contract.Witness{Arguments: args, Old: contract.WitnessValid, New: why}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -142,7 +143,7 @@ func fillDrift(lr plog.LogRecord, t *target, e event) {
 		m.PutStr(semconv.ChangeRule, string(c.Rule))
 		m.PutStr(semconv.ChangeSeverity, c.Severity.String())
 		m.PutStr(semconv.ChangeSubject, string(c.Subject))
-		m.PutStr(semconv.ChangeName, contract.KeyUTF8(c.Name))
+		m.PutStr(semconv.ChangeName, canon.KeyUTF8(c.Name))
 		m.PutStr(semconv.ChangePath, c.Path)
 		m.PutStr(semconv.ChangeBefore, string(c.Before))
 		m.PutStr(semconv.ChangeAfter, string(c.After))
@@ -224,7 +225,7 @@ func driftID(server, previous, current string) string {
 func putDigests(m pcommon.Map, l contract.Listing) {
 	m.EnsureCapacity(len(l))
 	for _, d := range l {
-		m.PutStr(contract.KeyUTF8(d.Key), d.Digest)
+		m.PutStr(canon.KeyUTF8(d.Key), d.Digest)
 	}
 }
 

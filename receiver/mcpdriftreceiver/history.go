@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
 
@@ -209,7 +210,7 @@ func changedDefinitions(changes []contract.Change, previous, current *contract.S
 			continue
 		}
 		seen[it] = true
-		dc := controlplane.DefinitionChange{Subject: c.Subject, Name: contract.KeyUTF8(c.Name)}
+		dc := controlplane.DefinitionChange{Subject: c.Subject, Name: canon.KeyUTF8(c.Name)}
 		if c.Subject == contract.KindServer {
 			dc.Before, dc.After = serverMembers(previous), serverMembers(current)
 			dc.BeforeDigest, dc.AfterDigest = previous.Digests.Contract, current.Digests.Contract

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
 
@@ -66,7 +67,7 @@ func observation(name string, snap *contract.Snapshot, at time.Time, err error) 
 	if err == nil && snap != nil {
 		obs.ToolDigests = make(map[string]string, len(snap.Tools))
 		for _, d := range snap.Tools {
-			obs.ToolDigests[contract.KeyUTF8(d.Key)] = d.Digest
+			obs.ToolDigests[canon.KeyUTF8(d.Key)] = d.Digest
 		}
 	}
 	return obs

@@ -110,7 +110,10 @@ func Deeper(b []byte, max int) bool {
 }
 
 // endOfString returns the index of the quote closing the string whose
-// content starts at i.
+// content starts at i. A quote ends the string exactly when an even number
+// of backslashes precedes it (escapes pair up), valid text or not, so the
+// search jumps from quote to quote (bytes.IndexByte) instead of walking
+// escapes byte by byte.
 func endOfString(b []byte, i int) (int, bool) {
 	for i < len(b) {
 		q := bytes.IndexByte(b[i:], '"')
@@ -118,17 +121,11 @@ func endOfString(b []byte, i int) (int, bool) {
 			return len(b), false
 		}
 		q += i
-		if bytes.IndexByte(b[i:q], '\\') < 0 {
-			return q, true // the common case: no escapes before the quote
+		n := 0
+		for n < q-i && b[q-1-n] == '\\' {
+			n++
 		}
-		for i < q {
-			if b[i] == '\\' {
-				i += 2
-			} else {
-				i++
-			}
-		}
-		if i == q {
+		if n%2 == 0 {
 			return q, true
 		}
 		i = q + 1 // the quote was escaped
@@ -254,6 +251,7 @@ type Array struct {
 	pos     int
 	bad     bool
 	started bool
+	end     int // past the closing bracket, once iteration ended cleanly
 }
 
 // NewArray starts iterating over the array b; ok is false if b (after
@@ -268,17 +266,30 @@ func NewArray(b []byte) (Array, bool) {
 
 // Next returns the next element's raw text; ok is false at the end of the
 // array or on malformed text (then Err reports true).
-func (a *Array) Next() (elem []byte, ok bool) {
+func (a *Array) Next() (elem []byte, ok bool) { return a.NextSkipping(nil) }
+
+// NextSkipping is Next with skip, when not nil, finding the end of the
+// element (as SkipValue does, given its offset): a caller that reads the
+// element on the way, rather than after, scans it once.
+func (a *Array) NextSkipping(skip func(b []byte, i int) (end int, ok bool)) (elem []byte, ok bool) {
 	if a.bad || a.b == nil {
 		return nil, false
 	}
 	i, more := next(a.b, a.pos, ']', a.started, &a.bad)
 	if !more {
+		if !a.bad {
+			a.end = i + 1
+		}
 		a.b = nil
 		return nil, false
 	}
 	a.started = true
-	e, ok := SkipValue(a.b, i)
+	var e int
+	if skip != nil {
+		e, ok = skip(a.b, i)
+	} else {
+		e, ok = SkipValue(a.b, i)
+	}
 	if !ok {
 		a.bad = true
 		return nil, false
@@ -289,6 +300,10 @@ func (a *Array) Next() (elem []byte, ok bool) {
 
 // Offset is the position just past the last element Next returned.
 func (a *Array) Offset() int { return a.pos }
+
+// End is the offset just past the array's closing bracket once Next has
+// reported its end without error (0 before that).
+func (a *Array) End() int { return a.end }
 
 // Err reports whether iteration stopped on malformed text.
 func (a *Array) Err() bool { return a.bad }

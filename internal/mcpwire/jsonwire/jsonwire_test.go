@@ -242,3 +242,28 @@ func TestLookupTop(t *testing.T) {
 		}
 	}
 }
+
+// NextSkipping reads each element once, through skip, and End is past the
+// closing bracket; escaped quotes, even after backslash pairs, do not end a
+// string early.
+func TestArrayNextSkipping(t *testing.T) {
+	b := []byte(` [{"k":"a\\"}, "x\"]", 3 ] tail`)
+	a, _ := NewArray(b)
+	var seen []string
+	for {
+		e, ok := a.NextSkipping(func(b []byte, i int) (int, bool) {
+			end, ok := SkipValue(b, i)
+			seen = append(seen, string(b[i:end]))
+			return end, ok
+		})
+		if !ok {
+			break
+		}
+		if string(e) != seen[len(seen)-1] {
+			t.Fatalf("element %q, skip saw %q", e, seen[len(seen)-1])
+		}
+	}
+	if a.Err() || len(seen) != 3 || seen[1] != `"x\"]"` || string(b[a.End():]) != " tail" {
+		t.Fatalf("elements %q, err %v, rest %q", seen, a.Err(), b[a.End():])
+	}
+}

@@ -1,4 +1,4 @@
-package contract
+package canon
 
 import (
 	"bytes"
@@ -23,23 +23,20 @@ import (
 // own small canonicalizer; FuzzCanonicalize checks that both agree everywhere
 // else.
 
-// Canonicalize returns the RFC 8785 canonical form of one JSON value, checked
-// against the default limits.
-func Canonicalize(raw []byte) ([]byte, error) {
-	return DefaultLimits().Canonicalize(nil, raw)
-}
-
 // Canonicalize appends the canonical form of raw to dst. raw must be exactly
 // one JSON value (surrounding whitespace allowed).
 func (l Limits) Canonicalize(dst, raw []byte) ([]byte, error) {
-	st, err := l.scan(raw)
+	st, err := l.Scan(raw)
 	if err != nil {
 		return dst, err
 	}
-	return canonicalizeScanned(dst, raw, st, l.MaxDepth)
+	return AppendScanned(dst, raw, st, l.MaxDepth)
 }
 
-func canonicalizeScanned(dst, raw []byte, st scanStats, maxDepth int) ([]byte, error) {
+// AppendScanned appends the canonical form of raw, a value (or a part of
+// one) of a document Scan accepted with st: a listing is scanned once and
+// each of its definitions canonicalized.
+func AppendScanned(dst, raw []byte, st Stats, maxDepth int) ([]byte, error) {
 	if st.surrogateEscapes || st.hugeNumber {
 		return canonicalizeSurrogates(dst, raw, maxDepth)
 	}
@@ -47,33 +44,31 @@ func canonicalizeScanned(dst, raw []byte, st scanStats, maxDepth int) ([]byte, e
 	dst = append(dst, raw...)
 	v := jsontext.Value(dst[start:])
 	if err := v.Canonicalize(); err != nil {
-		return dst[:start], translateJSONError(err)
+		return dst[:start], TranslateJSONError(err)
 	}
 	// Canonicalize works in place when it can; when it reallocated, copy back.
 	return append(dst[:start], v...), nil
 }
 
-// Digest returns the definition hash (SHA-256 of the canonical form, lowercase
-// hex) of one JSON value under the default limits.
-func Digest(raw []byte) (string, error) {
-	return DefaultLimits().Digest(raw)
-}
-
-// Digest returns the definition hash of raw under l.
+// Digest returns the definition hash of raw under l: SHA-256 of the
+// canonical form, lowercase hex.
 func (l Limits) Digest(raw []byte) (string, error) {
-	bp := canonicalBuffers.Get().(*[]byte)
-	defer canonicalBuffers.Put(bp)
+	bp := Buffers.Get().(*[]byte)
+	defer Buffers.Put(bp)
 	c, err := l.Canonicalize((*bp)[:0], raw)
 	*bp = c
 	if err != nil {
 		return "", err
 	}
-	return hashHex(c), nil
+	return HashBytes(c), nil
 }
 
-var canonicalBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+// Buffers holds scratch buffers for canonical forms, so that digesting a
+// listing does not allocate one per definition.
+var Buffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
-func hashHex(b []byte) string {
+// HashBytes is SHA-256 of b, lowercase hex.
+func HashBytes(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -85,9 +80,9 @@ func HashString(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// translateJSONError maps jsontext errors onto this package's sentinels while
+// TranslateJSONError maps jsontext errors onto this package's sentinels while
 // keeping position information for the message.
-func translateJSONError(err error) error {
+func TranslateJSONError(err error) error {
 	var se *jsontext.SyntacticError
 	if !errors.As(err, &se) {
 		return &positionError{Err: errors.Join(ErrSyntax, err)}

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -9,13 +9,16 @@ import (
 	"github.com/mcpdrift/mcpdrift/contract"
 )
 
-// GitHub workflow-command output (--format github): an ::error, ::warning
+// GitHub workflow-command output (format github): an ::error, ::warning
 // or ::notice line per breaking, warning and compatible change (info is
-// left out), annotated on the file the change is in (see locator), then a
+// left out), annotated on the file the change is in (see Locator), then a
 // summary line. Values are escaped as the runner requires, so server text
 // can neither break a line nor start a command of its own.
 
-func writeGitHub(w io.Writer, r *contract.Report, loc *locator) error {
+type githubFormat struct{ loc Locator }
+
+func (f githubFormat) Format(w io.Writer, r *contract.Report) error {
+	loc := f.loc
 	var b strings.Builder
 	for _, c := range r.Changes {
 		cmd := githubCommand(c.Severity)
@@ -23,7 +26,7 @@ func writeGitHub(w io.Writer, r *contract.Report, loc *locator) error {
 			continue
 		}
 		props := []string{"title=" + escapeProperty(fmt.Sprintf("MCP %s change: %s", c.Severity, c.Rule))}
-		if file, line := loc.locate(c); file != "" {
+		if file, line := loc.Locate(c); file != "" {
 			props = append(props, "file="+escapeProperty(filepath.ToSlash(file)), fmt.Sprintf("line=%d", line))
 		}
 		fmt.Fprintf(&b, "::%s %s::%s\n", cmd, strings.Join(props, ","), escapeData(changeSentence(c)))

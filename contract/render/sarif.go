@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"crypto/sha256"
@@ -8,10 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/internal/version"
 )
 
-// SARIF 2.1.0 output (--format sarif) for code scanning: one result per
+// SARIF 2.1.0 output (format sarif) for code scanning: one result per
 // change, its rule from the rule table, its level from the severity, its
 // location the definition in the compared file (see locator), and a
 // fingerprint stable across runs so an alert follows the same change.
@@ -123,8 +122,9 @@ func sarifLevel(s contract.Severity) string {
 	return "none"
 }
 
-func writeSARIF(w io.Writer, r *contract.Report, loc *locator) error {
-	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "mcpdrift", Version: version.Version(), InformationURI: projectURI, Rules: []sarifRule{}}}, Results: []sarifResult{}}
+func (f sarifFormat) Format(w io.Writer, r *contract.Report) error {
+	loc := f.loc
+	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "mcpdrift", Version: f.version, InformationURI: projectURI, Rules: []sarifRule{}}}, Results: []sarifResult{}}
 	ruleIndex := map[contract.RuleID]int{}
 	for _, c := range r.Changes {
 		i, ok := ruleIndex[c.Rule]
@@ -145,7 +145,7 @@ func writeSARIF(w io.Writer, r *contract.Report, loc *locator) error {
 			Properties:          sarifProperties{Severity: c.Severity, Subject: c.Subject, Name: c.Name, Path: c.Path, Before: c.Before, After: c.After, Witness: c.Witness},
 		}
 		l := sarifLocation{LogicalLocations: []sarifLogical{{Name: c.Name, FullyQualifiedName: logicalName(c), Kind: "member"}}}
-		if file, line := loc.locate(c); file != "" {
+		if file, line := loc.Locate(c); file != "" {
 			l.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: filepath.ToSlash(file)}, Region: sarifRegion{StartLine: line}}
 		}
 		res.Locations = []sarifLocation{l}
@@ -192,6 +192,12 @@ func changeFingerprint(c contract.Change) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// sarifFormat is SARIF naming the tool at version.
+type sarifFormat struct {
+	loc     Locator
+	version string
 }
 
 func writeJSONLine(w io.Writer, v any) error {

@@ -1,4 +1,4 @@
-package contract
+package canon
 
 import (
 	"bytes"
@@ -10,6 +10,12 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 )
+
+// testLimits are contract's defaults.
+var testLimits = Limits{MaxDocumentBytes: 16 << 20, MaxDepth: 128, MaxStringBytes: 1 << 20}
+
+func canonicalize(raw []byte) ([]byte, error) { return testLimits.Canonicalize(nil, raw) }
+func digest(raw []byte) (string, error)       { return testLimits.Digest(raw) }
 
 func TestEquivalentSpellingsHashEqual(t *testing.T) {
 	groups := [][]string{
@@ -30,12 +36,12 @@ func TestEquivalentSpellingsHashEqual(t *testing.T) {
 		},
 	}
 	for _, g := range groups {
-		want, err := Digest([]byte(g[0]))
+		want, err := digest([]byte(g[0]))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, in := range g[1:] {
-			got, err := Digest([]byte(in))
+			got, err := digest([]byte(in))
 			if err != nil {
 				t.Fatalf("%s: %v", in, err)
 			}
@@ -66,10 +72,10 @@ func TestCanonicalizeRejects(t *testing.T) {
 		{`[1e-400]`, nil},
 		{``, ErrSyntax},
 		{`{"a":tru}`, ErrSyntax},
-		{strings.Repeat("[", DefaultMaxDepth+1) + strings.Repeat("]", DefaultMaxDepth+1), ErrTooDeep},
+		{strings.Repeat("[", testLimits.MaxDepth+1) + strings.Repeat("]", testLimits.MaxDepth+1), ErrTooDeep},
 	}
 	for _, c := range cases {
-		_, err := Canonicalize([]byte(c.in))
+		_, err := canonicalize([]byte(c.in))
 		if !errors.Is(err, c.want) {
 			t.Errorf("%q: error %v, want %v", c.in, err, c.want)
 		}
@@ -77,7 +83,7 @@ func TestCanonicalizeRejects(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	l := Limits{MaxDocumentBytes: 100, MaxDepth: 3, MaxStringBytes: 5, MaxDefinitions: 2}
+	l := Limits{MaxDocumentBytes: 100, MaxDepth: 3, MaxStringBytes: 5}
 	if _, err := l.Canonicalize(nil, []byte(`"`+strings.Repeat("a", 200)+`"`)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("size: %v", err)
 	}
@@ -98,15 +104,8 @@ func TestLimits(t *testing.T) {
 	if _, err := l.Canonicalize(nil, []byte(`["[[[[["]`)); err != nil {
 		t.Errorf("brackets in string: %v", err)
 	}
-	if _, err := (Limits{MaxDepth: 3}).Canonicalize(nil, []byte(`["[[[[[[[[[[[["]`)); err != nil {
+	if _, err := (Limits{MaxDocumentBytes: testLimits.MaxDocumentBytes, MaxDepth: 3, MaxStringBytes: testLimits.MaxStringBytes}).Canonicalize(nil, []byte(`["[[[[[[[[[[[["]`)); err != nil {
 		t.Errorf("brackets in string counted as depth: %v", err)
-	}
-	defs := []json.RawMessage{json.RawMessage(`{"name":"a"}`), json.RawMessage(`{"name":"b"}`), json.RawMessage(`{"name":"c"}`)}
-	if _, err := l.HashDefinitions(KindTool, defs); !errors.Is(err, ErrTooMany) {
-		t.Errorf("definitions: %v", err)
-	}
-	if err := (Limits{MaxDepth: -1}).Validate(); err == nil {
-		t.Error("negative limit accepted")
 	}
 }
 
@@ -119,7 +118,7 @@ func TestSurrogatePath(t *testing.T) {
 		`{"\ud800":1,"\uffff":2,"\ue000":3}`: "{\"\\ud800\":1,\"\ue000\":3,\"\uffff\":2}",
 	}
 	for in, want := range cases {
-		got, err := Canonicalize([]byte(in))
+		got, err := canonicalize([]byte(in))
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
@@ -167,8 +166,8 @@ func FuzzCanonicalize(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		c, err := Canonicalize(in)
-		slow, slowErr := canonicalizeSurrogates(nil, in, DefaultMaxDepth)
+		c, err := canonicalize(in)
+		slow, slowErr := canonicalizeSurrogates(nil, in, testLimits.MaxDepth)
 		if err != nil {
 			if slowErr == nil && !hasSurrogateEscape(in) && !errors.Is(err, ErrTooDeep) && !errors.Is(err, ErrStringTooLong) {
 				t.Fatalf("jsontext path rejected %q (%v) but the surrogate path accepted it", in, err)
@@ -181,7 +180,7 @@ func FuzzCanonicalize(f *testing.F) {
 		if !bytes.Equal(c, slow) {
 			t.Fatalf("paths disagree on %q:\n%s\n%s", in, c, slow)
 		}
-		again, err := Canonicalize(c)
+		again, err := canonicalize(c)
 		if err != nil || !bytes.Equal(again, c) {
 			t.Fatalf("not a fixed point: %s -> %s (%v)", c, again, err)
 		}
