@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/probe"
 )
 
 // TestPrometheusRules runs promtool's unit tests of the rules docs/queries.md
@@ -137,8 +140,9 @@ func TestPrometheusNames(t *testing.T) {
 	// drift_count is exported at 0 from the first probe; the per-rule change
 	// counter appears with the first drift.
 	waitFor(ctx, t, "the drift", func() bool { return strings.Contains(scrape(exporterURL), "mcpdrift_drift_changes_total{") })
-	postStaleCall(t, "http://"+otlpAddr+"/v1/traces", "planner")
-	postStaleCall(t, "http://"+otlpAddr+"/v1/traces", "researcher")
+	tool, digest := changedTool(t, node, v1, v2)
+	postStaleCall(t, "http://"+otlpAddr+"/v1/traces", "planner", tool, digest)
+	postStaleCall(t, "http://"+otlpAddr+"/v1/traces", "researcher", tool, digest)
 	overflow := `otelcol_processor_mcpimpact_stale_calls{otel_metric_overflow="true"`
 	waitFor(ctx, t, "the stale calls", func() bool {
 		page := scrape(telemetryURL)
@@ -193,15 +197,45 @@ func waitFor(ctx context.Context, t *testing.T, what string, ok func() bool) {
 
 // postStaleCall sends one tools/call span of agent whose digest is no
 // definition the server ever had, so mcpimpact marks it stale.
-func postStaleCall(t *testing.T, url, agent string) {
+// changedTool is a tool both releases serve with different definitions,
+// and its digest in the first: a call planned on that digest after the
+// change is stale (a digest no server ever served would be ahead, never
+// stale: docs/mcpimpact.md).
+func changedTool(t *testing.T, node, v1, v2 string) (tool, digest string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	digests := func(release string) map[string]string {
+		s, err := probe.Probe(ctx, probe.Target{Name: "everything", Command: node, Args: []string{release, "stdio"}}, probe.Options{})
+		if err != nil {
+			t.Fatalf("probing %s: %v", release, err)
+		}
+		m := map[string]string{}
+		for _, d := range s.Tools {
+			m[d.Key] = d.Digest
+		}
+		return m
+	}
+	before, after := digests(v1), digests(v2)
+	names := slices.Sorted(maps.Keys(before))
+	for _, name := range names {
+		if d, ok := after[name]; ok && d != before[name] {
+			return name, before[name]
+		}
+	}
+	t.Fatalf("no tool of %s changed in %s: the test needs one", v1, v2)
+	return "", ""
+}
+
+func postStaleCall(t *testing.T, url, agent, tool, digest string) {
 	t.Helper()
 	now := time.Now().UnixNano()
 	body := fmt.Sprintf(`{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"%s"}}]},
 "scopeSpans":[{"scope":{"name":"docscheck"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"%016x",
-"name":"tools/call echo","kind":3,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[
-{"key":"mcp.method.name","value":{"stringValue":"tools/call"}},{"key":"gen_ai.tool.name","value":{"stringValue":"echo"}},
+"name":"tools/call %s","kind":3,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[
+{"key":"mcp.method.name","value":{"stringValue":"tools/call"}},{"key":"gen_ai.tool.name","value":{"stringValue":"%s"}},
 {"key":"mcpdrift.server.name","value":{"stringValue":"everything"}},
-{"key":"mcpdrift.tool.digest","value":{"stringValue":"%s"}}]}]}]}]}`, agent, now, now, now+1000, strings.Repeat("0", 64))
+{"key":"mcpdrift.tool.digest","value":{"stringValue":"%s"}}]}]}]}]}`, agent, now, tool, now, now+1000, tool, digest)
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
