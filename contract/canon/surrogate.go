@@ -80,6 +80,24 @@ func (p *surrogateParser) value(dst []byte, depth int) ([]byte, error) {
 	}
 }
 
+// next reads what follows an object's member or an array's element: a
+// comma (more to come) or the closing byte.
+func (p *surrogateParser) next(closer byte, container, item string) (more bool, err error) {
+	p.skipSpace()
+	if p.pos >= len(p.src) {
+		return false, p.fail(ErrSyntax, "unexpected end of "+container)
+	}
+	switch p.src[p.pos] {
+	case ',':
+		p.pos++
+		return true, nil
+	case closer:
+		p.pos++
+		return false, nil
+	}
+	return false, p.fail(ErrSyntax, "expected ',' or '"+string(closer)+"' after "+item)
+}
+
 type member struct {
 	name  []uint16
 	value []byte // canonical "name":value, ready to append
@@ -117,18 +135,13 @@ func (p *surrogateParser) object(dst []byte, depth int) ([]byte, error) {
 			return dst, err
 		}
 		members = append(members, member{name: name, value: enc})
-		p.skipSpace()
-		if p.pos >= len(p.src) {
-			return dst, p.fail(ErrSyntax, "unexpected end of object")
+		more, err := p.next('}', "object", "member")
+		if err != nil {
+			return dst, err
 		}
-		if p.src[p.pos] == ',' {
-			p.pos++
+		if more {
 			continue
 		}
-		if p.src[p.pos] != '}' {
-			return dst, p.fail(ErrSyntax, "expected ',' or '}' after member")
-		}
-		p.pos++
 		break
 	}
 	// RFC 8785 3.2.3: sort by UTF-16 code units; equal names are duplicates.
@@ -166,18 +179,13 @@ func (p *surrogateParser) array(dst []byte, depth int) ([]byte, error) {
 		if dst, err = p.value(dst, depth); err != nil {
 			return dst, err
 		}
-		p.skipSpace()
-		if p.pos >= len(p.src) {
-			return dst, p.fail(ErrSyntax, "unexpected end of array")
+		more, err := p.next(']', "array", "element")
+		if err != nil {
+			return dst, err
 		}
-		if p.src[p.pos] == ',' {
-			p.pos++
+		if more {
 			continue
 		}
-		if p.src[p.pos] != ']' {
-			return dst, p.fail(ErrSyntax, "expected ',' or ']' after element")
-		}
-		p.pos++
 		return append(dst, ']'), nil
 	}
 }
