@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/internal/dev/dashboardtest"
 	"github.com/mcpdrift/mcpdrift/internal/dev/messagesapi"
 	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
@@ -199,7 +199,7 @@ func checkStaleJudgements(t *testing.T, s *quickstart.Stack, dir string, run sta
 	if !named {
 		t.Errorf("bullet 3: no create_ticket impact record names %s", run.agent)
 	}
-	var im controlplane.Impact
+	var im apiwire.Impact
 	cliJSON(t, s, 0, &im, "impact", "demo-tools", "--tool", "create_ticket", "--hours", "1")
 	row := agentImpact(im, run.agent)
 	if row == nil || row.Risk != semconv.ImpactRiskHigh {
@@ -591,7 +591,7 @@ func firstListingBy(rs []serverRequest, client string, since time.Time) time.Tim
 	return time.Time{}
 }
 
-func agentImpact(im controlplane.Impact, agent string) *controlplane.AgentImpact {
+func agentImpact(im apiwire.Impact, agent string) *apiwire.AgentImpact {
 	for i, a := range im.Agents {
 		if a.Agent != nil && *a.Agent == agent {
 			return &im.Agents[i]

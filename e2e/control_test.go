@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -58,7 +58,7 @@ func checkControlPlane(t *testing.T, s *quickstart.Stack, dir string, d quicksta
 	t.Helper()
 	driftID := d.Attr(semconv.DriftID)
 
-	var list controlplane.ServerList
+	var list apiwire.ServerList
 	cliJSON(t, s, 1, &list, "status") // 1: a server has drifted
 	if list.Summary.Drifted != 1 || list.Servers[0].Name != "demo-tools" || list.Servers[0].OpenDrift == nil ||
 		list.Servers[0].Contract.ServerInfo.Version == "" || list.Servers[0].Contract.SpecGeneration == "" {
@@ -68,9 +68,9 @@ func checkControlPlane(t *testing.T, s *quickstart.Stack, dir string, d quicksta
 		t.Errorf("status (text): exit %d\n%s", code, out)
 	}
 
-	var page controlplane.DriftPage
+	var page apiwire.DriftPage
 	cliJSON(t, s, 0, &page, "history", "demo-tools", "--limit", "5")
-	if len(page.Drifts) != 1 || page.Drifts[0].DriftID != driftID || page.Drifts[0].State != controlplane.DriftOpen || len(page.Drifts[0].Changes) != 3 {
+	if len(page.Drifts) != 1 || page.Drifts[0].DriftID != driftID || page.Drifts[0].State != apiwire.DriftOpen || len(page.Drifts[0].Changes) != 3 {
 		t.Fatalf("history: %+v", page)
 	}
 	if code, out, _ := mcpdriftCLI(t, s, "history", "demo-tools"); code != 0 || !strings.Contains(out, "input.property.added_required") || !strings.Contains(out, "BEFORE:") {
@@ -79,7 +79,7 @@ func checkControlPlane(t *testing.T, s *quickstart.Stack, dir string, d quicksta
 
 	// The live index answers what the impact records said, and more:
 	// latency and the split of calls (before the change, stale, new).
-	var imp controlplane.Impact
+	var imp apiwire.Impact
 	cliJSON(t, s, 0, &imp, "impact", "demo-tools", "--tool", "create_ticket", "--hours", "1")
 	if imp.Change == nil || imp.Change.DriftID != driftID || imp.Change.Severity != "breaking" || imp.Totals.Agents != 2 || imp.Totals.Sessions != 6 {
 		t.Fatalf("impact: %+v", imp)
@@ -97,9 +97,9 @@ func checkControlPlane(t *testing.T, s *quickstart.Stack, dir string, d quicksta
 		t.Errorf("impact of an unknown tool: exit %d, want 7", code)
 	}
 
-	var res controlplane.AcceptResult
+	var res apiwire.AcceptResult
 	cliJSON(t, s, 0, &res, "accept", "demo-tools", "--drift", page.Drifts[0].ID, "--by", "e2e", "--comment", "create_ticket needs project")
-	if res.Status != controlplane.StatusUp || len(res.Accepted) != 1 || res.Accepted[0].State != controlplane.DriftAccepted {
+	if res.Status != apiwire.StatusUp || len(res.Accepted) != 1 || res.Accepted[0].State != apiwire.DriftAccepted {
 		t.Fatalf("accept: %+v", res)
 	}
 	eventually(t, dir, "the drift_accepted event", 20*time.Second, func(out *quickstart.Outputs) bool {
@@ -110,7 +110,7 @@ func checkControlPlane(t *testing.T, s *quickstart.Stack, dir string, d quicksta
 		t.Errorf("second accept: exit %d %s", code, errOut)
 	}
 	cliJSON(t, s, 0, &list, "status")
-	if list.Servers[0].Status != controlplane.StatusUp {
+	if list.Servers[0].Status != apiwire.StatusUp {
 		t.Errorf("status after accept: %s", list.Servers[0].Status)
 	}
 	return page.Drifts[0].ID
@@ -120,7 +120,7 @@ func checkControlPlane(t *testing.T, s *quickstart.Stack, dir string, d quicksta
 // accepted.
 func checkHistoryRestored(t *testing.T, s *quickstart.Stack, id string) {
 	t.Helper()
-	var page controlplane.DriftPage
+	var page apiwire.DriftPage
 	cliJSON(t, s, 0, &page, "history", "demo-tools")
 	if len(page.Drifts) != 1 || page.Drifts[0].ID != id || page.Drifts[0].Accepted == nil || page.Drifts[0].Accepted.By != "e2e" {
 		t.Errorf("history after a restart: %+v", page)

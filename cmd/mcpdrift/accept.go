@@ -9,12 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
 func newAcceptCommand() *cobra.Command {
 	var af apiFlags
-	var req controlplane.AcceptRequest
+	var req apiwire.AcceptRequest
 	cmd := &cobra.Command{
 		Use:   "accept SERVER [--drift ID] [--comment TEXT] [--by NAME] [--api URL]",
 		Short: "Accept a server's open drift",
@@ -33,7 +33,7 @@ extension establishes; without one, --by (else "anonymous").
   mcpdrift accept demo-tools --drift 3f1d2a9c0b7e6d54 --comment "project is required now"`,
 		Args: exactArgs("accept", "SERVER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var res controlplane.AcceptResult
+			var res apiwire.AcceptResult
 			return af.fetch(cmd, http.MethodPost, nil, req, &res, func(w io.Writer) error { return writeAccept(w, &res) }, "servers", args[0], "accept")
 		},
 	}
@@ -44,7 +44,7 @@ extension establishes; without one, --by (else "anonymous").
 	return cmd
 }
 
-func writeAccept(w io.Writer, res *controlplane.AcceptResult) error {
+func writeAccept(w io.Writer, res *apiwire.AcceptResult) error {
 	ids := make([]string, len(res.Accepted))
 	for i, d := range res.Accepted {
 		ids[i] = d.ID + " (" + d.Severity + ")"

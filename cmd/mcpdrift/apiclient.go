@@ -16,8 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 )
 
@@ -41,7 +40,7 @@ type apiFlags struct {
 
 func (f *apiFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.api, "api", "", "the control plane's base URL (default $"+envAPI+", else http://"+mcpdriftapiextension.DefaultEndpoint+"); user:password@ in it is sent as basic auth")
+	fl.StringVar(&f.api, "api", "", "the control plane's base URL (default $"+envAPI+", else http://"+apiwire.DefaultEndpoint+"); user:password@ in it is sent as basic auth")
 	fl.StringVar(&f.token, "token", "", "bearer token for the API (default $"+envToken+"); never printed")
 	fl.StringVar(&f.format, "format", "text", "output format: text or json (the API's response)")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for the API")
@@ -60,7 +59,7 @@ func (f *apiFlags) client() (*apiClient, error) {
 		raw = os.Getenv(envAPI)
 	}
 	if raw == "" {
-		raw = "http://" + mcpdriftapiextension.DefaultEndpoint
+		raw = "http://" + apiwire.DefaultEndpoint
 	}
 	base, err := url.Parse(raw)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
@@ -161,7 +160,7 @@ func (c *apiClient) redact(err error) string {
 // apiStatusError maps an API error response to an exit code, with the
 // API's message (server text, escaped).
 func apiStatusError(status int, raw []byte, where string) error {
-	var body controlplane.ErrorBody
+	var body apiwire.ErrorBody
 	msg := fmt.Sprintf("HTTP %d", status)
 	if json.Unmarshal(raw, &body) == nil && body.Error.Message != "" {
 		msg = contract.SanitizeText(body.Error.Message)

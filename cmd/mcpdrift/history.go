@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/contract/render"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
 func newHistoryCommand() *cobra.Command {
@@ -36,7 +36,7 @@ BEFORE and AFTER, as 'mcpdrift diff' prints them.
 			if limit < 1 || limit > 1000 {
 				return usageError("--limit must be from 1 to 1000, not %d", limit)
 			}
-			var page controlplane.DriftPage
+			var page apiwire.DriftPage
 			return af.fetch(cmd, http.MethodGet, url.Values{"limit": {strconv.Itoa(limit)}}, nil, &page,
 				func(w io.Writer) error { return writeHistory(w, &page) }, "servers", args[0], "drifts")
 		},
@@ -58,7 +58,7 @@ func exactArgs(command string, names ...string) cobra.PositionalArgs {
 
 // writeHistory prints each drift: a header line, then its changes as the
 // diff report prints them.
-func writeHistory(w io.Writer, page *controlplane.DriftPage) error {
+func writeHistory(w io.Writer, page *apiwire.DriftPage) error {
 	name := contract.SanitizeText(page.Server)
 	if len(page.Drifts) == 0 {
 		_, err := fmt.Fprintf(w, "mcpdrift: %s has no drift in its history\n", name)
@@ -99,7 +99,7 @@ func diffValue(v json.RawMessage) json.RawMessage {
 }
 
 // driftState says what became of a drift, and who accepted it.
-func driftState(d *controlplane.Drift) string {
+func driftState(d *apiwire.Drift) string {
 	switch {
 	case d.Accepted != nil:
 		s := fmt.Sprintf("accepted by %s at %s UTC", contract.SanitizeText(d.Accepted.By), when(d.Accepted.At))
@@ -110,7 +110,7 @@ func driftState(d *controlplane.Drift) string {
 			s += ": " + contract.QuoteForDisplay(d.Accepted.Comment)
 		}
 		return s
-	case d.State == controlplane.DriftOpen:
+	case d.State == apiwire.DriftOpen:
 		return "OPEN"
 	case d.ClosedAt != nil:
 		return d.State + " at " + when(*d.ClosedAt) + " UTC"

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
 func newImpactCommand() *cobra.Command {
@@ -43,7 +43,7 @@ neither (unknown), and the risk, by the same rules as mcpdrift.impact events.
 				}
 				q.Set("hours", strconv.FormatFloat(hours, 'f', -1, 64))
 			}
-			var imp controlplane.Impact
+			var imp apiwire.Impact
 			return af.fetch(cmd, http.MethodGet, q, nil, &imp, func(w io.Writer) error { return writeImpact(w, &imp) }, "servers", args[0], "impact")
 		},
 	}
@@ -54,7 +54,7 @@ neither (unknown), and the risk, by the same rules as mcpdrift.impact events.
 }
 
 // writeImpact prints the query's header and one row per agent.
-func writeImpact(w io.Writer, imp *controlplane.Impact) error {
+func writeImpact(w io.Writer, imp *apiwire.Impact) error {
 	fmt.Fprintf(w, "mcpdrift: %s · %s · last %sh (%s to %s UTC)\n", contract.SanitizeText(imp.Server), contract.SanitizeText(imp.Tool),
 		strconv.FormatFloat(imp.Hours, 'f', -1, 64), when(imp.From), when(imp.To))
 	digest := func(d *string) string {
@@ -101,7 +101,7 @@ func writeImpact(w io.Writer, imp *controlplane.Impact) error {
 }
 
 // recoveryText says where the sessions a change affected stand.
-func recoveryText(r *controlplane.Recovery) string {
+func recoveryText(r *apiwire.Recovery) string {
 	s := fmt.Sprintf("%d recovered, %d still stale, %d failed, %d idle", r.Recovered, r.StillStale, r.Failed, r.Idle)
 	if r.MedianSecondsToRecover != nil {
 		s += fmt.Sprintf("; recovered in %ss (median), %ss (longest)",

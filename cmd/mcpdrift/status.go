@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
 func newStatusCommand() *cobra.Command {
@@ -29,7 +29,7 @@ versions, and the open drift.
   MCPDRIFT_API=https://otel.example.com:13180 MCPDRIFT_TOKEN=... mcpdrift status --format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var list controlplane.ServerList
+			var list apiwire.ServerList
 			err := af.fetch(cmd, http.MethodGet, nil, nil, &list, func(w io.Writer) error { return writeStatus(w, &list) }, "servers")
 			if err != nil {
 				return err
@@ -42,7 +42,7 @@ versions, and the open drift.
 }
 
 // statusExit is 4 when a server is down, 1 when one has drifted.
-func statusExit(list *controlplane.ServerList) error {
+func statusExit(list *apiwire.ServerList) error {
 	switch {
 	case list.Summary.Down > 0:
 		return &exitError{code: exitProbe, err: fmt.Errorf("%d of %d servers are DOWN", list.Summary.Down, list.Summary.Total)}
@@ -53,7 +53,7 @@ func statusExit(list *controlplane.ServerList) error {
 }
 
 // writeStatus prints one row per server.
-func writeStatus(w io.Writer, list *controlplane.ServerList) error {
+func writeStatus(w io.Writer, list *apiwire.ServerList) error {
 	s := list.Summary
 	fmt.Fprintf(w, "mcpdrift: %d servers: %d up, %d drifted, %d down, %d pending\n\n", s.Total, s.Up, s.Drifted, s.Down, s.Pending)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/collector/client"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
 
@@ -62,8 +63,8 @@ func (e *apiExtension) accept(r *http.Request) (any, *apiError) {
 	return nil, unknownServer(name)
 }
 
-func readAcceptRequest(r *http.Request) (controlplane.AcceptRequest, *apiError) {
-	var req controlplane.AcceptRequest
+func readAcceptRequest(r *http.Request) (apiwire.AcceptRequest, *apiError) {
+	var req apiwire.AcceptRequest
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxAcceptBody+1))
 	if err != nil {
 		var tooLarge *http.MaxBytesError

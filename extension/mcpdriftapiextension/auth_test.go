@@ -10,6 +10,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension"
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
 )
@@ -61,7 +62,7 @@ func TestAuthPrincipal(t *testing.T) {
 	d := newFakeDrift(t)
 	a.register(d, nil)
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:wonderland"))
-	var res controlplane.AcceptResult
+	var res apiwire.AcceptResult
 	decode(t, a.post("/api/v1/servers/{name}/accept", "/api/v1/servers/demo-tools/accept", `{"by":"mallory"}`, http.StatusOK,
 		"Authorization", basic, "Content-Type", "application/json"), &res)
 	if got := d.accepted[0].by; got != (controlplane.Principal{Name: "alice", Authenticated: true}) || res.By != "alice" {

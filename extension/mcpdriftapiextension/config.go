@@ -5,12 +5,9 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
-)
 
-// DefaultEndpoint is where the API listens unless configured: loopback
-// only, like the Collector's other local endpoints (health_check 13133,
-// zpages 55679).
-const DefaultEndpoint = "localhost:13180"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
+)
 
 // Config is the configuration of the mcpdrift_api extension.
 type Config struct {
@@ -28,14 +25,14 @@ var _ component.Config = (*Config)(nil)
 
 func createDefaultConfig() component.Config {
 	sc := confighttp.NewDefaultServerConfig()
-	sc.NetAddr.Endpoint = DefaultEndpoint
+	sc.NetAddr.Endpoint = apiwire.DefaultEndpoint
 	return &Config{ServerConfig: sc}
 }
 
 // Validate checks the configuration.
 func (cfg *Config) Validate() error {
 	if cfg.NetAddr.Endpoint == "" {
-		return errors.New("endpoint is required (default " + DefaultEndpoint + ")")
+		return errors.New("endpoint is required (default " + apiwire.DefaultEndpoint + ")")
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
 
@@ -34,7 +35,7 @@ const (
 type exampleDrift struct {
 	*fakeDrift
 	open     string // demo-tools' newest open drift; "" once accepted (under mu)
-	accepted *controlplane.Acceptance
+	accepted *apiwire.Acceptance
 }
 
 var _ controlplane.DriftSource = (*exampleDrift)(nil)
@@ -123,31 +124,31 @@ func (x *exampleDrift) principals() []controlplane.Principal {
 }
 
 // status and state apply an accept to what is read (the caller holds mu).
-func (x *exampleDrift) status(s controlplane.ServerStatus) controlplane.ServerStatus {
+func (x *exampleDrift) status(s apiwire.ServerStatus) apiwire.ServerStatus {
 	if s.Name == x.detail.Name && x.accepted != nil {
-		s.Status, s.OpenDrift = controlplane.StatusUp, nil
+		s.Status, s.OpenDrift = apiwire.StatusUp, nil
 	}
 	return s
 }
 
-func (x *exampleDrift) state(d controlplane.Drift) controlplane.Drift {
-	if x.accepted != nil && d.State == controlplane.DriftOpen {
-		d.State, d.ClosedAt, d.Accepted = controlplane.DriftAccepted, &x.accepted.At, x.accepted
+func (x *exampleDrift) state(d apiwire.Drift) apiwire.Drift {
+	if x.accepted != nil && d.State == apiwire.DriftOpen {
+		d.State, d.ClosedAt, d.Accepted = apiwire.DriftAccepted, &x.accepted.At, x.accepted
 	}
 	return d
 }
 
-func (x *exampleDrift) Servers() []controlplane.ServerStatus {
+func (x *exampleDrift) Servers() []apiwire.ServerStatus {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	out := make([]controlplane.ServerStatus, len(x.servers))
+	out := make([]apiwire.ServerStatus, len(x.servers))
 	for i, s := range x.servers {
 		out[i] = x.status(s)
 	}
 	return out
 }
 
-func (x *exampleDrift) Server(name string) (controlplane.ServerDetail, error) {
+func (x *exampleDrift) Server(name string) (apiwire.ServerDetail, error) {
 	d, err := x.fakeDrift.Server(name)
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -155,11 +156,11 @@ func (x *exampleDrift) Server(name string) (controlplane.ServerDetail, error) {
 	return d, err
 }
 
-func (x *exampleDrift) Drifts(name string, limit int) (controlplane.DriftPage, error) {
+func (x *exampleDrift) Drifts(name string, limit int) (apiwire.DriftPage, error) {
 	p, err := x.fakeDrift.Drifts(name, limit)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	p.Drifts = append([]controlplane.Drift(nil), p.Drifts...)
+	p.Drifts = append([]apiwire.Drift(nil), p.Drifts...)
 	for i, d := range p.Drifts {
 		p.Drifts[i] = x.state(d)
 	}
@@ -168,12 +169,12 @@ func (x *exampleDrift) Drifts(name string, limit int) (controlplane.DriftPage, e
 
 // Drift also answers for the page's older entries, without definitions (as
 // for an entry whose definitions the history's byte budget left out).
-func (x *exampleDrift) Drift(id string) (controlplane.DriftDetail, error) {
+func (x *exampleDrift) Drift(id string) (apiwire.DriftDetail, error) {
 	d, err := x.fakeDrift.Drift(id)
 	if errors.Is(err, controlplane.ErrUnknownDrift) {
 		for _, e := range x.page.Drifts {
 			if e.ID == id {
-				d, err = controlplane.DriftDetail{Drift: e, Definitions: []controlplane.DefinitionChange{}}, nil
+				d, err = apiwire.DriftDetail{Drift: e, Definitions: []apiwire.DefinitionChange{}}, nil
 			}
 		}
 	}
@@ -183,15 +184,15 @@ func (x *exampleDrift) Drift(id string) (controlplane.DriftDetail, error) {
 	return d, err
 }
 
-func (x *exampleDrift) Accept(ctx context.Context, name string, req controlplane.AcceptRequest, by controlplane.Principal) (controlplane.AcceptResult, error) {
+func (x *exampleDrift) Accept(ctx context.Context, name string, req apiwire.AcceptRequest, by controlplane.Principal) (apiwire.AcceptResult, error) {
 	x.mu.Lock()
 	open := x.open
 	x.mu.Unlock()
 	switch {
 	case name == x.detail.Name && open == "":
-		return controlplane.AcceptResult{}, controlplane.ErrNoOpenDrift
+		return apiwire.AcceptResult{}, controlplane.ErrNoOpenDrift
 	case name == x.detail.Name && req.Drift != "" && req.Drift != open:
-		return controlplane.AcceptResult{}, controlplane.ErrDriftMismatch
+		return apiwire.AcceptResult{}, controlplane.ErrDriftMismatch
 	}
 	res, err := x.fakeDrift.Accept(ctx, name, req, by)
 	if err == nil {
@@ -210,7 +211,7 @@ func newExampleImpact() exampleImpact {
 	return exampleImpact{&fakeImpact{window: 24 * time.Hour, recent: time.Hour}}
 }
 
-func (x exampleImpact) Impact(ctx context.Context, q controlplane.ImpactQuery) (controlplane.Impact, error) {
+func (x exampleImpact) Impact(ctx context.Context, q controlplane.ImpactQuery) (apiwire.Impact, error) {
 	out, err := x.fakeImpact.Impact(ctx, q)
 	if errors.Is(err, controlplane.ErrUnknownTool) {
 		out, err = x.fakeImpact.Impact(ctx, controlplane.ImpactQuery{Server: q.Server, Tool: "get_forecast", Window: q.Window})

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
 
@@ -26,7 +27,7 @@ func (e *apiExtension) info(r *http.Request) (any, *apiError) {
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return nil, err
 	}
-	out := controlplane.Info{APIVersion: controlplane.APIVersion}
+	out := apiwire.Info{APIVersion: apiwire.APIVersion}
 	out.Drift.Components = []string{}
 	for _, d := range e.driftSources() {
 		out.Drift.Components = append(out.Drift.Components, d.id.String())
@@ -69,21 +70,21 @@ func (e *apiExtension) listServers(r *http.Request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	out := controlplane.ServerList{Servers: []controlplane.ServerStatus{}}
+	out := apiwire.ServerList{Servers: []apiwire.ServerStatus{}}
 	for _, d := range ds {
 		out.Servers = append(out.Servers, d.src.Servers()...)
 	}
-	slices.SortFunc(out.Servers, func(a, b controlplane.ServerStatus) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out.Servers, func(a, b apiwire.ServerStatus) int { return strings.Compare(a.Name, b.Name) })
 	for _, s := range out.Servers {
 		out.Summary.Total++
 		switch s.Status {
-		case controlplane.StatusUp:
+		case apiwire.StatusUp:
 			out.Summary.Up++
-		case controlplane.StatusDrifted:
+		case apiwire.StatusDrifted:
 			out.Summary.Drifted++
-		case controlplane.StatusDown:
+		case apiwire.StatusDown:
 			out.Summary.Down++
-		case controlplane.StatusPending:
+		case apiwire.StatusPending:
 			out.Summary.Pending++
 		}
 	}
@@ -95,7 +96,7 @@ func (e *apiExtension) getServer(r *http.Request) (any, *apiError) {
 		return nil, err
 	}
 	name := r.PathValue("name")
-	return firstOf(e, func(s controlplane.DriftSource) (controlplane.ServerDetail, error) { return s.Server(name) }, name)
+	return firstOf(e, func(s controlplane.DriftSource) (apiwire.ServerDetail, error) { return s.Server(name) }, name)
 }
 
 func (e *apiExtension) listDrifts(r *http.Request) (any, *apiError) {
@@ -112,7 +113,7 @@ func (e *apiExtension) listDrifts(r *http.Request) (any, *apiError) {
 		limit = n
 	}
 	name := r.PathValue("name")
-	return firstOf(e, func(s controlplane.DriftSource) (controlplane.DriftPage, error) { return s.Drifts(name, limit) }, name)
+	return firstOf(e, func(s controlplane.DriftSource) (apiwire.DriftPage, error) { return s.Drifts(name, limit) }, name)
 }
 
 func (e *apiExtension) getDrift(r *http.Request) (any, *apiError) {
@@ -194,8 +195,8 @@ func (e *apiExtension) getDigestUsage(r *http.Request) (any, *apiError) {
 	days := defaultDigestUsageDays
 	if v, ok := q["days"]; ok {
 		n, err := strconv.Atoi(v[0])
-		if err != nil || n < 1 || n > controlplane.MaxDigestUsageDays {
-			return nil, badParameter("days", fmt.Sprintf("days must be an integer from 1 to %d, not %q", controlplane.MaxDigestUsageDays, v[0]))
+		if err != nil || n < 1 || n > apiwire.MaxDigestUsageDays {
+			return nil, badParameter("days", fmt.Sprintf("days must be an integer from 1 to %d, not %q", apiwire.MaxDigestUsageDays, v[0]))
 		}
 		days = n
 	}

@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
 
 func TestInfo(t *testing.T) {
 	a := startAPI(t, nil, nil)
-	var info controlplane.Info
+	var info apiwire.Info
 	decode(t, a.get("/api/v1/info", "/api/v1/info", http.StatusOK), &info)
 	if info.Drift.Available || info.Impact.Available || info.Drift.Message == "" || info.Impact.Message == "" {
 		t.Errorf("nothing registered, got %+v", info)
@@ -56,9 +57,9 @@ func TestUnavailable(t *testing.T) {
 func TestServers(t *testing.T) {
 	a := startAPI(t, nil, nil)
 	a.register(newFakeDrift(t), nil)
-	var list controlplane.ServerList
+	var list apiwire.ServerList
 	decode(t, a.get("/api/v1/servers", "/api/v1/servers", http.StatusOK), &list)
-	want := controlplane.StatusSummary{Total: 4, Up: 1, Drifted: 1, Down: 1, Pending: 1}
+	want := apiwire.StatusSummary{Total: 4, Up: 1, Drifted: 1, Down: 1, Pending: 1}
 	if list.Summary != want {
 		t.Errorf("summary %+v, want %+v", list.Summary, want)
 	}
@@ -67,7 +68,7 @@ func TestServers(t *testing.T) {
 			t.Errorf("servers not by name: %s before %s", list.Servers[i-1].Name, list.Servers[i].Name)
 		}
 	}
-	var d controlplane.ServerDetail
+	var d apiwire.ServerDetail
 	decode(t, a.get("/api/v1/servers/{name}", "/api/v1/servers/demo-tools", http.StatusOK), &d)
 	if d.Name != "demo-tools" || len(d.Snapshot) < 100 {
 		t.Errorf("server: %+v", d.ServerStatus)
@@ -113,7 +114,7 @@ func TestBadParameters(t *testing.T) {
 func TestDrifts(t *testing.T) {
 	a := startAPI(t, nil, nil)
 	a.register(newFakeDrift(t), nil)
-	var p controlplane.DriftPage
+	var p apiwire.DriftPage
 	decode(t, a.get("/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts", http.StatusOK), &p)
 	if len(p.Drifts) != 2 || p.Total != 2 {
 		t.Errorf("default page: %d drifts of %d", len(p.Drifts), p.Total)
@@ -123,7 +124,7 @@ func TestDrifts(t *testing.T) {
 		t.Errorf("limit=1: %d drifts", len(p.Drifts))
 	}
 	a.get("/api/v1/servers/{name}/drifts", "/api/v1/servers/nope/drifts", http.StatusNotFound)
-	var d controlplane.DriftDetail
+	var d apiwire.DriftDetail
 	decode(t, a.get("/api/v1/drifts/{id}", "/api/v1/drifts/"+p.Drifts[0].ID, http.StatusOK), &d)
 	if len(d.Definitions) != 3 || d.Definitions[0].Before == nil || d.Definitions[0].After == nil {
 		t.Errorf("drift definitions: %+v", d.Definitions)
@@ -138,7 +139,7 @@ func TestImpact(t *testing.T) {
 	im := &fakeImpact{window: 24 * time.Hour, recent: time.Hour}
 	d := newFakeDrift(t)
 	a.register(d, im)
-	var out controlplane.Impact
+	var out apiwire.Impact
 	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket", http.StatusOK), &out)
 	if out.Hours != 24 || im.asked[0].Window != 24*time.Hour || im.asked[0].Tool != "create_ticket" {
 		t.Errorf("default window: hours %v, asked %+v", out.Hours, im.asked[0])
@@ -171,7 +172,7 @@ func TestDigestUsage(t *testing.T) {
 	const route = "/api/v1/servers/{name}/digests"
 	a.get(route, "/api/v1/servers/demo-tools/digests?tool=create_ticket", http.StatusServiceUnavailable)
 	a.register(newFakeDrift(t), &fakeImpact{window: 24 * time.Hour, recent: time.Hour})
-	var out controlplane.DigestUsage
+	var out apiwire.DigestUsage
 	decode(t, a.get(route, "/api/v1/servers/demo-tools/digests?tool=create_ticket&days=35", http.StatusOK), &out)
 	if len(out.Digests) != 3 || out.Digests[0].Calls != 812 || out.Digests[2].Digest != nil {
 		t.Errorf("digests %+v", out)
@@ -194,7 +195,7 @@ func TestAccept(t *testing.T) {
 	const route, path = "/api/v1/servers/{name}/accept", "/api/v1/servers/demo-tools/accept"
 	jsonCT := []string{"Content-Type", "application/json"}
 
-	var res controlplane.AcceptResult
+	var res apiwire.AcceptResult
 	decode(t, a.post(route, path, `{"drift":"abc","comment":"ok","by":"bob"}`, http.StatusOK, jsonCT...), &res)
 	if res.By != "bob" || len(d.accepted) != 1 || d.accepted[0].by != (controlplane.Principal{Name: "bob"}) ||
 		d.accepted[0].req.Drift != "abc" || d.accepted[0].req.Comment != "ok" {

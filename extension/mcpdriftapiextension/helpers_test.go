@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
 )
@@ -30,17 +31,17 @@ import (
 // fakeDrift is a DriftSource answering from testdata.
 type fakeDrift struct {
 	mu       sync.Mutex
-	servers  []controlplane.ServerStatus
-	detail   controlplane.ServerDetail
-	page     controlplane.DriftPage
-	drift    controlplane.DriftDetail
+	servers  []apiwire.ServerStatus
+	detail   apiwire.ServerDetail
+	page     apiwire.DriftPage
+	drift    apiwire.DriftDetail
 	accepted []acceptCall
 	err      error // returned by Accept when set
 }
 
 type acceptCall struct {
 	server string
-	req    controlplane.AcceptRequest
+	req    apiwire.AcceptRequest
 	by     controlplane.Principal
 }
 
@@ -57,7 +58,7 @@ func readExample(t testing.TB, name string, v any) {
 
 func newFakeDrift(t testing.TB) *fakeDrift {
 	f := &fakeDrift{}
-	var list controlplane.ServerList
+	var list apiwire.ServerList
 	readExample(t, "servers.json", &list)
 	f.servers = list.Servers
 	readExample(t, "server.json", &f.detail)
@@ -66,9 +67,9 @@ func newFakeDrift(t testing.TB) *fakeDrift {
 	return f
 }
 
-func (f *fakeDrift) Servers() []controlplane.ServerStatus { return f.servers }
+func (f *fakeDrift) Servers() []apiwire.ServerStatus { return f.servers }
 
-func (f *fakeDrift) Server(name string) (controlplane.ServerDetail, error) {
+func (f *fakeDrift) Server(name string) (apiwire.ServerDetail, error) {
 	for _, s := range f.servers {
 		if s.Name == name {
 			d := f.detail
@@ -76,12 +77,12 @@ func (f *fakeDrift) Server(name string) (controlplane.ServerDetail, error) {
 			return d, nil
 		}
 	}
-	return controlplane.ServerDetail{}, controlplane.ErrUnknownServer
+	return apiwire.ServerDetail{}, controlplane.ErrUnknownServer
 }
 
-func (f *fakeDrift) Drifts(name string, limit int) (controlplane.DriftPage, error) {
+func (f *fakeDrift) Drifts(name string, limit int) (apiwire.DriftPage, error) {
 	if _, err := f.Server(name); err != nil {
-		return controlplane.DriftPage{}, err
+		return apiwire.DriftPage{}, err
 	}
 	p := f.page
 	p.Server = name
@@ -89,28 +90,28 @@ func (f *fakeDrift) Drifts(name string, limit int) (controlplane.DriftPage, erro
 	return p, nil
 }
 
-func (f *fakeDrift) Drift(id string) (controlplane.DriftDetail, error) {
+func (f *fakeDrift) Drift(id string) (apiwire.DriftDetail, error) {
 	if id == f.drift.ID {
 		return f.drift, nil
 	}
-	return controlplane.DriftDetail{}, controlplane.ErrUnknownDrift
+	return apiwire.DriftDetail{}, controlplane.ErrUnknownDrift
 }
 
-func (f *fakeDrift) Accept(_ context.Context, name string, req controlplane.AcceptRequest, by controlplane.Principal) (controlplane.AcceptResult, error) {
+func (f *fakeDrift) Accept(_ context.Context, name string, req apiwire.AcceptRequest, by controlplane.Principal) (apiwire.AcceptResult, error) {
 	if _, err := f.Server(name); err != nil {
-		return controlplane.AcceptResult{}, err
+		return apiwire.AcceptResult{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.accepted = append(f.accepted, acceptCall{name, req, by})
 	if f.err != nil {
-		return controlplane.AcceptResult{}, f.err
+		return apiwire.AcceptResult{}, f.err
 	}
 	d := f.drift.Drift
-	d.State, d.Accepted = controlplane.DriftAccepted, &controlplane.Acceptance{By: by.Name, At: time.Now().UTC(), Authenticated: by.Authenticated, Comment: req.Comment}
+	d.State, d.Accepted = apiwire.DriftAccepted, &apiwire.Acceptance{By: by.Name, At: time.Now().UTC(), Authenticated: by.Authenticated, Comment: req.Comment}
 	d.ClosedAt = &d.Accepted.At
-	return controlplane.AcceptResult{Server: name, Accepted: []controlplane.Drift{d}, At: d.Accepted.At, By: by.Name,
-		BaselineDigest: d.CurrentContract, Status: controlplane.StatusUp}, nil
+	return apiwire.AcceptResult{Server: name, Accepted: []apiwire.Drift{d}, At: d.Accepted.At, By: by.Name,
+		BaselineDigest: d.CurrentContract, Status: apiwire.StatusUp}, nil
 }
 
 // fakeImpact is an ImpactSource answering from testdata.
@@ -121,33 +122,33 @@ type fakeImpact struct {
 
 func (f *fakeImpact) Windows() (time.Duration, time.Duration) { return f.window, f.recent }
 
-func (f *fakeImpact) Impact(_ context.Context, q controlplane.ImpactQuery) (controlplane.Impact, error) {
+func (f *fakeImpact) Impact(_ context.Context, q controlplane.ImpactQuery) (apiwire.Impact, error) {
 	f.asked = append(f.asked, q)
 	switch {
 	case q.Server != "demo-tools":
-		return controlplane.Impact{}, controlplane.ErrUnknownServer
+		return apiwire.Impact{}, controlplane.ErrUnknownServer
 	case q.Tool == "create_ticket":
-		var out controlplane.Impact
+		var out apiwire.Impact
 		readExampleBytes(impactExample, &out)
 		return out, nil
 	case q.Tool == "get_forecast":
-		var out controlplane.Impact
+		var out apiwire.Impact
 		readExampleBytes(noCallersExample, &out)
 		return out, nil
 	}
-	return controlplane.Impact{}, controlplane.ErrUnknownTool
+	return apiwire.Impact{}, controlplane.ErrUnknownTool
 }
 
-func (f *fakeImpact) DigestUsage(_ context.Context, q controlplane.DigestUsageQuery) (controlplane.DigestUsage, error) {
+func (f *fakeImpact) DigestUsage(_ context.Context, q controlplane.DigestUsageQuery) (apiwire.DigestUsage, error) {
 	switch {
 	case q.Server != "demo-tools":
-		return controlplane.DigestUsage{}, controlplane.ErrUnknownServer
+		return apiwire.DigestUsage{}, controlplane.ErrUnknownServer
 	case q.Tool == "create_ticket":
-		var out controlplane.DigestUsage
+		var out apiwire.DigestUsage
 		readExampleBytes(digestsExample, &out)
 		return out, nil
 	}
-	return controlplane.DigestUsage{}, controlplane.ErrUnknownTool
+	return apiwire.DigestUsage{}, controlplane.ErrUnknownTool
 }
 
 var (
@@ -259,9 +260,9 @@ func (a *api) check(method, route, path string, status int, r response) {
 }
 
 // errorOf decodes an error body.
-func errorOf(t testing.TB, r response) controlplane.ErrorDetail {
+func errorOf(t testing.TB, r response) apiwire.ErrorDetail {
 	t.Helper()
-	var e controlplane.ErrorBody
+	var e apiwire.ErrorBody
 	dec := json.NewDecoder(bytes.NewReader(r.body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {

@@ -21,7 +21,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
 	"github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver"
@@ -205,7 +205,7 @@ func (c *collector) callAt(t testing.TB, agent, session, digest string, n int, l
 
 func toolDigest(t *testing.T, a *api, tool string) string {
 	t.Helper()
-	var d controlplane.ServerDetail
+	var d apiwire.ServerDetail
 	decode(t, a.get("/api/v1/servers/{name}", "/api/v1/servers/demo-tools", http.StatusOK), &d)
 	var snap struct {
 		Tools []struct{ Key, Digest string } `json:"tools"`
@@ -256,12 +256,12 @@ func testIntegration(t *testing.T, baseline string) {
 	c := startCollector(t, dir, srv.url, baseline)
 	a := c.api
 
-	var info controlplane.Info
+	var info apiwire.Info
 	decode(t, a.get("/api/v1/info", "/api/v1/info", http.StatusOK), &info)
 	if !info.Drift.Available || !info.Impact.Available || info.Drift.Components[0] != "mcpdrift" || info.Impact.WindowHours != 24 {
 		t.Fatalf("info %+v", info)
 	}
-	until(t, a, "/api/v1/servers", "/api/v1/servers", "the first probe", func(l controlplane.ServerList) bool {
+	until(t, a, "/api/v1/servers", "/api/v1/servers", "the first probe", func(l apiwire.ServerList) bool {
 		return l.Summary.Up == 1
 	})
 	v1 := toolDigest(t, a, "create_ticket")
@@ -269,8 +269,8 @@ func testIntegration(t *testing.T, baseline string) {
 	c.call(t, "planner", "p-2", v1, 3, 12*time.Millisecond)
 
 	srv.v2.Store(true)
-	st := until(t, a, "/api/v1/servers/{name}", "/api/v1/servers/demo-tools", "the drift", func(d controlplane.ServerDetail) bool {
-		return d.Status == controlplane.StatusDrifted
+	st := until(t, a, "/api/v1/servers/{name}", "/api/v1/servers/demo-tools", "the drift", func(d apiwire.ServerDetail) bool {
+		return d.Status == apiwire.StatusDrifted
 	})
 	if st.OpenDrift == nil || st.OpenDrift.Severity != "breaking" {
 		t.Fatalf("status %+v", st.ServerStatus)
@@ -278,12 +278,12 @@ func testIntegration(t *testing.T, baseline string) {
 	v2 := toolDigest(t, a, "create_ticket")
 	c.call(t, "researcher", "r-1", v2, 2, 30*time.Millisecond)
 
-	var page controlplane.DriftPage
+	var page apiwire.DriftPage
 	decode(t, a.get("/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts?limit=10", http.StatusOK), &page)
-	if len(page.Drifts) != 1 || page.Drifts[0].State != controlplane.DriftOpen || page.Drifts[0].Changes[0].Name != "create_ticket" {
+	if len(page.Drifts) != 1 || page.Drifts[0].State != apiwire.DriftOpen || page.Drifts[0].Changes[0].Name != "create_ticket" {
 		t.Fatalf("history %+v", page)
 	}
-	var detail controlplane.DriftDetail
+	var detail apiwire.DriftDetail
 	decode(t, a.get("/api/v1/drifts/{id}", "/api/v1/drifts/"+page.Drifts[0].ID, http.StatusOK), &detail)
 	// create_ticket (breaking) first, then the server (serverInfo.version: info).
 	if len(detail.Definitions) != 2 || detail.Definitions[0].BeforeDigest != v1 || detail.Definitions[0].AfterDigest != v2 ||
@@ -292,26 +292,26 @@ func testIntegration(t *testing.T, baseline string) {
 		t.Errorf("definitions %d: %s / %s", len(detail.Definitions), detail.Definitions[0].After, detail.Definitions[1].After)
 	}
 
-	var imp controlplane.Impact
+	var imp apiwire.Impact
 	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=1", http.StatusOK), &imp)
-	if imp.Totals.Recovery == nil || *imp.Totals.Recovery != (controlplane.Recovery{Idle: 3}) {
+	if imp.Totals.Recovery == nil || *imp.Totals.Recovery != (apiwire.Recovery{Idle: 3}) {
 		t.Errorf("recovery %+v", imp.Totals.Recovery)
 	}
 	imp.Totals.Recovery = nil
-	if imp.Totals != (controlplane.ImpactTotals{Agents: 2, Sessions: 3, Calls: 10, Before: 8}) || imp.Change == nil || imp.Change.DriftID != page.Drifts[0].DriftID ||
+	if imp.Totals != (apiwire.ImpactTotals{Agents: 2, Sessions: 3, Calls: 10, Before: 8}) || imp.Change == nil || imp.Change.DriftID != page.Drifts[0].DriftID ||
 		*imp.PreviousDigest != v1 || *imp.CurrentDigest != v2 || len(imp.Agents) != 2 {
 		t.Fatalf("impact %+v", imp)
 	}
-	if p := imp.Agents[0]; *p.Agent != "planner" || p.Risk != "high" || p.Digests != (controlplane.DigestUsed{Before: 8}) || *p.AvgLatencyMS != 12 {
+	if p := imp.Agents[0]; *p.Agent != "planner" || p.Risk != "high" || p.Digests != (apiwire.DigestUsed{Before: 8}) || *p.AvgLatencyMS != 12 {
 		t.Errorf("planner %+v", p)
 	}
-	if r := imp.Agents[1]; *r.Agent != "researcher" || r.Digests != (controlplane.DigestUsed{New: 2}) || *r.AvgLatencyMS != 30 {
+	if r := imp.Agents[1]; *r.Agent != "researcher" || r.Digests != (apiwire.DigestUsed{New: 2}) || *r.AvgLatencyMS != 30 {
 		t.Errorf("researcher %+v", r)
 	}
 	a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=nope", http.StatusNotFound)
 
 	// Calls by definition, for the server's authors.
-	var usage controlplane.DigestUsage
+	var usage apiwire.DigestUsage
 	decode(t, a.get("/api/v1/servers/{name}/digests", "/api/v1/servers/demo-tools/digests?tool=create_ticket&days=2", http.StatusOK), &usage)
 	if len(usage.Digests) != 2 || *usage.Digests[0].Digest != v1 || usage.Digests[0].Calls != 8 || usage.Digests[0].Current ||
 		*usage.Digests[1].Digest != v2 || usage.Digests[1].Calls != 2 || !usage.Digests[1].Current || *usage.CurrentDigest != v2 {
@@ -326,10 +326,10 @@ func testIntegration(t *testing.T, baseline string) {
 		}
 	}
 
-	var res controlplane.AcceptResult
+	var res apiwire.AcceptResult
 	decode(t, a.post("/api/v1/servers/{name}/accept", "/api/v1/servers/demo-tools/accept", `{"drift":"`+page.Drifts[0].ID+`","by":"alice","comment":"project is required now"}`,
 		http.StatusOK, "Content-Type", "application/json"), &res)
-	if res.Status != controlplane.StatusUp || res.BaselineDigest != st.Contract.Digest || len(res.Accepted) != 1 || res.Accepted[0].Accepted.By != "alice" {
+	if res.Status != apiwire.StatusUp || res.BaselineDigest != st.Contract.Digest || len(res.Accepted) != 1 || res.Accepted[0].Accepted.By != "alice" {
 		t.Errorf("accept %+v", res)
 	}
 	if ev := acceptedEvents(c.logs); len(ev) != 1 {
@@ -343,14 +343,14 @@ func testIntegration(t *testing.T, baseline string) {
 	c = startCollector(t, dir, srv.url, baseline)
 	a = c.api
 	decode(t, a.get("/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts", http.StatusOK), &page)
-	if len(page.Drifts) != 1 || page.Drifts[0].State != controlplane.DriftAccepted || page.Drifts[0].Accepted.Comment != "project is required now" {
+	if len(page.Drifts) != 1 || page.Drifts[0].State != apiwire.DriftAccepted || page.Drifts[0].Accepted.Comment != "project is required now" {
 		t.Fatalf("restored history %+v", page)
 	}
 	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket", http.StatusOK), &imp)
 	if imp.Totals.Calls != 10 || imp.Change == nil {
 		t.Errorf("restored index: %+v", imp.Totals)
 	}
-	until(t, a, "/api/v1/servers", "/api/v1/servers", "a probe after the restart", func(l controlplane.ServerList) bool {
+	until(t, a, "/api/v1/servers", "/api/v1/servers", "a probe after the restart", func(l apiwire.ServerList) bool {
 		return l.Summary.Up == 1 && l.Servers[0].Probe != nil && l.Servers[0].Contract.BaselineDigest == res.BaselineDigest
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor"
@@ -92,19 +93,19 @@ func promptProbeCollector(t testing.TB, srv *versioned) *collector {
 	if o := <-landed; o.Err != nil {
 		t.Fatal(o.Err)
 	}
-	waitImpact(t, c.api, func(im controlplane.Impact) bool { return im.CurrentDigest != nil })
+	waitImpact(t, c.api, func(im apiwire.Impact) bool { return im.CurrentDigest != nil })
 	return c
 }
 
 // waitImpact polls create_ticket's impact every 2 ms until cond holds.
-func waitImpact(t testing.TB, a *api, cond func(controlplane.Impact) bool) controlplane.Impact {
+func waitImpact(t testing.TB, a *api, cond func(apiwire.Impact) bool) apiwire.Impact {
 	t.Helper()
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(30 * time.Second)
 	for {
 		r := a.do(http.MethodGet, "/api/v1/servers/demo-tools/impact?tool=create_ticket", "")
-		var im controlplane.Impact
+		var im apiwire.Impact
 		if r.status == http.StatusOK {
 			decode(t, r, &im)
 			if cond(im) {
@@ -128,7 +129,7 @@ func settleOnce(t testing.TB, c *collector, srv *versioned, session string) time
 	start := time.Now()
 	c.callAt(t, "claude-code", session, d, 1, start, time.Millisecond)
 	var sawAhead bool
-	im := waitImpact(t, c.api, func(im controlplane.Impact) bool {
+	im := waitImpact(t, c.api, func(im apiwire.Impact) bool {
 		for _, a := range im.Agents {
 			sawAhead = sawAhead || a.Digests.Ahead > 0
 			if a.Digests.Ahead == 0 && a.Digests.Stale == 0 && a.Digests.New >= 1 {
@@ -152,7 +153,7 @@ func TestPromptProbeSettles(t *testing.T) {
 	c := promptProbeCollector(t, srv)
 	took := settleOnce(t, c, srv, "s-1")
 	t.Logf("from the first unseen digest to the index agreeing: %s", took)
-	var st controlplane.ServerList
+	var st apiwire.ServerList
 	decode(t, c.api.get("/api/v1/servers", "/api/v1/servers", http.StatusOK), &st)
 	if st.Servers[0].Probe.Count != 2 {
 		t.Errorf("%d probes: want the baseline's and one prompt probe", st.Servers[0].Probe.Count)
@@ -173,7 +174,7 @@ func BenchmarkPromptProbeSettles(b *testing.B) {
 	for i := range b.N {
 		total += settleOnce(b, c, srv, fmt.Sprintf("s-%d", i))
 		b.StopTimer()
-		var st controlplane.ServerList
+		var st apiwire.ServerList
 		decode(b, c.api.do(http.MethodGet, "/api/v1/servers", ""), &st)
 		probeTotal += time.Duration(st.Servers[0].Probe.DurationMS * float64(time.Millisecond))
 		b.StartTimer()

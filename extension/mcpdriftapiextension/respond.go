@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
-// Error codes (controlplane.ErrorDetail).
+// Error codes (apiwire.ErrorDetail).
 const (
 	codeBadParameter     = "bad_parameter"
 	codeUnauthorized     = "unauthorized"
@@ -28,13 +28,13 @@ const (
 // apiError is an error response on its way out.
 type apiError struct {
 	status int
-	detail controlplane.ErrorDetail
+	detail apiwire.ErrorDetail
 }
 
 func (e *apiError) Error() string { return e.detail.Message }
 
 func newAPIError(status int, code, message string) *apiError {
-	return &apiError{status: status, detail: controlplane.ErrorDetail{Code: code, Message: message}}
+	return &apiError{status: status, detail: apiwire.ErrorDetail{Code: code, Message: message}}
 }
 
 func badParameter(param, message string) *apiError {
@@ -53,7 +53,7 @@ func apiHeaders(h http.Header) {
 
 // writeJSON writes v with status 200.
 func writeJSON(w http.ResponseWriter, v any) {
-	if a, ok := v.(controlplane.JSONAppender); ok {
+	if a, ok := v.(apiwire.JSONAppender); ok {
 		body, err := a.AppendJSON(make([]byte, 0, 64<<10))
 		if err != nil {
 			writeError(w, newAPIError(http.StatusInternalServerError, codeInternal, "the response could not be encoded"))
@@ -76,7 +76,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // writeError writes an error body with its status.
 func writeError(w http.ResponseWriter, e *apiError) {
-	b, _ := json.Marshal(controlplane.ErrorBody{Error: e.detail})
+	b, _ := json.Marshal(apiwire.ErrorBody{Error: e.detail})
 	apiHeaders(w.Header())
 	w.WriteHeader(e.status)
 	_, _ = w.Write(append(b, '\n'))

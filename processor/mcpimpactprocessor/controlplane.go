@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -117,7 +118,7 @@ func (v impactView) Windows() (window, recent time.Duration) {
 // Impact lists the agents that called a tool of a server within q.Window:
 // the tool's current digest, the one before its last change, and that
 // change's severity (risk follows it) come from the digest table.
-func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (controlplane.Impact, error) {
+func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (apiwire.Impact, error) {
 	p := v.p
 	now := p.now()
 	span := min(q.Window, p.cfg.Window)
@@ -126,7 +127,7 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (contr
 	st := p.state
 	srv := st.contracts.servers[q.Server]
 	if srv == nil {
-		return controlplane.Impact{}, controlplane.ErrUnknownServer
+		return apiwire.Impact{}, controlplane.ErrUnknownServer
 	}
 	versions := srv.tools[q.Tool]
 	current := srv.latest(q.Tool)
@@ -134,18 +135,18 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (contr
 	if n := len(versions); n >= 2 {
 		previous = versions[n-2].digest
 	}
-	out := controlplane.Impact{
+	out := apiwire.Impact{
 		Server: q.Server, Tool: q.Tool, Hours: span.Hours(),
 		From: now.Add(-span).UTC(), To: now.UTC(),
 		CurrentDigest: nonEmpty(current), PreviousDigest: nonEmpty(previous),
-		Agents: []controlplane.AgentImpact{},
+		Agents: []apiwire.AgentImpact{},
 	}
 	severity := ""
 	var changeAt uint32
 	if c, ok := srv.changes[q.Tool]; ok {
 		severity = c.severity
 		changeAt = max(unixSec(c.at), 1)
-		out.Change = &controlplane.ToolChange{DriftID: c.driftID, Severity: c.severity, At: time.Unix(0, c.at).UTC()}
+		out.Change = &apiwire.ToolChange{DriftID: c.driftID, Severity: c.severity, At: time.Unix(0, c.at).UTC()}
 	}
 	imp := st.impact(srv, []toolChange{{tool: q.Tool, severity: severity}},
 		map[string]string{q.Tool: previous}, map[string]string{q.Tool: current}, now, span, changeAt)
@@ -164,7 +165,7 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (contr
 		out.Totals.Recovery = recoveryJSON(&total)
 	}
 	if len(versions) == 0 && len(out.Agents) == 0 {
-		return controlplane.Impact{}, controlplane.ErrUnknownTool
+		return apiwire.Impact{}, controlplane.ErrUnknownTool
 	}
 	out.Totals.Agents, out.Totals.Sessions, out.Totals.Calls = imp.agents, imp.sessions, imp.calls
 	out.NoRecentCallers = len(out.Agents) == 0
@@ -173,31 +174,31 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (contr
 
 // DigestUsage counts a tool's calls by the digest they were planned
 // against and by day, from the usage table (usage.go).
-func (v impactView) DigestUsage(_ context.Context, q controlplane.DigestUsageQuery) (controlplane.DigestUsage, error) {
+func (v impactView) DigestUsage(_ context.Context, q controlplane.DigestUsageQuery) (apiwire.DigestUsage, error) {
 	p := v.p
 	today := uint32(p.now().Unix() / daySeconds)
-	days := min(max(q.Days, 1), controlplane.MaxDigestUsageDays)
+	days := min(max(q.Days, 1), apiwire.MaxDigestUsageDays)
 	from := today - uint32(days) + 1
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	srv := p.state.contracts.servers[q.Server]
 	if srv == nil {
-		return controlplane.DigestUsage{}, controlplane.ErrUnknownServer
+		return apiwire.DigestUsage{}, controlplane.ErrUnknownServer
 	}
 	usage := srv.usageOf(q.Tool, from)
 	if len(srv.tools[q.Tool]) == 0 && len(usage) == 0 {
-		return controlplane.DigestUsage{}, controlplane.ErrUnknownTool
+		return apiwire.DigestUsage{}, controlplane.ErrUnknownTool
 	}
 	current := srv.latest(q.Tool)
-	out := controlplane.DigestUsage{
+	out := apiwire.DigestUsage{
 		Server: q.Server, Tool: q.Tool, Days: days, From: dayString(from), To: dayString(today),
-		CurrentDigest: nonEmpty(current), Digests: make([]controlplane.DigestCalls, 0, len(usage)), Dropped: srv.usageDropped,
+		CurrentDigest: nonEmpty(current), Digests: make([]apiwire.DigestCalls, 0, len(usage)), Dropped: srv.usageDropped,
 	}
 	for _, u := range usage {
-		dc := controlplane.DigestCalls{Digest: nonEmpty(u.digest), Current: u.digest != "" && u.digest == current, Calls: u.calls,
-			LastDay: dayString(u.days[len(u.days)-1].day), ByDay: make([]controlplane.DayCalls, len(u.days))}
+		dc := apiwire.DigestCalls{Digest: nonEmpty(u.digest), Current: u.digest != "" && u.digest == current, Calls: u.calls,
+			LastDay: dayString(u.days[len(u.days)-1].day), ByDay: make([]apiwire.DayCalls, len(u.days))}
 		for i, d := range u.days {
-			dc.ByDay[i] = controlplane.DayCalls{Day: dayString(d.day), Calls: d.calls}
+			dc.ByDay[i] = apiwire.DayCalls{Day: dayString(d.day), Calls: d.calls}
 		}
 		out.Digests = append(out.Digests, dc)
 	}
@@ -209,13 +210,13 @@ func dayString(day uint32) string {
 	return time.Unix(int64(day)*daySeconds, 0).UTC().Format(time.DateOnly)
 }
 
-func agentJSON(ai *agentImpact, changed bool) controlplane.AgentImpact {
-	out := controlplane.AgentImpact{
+func agentJSON(ai *agentImpact, changed bool) apiwire.AgentImpact {
+	out := apiwire.AgentImpact{
 		Sessions: ai.sessions,
 		Calls:    ai.calls,
 		Errors:   ai.errors,
 		LastCall: time.Unix(int64(ai.last), 0).UTC(),
-		Digests: controlplane.DigestUsed{
+		Digests: apiwire.DigestUsed{
 			Before: ai.beforeCalls, Stale: ai.staleCalls, New: ai.newCalls, Ahead: ai.aheadCalls, Unknown: ai.unknownCalls,
 		},
 		Risk:       ai.risk,
@@ -240,8 +241,8 @@ func agentJSON(ai *agentImpact, changed bool) controlplane.AgentImpact {
 	return out
 }
 
-func recoveryJSON(r *recovery) *controlplane.Recovery {
-	out := &controlplane.Recovery{Recovered: r.recovered, StillStale: r.stillStale, Failed: r.failed, Idle: r.idle}
+func recoveryJSON(r *recovery) *apiwire.Recovery {
+	out := &apiwire.Recovery{Recovered: r.recovered, StillStale: r.stillStale, Failed: r.failed, Idle: r.idle}
 	if n := len(r.took); n > 0 {
 		median := float64(r.took[n/2])
 		if n%2 == 0 {

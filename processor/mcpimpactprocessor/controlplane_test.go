@@ -12,13 +12,14 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
 // query asks the processor behind h what the control plane would.
-func query(t *testing.T, h *harness, server, tool string, window time.Duration) (controlplane.Impact, error) {
+func query(t *testing.T, h *harness, server, tool string, window time.Duration) (apiwire.Impact, error) {
 	t.Helper()
 	return impactView{instance(t, h)}.Impact(context.Background(), controlplane.ImpactQuery{Server: server, Tool: tool, Window: window})
 }
@@ -47,11 +48,11 @@ func TestImpactQuery(t *testing.T) {
 	assert.Equal(t, "d2", *out.CurrentDigest)
 	assert.Equal(t, "d1", *out.PreviousDigest)
 	require.NotNil(t, out.Change)
-	assert.Equal(t, controlplane.ToolChange{DriftID: "drift-1", Severity: semconv.DriftSeverityBreaking, At: t0}, *out.Change)
+	assert.Equal(t, apiwire.ToolChange{DriftID: "drift-1", Severity: semconv.DriftSeverityBreaking, At: t0}, *out.Change)
 	require.NotNil(t, out.Totals.Recovery)
-	assert.Equal(t, controlplane.Recovery{Idle: 3}, *out.Totals.Recovery, "s1, s2 and s3 have not called since the change; s4 started after it")
+	assert.Equal(t, apiwire.Recovery{Idle: 3}, *out.Totals.Recovery, "s1, s2 and s3 have not called since the change; s4 started after it")
 	out.Totals.Recovery = nil
-	assert.Equal(t, controlplane.ImpactTotals{Agents: 2, Sessions: 4, Calls: 5, Errors: 1, Before: 4}, out.Totals)
+	assert.Equal(t, apiwire.ImpactTotals{Agents: 2, Sessions: 4, Calls: 5, Errors: 1, Before: 4}, out.Totals)
 	assert.False(t, out.NoRecentCallers)
 	assert.Equal(t, h.clock.Now().UTC(), out.To)
 	assert.Equal(t, h.clock.Now().Add(-24*time.Hour).UTC(), out.From)
@@ -62,7 +63,7 @@ func TestImpactQuery(t *testing.T) {
 	assert.Equal(t, "planner", *planner.Agent)
 	assert.Equal(t, plannerRecord.risk, planner.Risk, "the same risk as the drift's impact record")
 	assert.Equal(t, semconv.ImpactRiskHigh, planner.Risk)
-	assert.Equal(t, controlplane.DigestUsed{Before: 3, New: 1}, planner.Digests)
+	assert.Equal(t, apiwire.DigestUsed{Before: 3, New: 1}, planner.Digests)
 	assert.Equal(t, int64(4), planner.Calls)
 	assert.Equal(t, int64(1), planner.Errors)
 	assert.Equal(t, 3, planner.Sessions)
@@ -107,7 +108,7 @@ func TestImpactQueryWithoutChange(t *testing.T) {
 	assert.Nil(t, out.PreviousDigest)
 	require.Len(t, out.Agents, 1)
 	assert.Equal(t, semconv.ImpactRiskLow, out.Agents[0].Risk)
-	assert.Equal(t, controlplane.DigestUsed{New: 1}, out.Agents[0].Digests)
+	assert.Equal(t, apiwire.DigestUsed{New: 1}, out.Agents[0].Digests)
 }
 
 // TestImpactQueryAfterRestart: latencies and tools' last changes are kept

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -164,13 +165,13 @@ func TestPromptProbeSettlesAheadCalls(t *testing.T) {
 
 	out, err := query(t, h, srv, "search", time.Hour)
 	require.NoError(t, err)
-	assert.Equal(t, controlplane.DigestUsed{Ahead: 4}, out.Agents[0].Digests)
+	assert.Equal(t, apiwire.DigestUsed{Ahead: 4}, out.Agents[0].Digests)
 
 	// The probe lands: the server serves d2 (not confirmed by any drift).
 	reg.landing(0)(controlplane.Observation{Server: srv, At: h.clock.Now(), ToolDigests: map[string]string{"search": "d2", "fetch": "f1", "lookup": "l1"}})
 	out, err = query(t, h, srv, "search", time.Hour)
 	require.NoError(t, err)
-	assert.Equal(t, controlplane.DigestUsed{New: 3, Unknown: 1}, out.Agents[0].Digests,
+	assert.Equal(t, apiwire.DigestUsed{New: 3, Unknown: 1}, out.Agents[0].Digests,
 		"d2 is served now; d7 was not served when the probe looked")
 	assert.Zero(t, out.Totals.Stale)
 	assert.Zero(t, instance(t, h).state.index.ahead)
@@ -227,7 +228,7 @@ func TestRecovery(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, out.Totals.Recovery)
 	median, longest := 120.0, 120.0
-	assert.Equal(t, controlplane.Recovery{Recovered: 1, StillStale: 1, Failed: 1, Idle: 1,
+	assert.Equal(t, apiwire.Recovery{Recovered: 1, StillStale: 1, Failed: 1, Idle: 1,
 		MedianSecondsToRecover: &median, MaxSecondsToRecover: &longest}, *out.Totals.Recovery)
 	assert.Equal(t, int64(2), out.Totals.Stale)
 	assert.Equal(t, int64(4), out.Totals.Before)

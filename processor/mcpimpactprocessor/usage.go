@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
 // Usage by definition: calls per tool, per digest they were planned
@@ -16,7 +16,7 @@ import (
 
 const (
 	// usageDays is how many days of usage are kept.
-	usageDays = controlplane.MaxDigestUsageDays
+	usageDays = apiwire.MaxDigestUsageDays
 	// maxUsageRows bounds a server's usage rows (tool, digest, day); past
 	// it, new rows are dropped and counted in the server's usageDropped.
 	maxUsageRows = 16384

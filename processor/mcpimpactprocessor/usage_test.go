@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor/internal/metadatatest"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -37,13 +38,13 @@ func TestDigestUsage(t *testing.T) {
 	out, err := impactView{instance(t, h)}.DigestUsage(context.Background(), controlplane.DigestUsageQuery{Server: srv, Tool: "search", Days: 7})
 	require.NoError(t, err)
 	d1, d2 := "d1", "d2"
-	assert.Equal(t, controlplane.DigestUsage{Server: srv, Tool: "search", Days: 7,
+	assert.Equal(t, apiwire.DigestUsage{Server: srv, Tool: "search", Days: 7,
 		From: dayString(uint32(day(-6).Unix() / daySeconds)), To: t0.UTC().Format(time.DateOnly), CurrentDigest: &d1,
-		Digests: []controlplane.DigestCalls{
-			{Digest: &d1, Current: true, Calls: 3, LastDay: day(-1).UTC().Format(time.DateOnly), ByDay: []controlplane.DayCalls{
+		Digests: []apiwire.DigestCalls{
+			{Digest: &d1, Current: true, Calls: 3, LastDay: day(-1).UTC().Format(time.DateOnly), ByDay: []apiwire.DayCalls{
 				{Day: day(-2).UTC().Format(time.DateOnly), Calls: 2}, {Day: day(-1).UTC().Format(time.DateOnly), Calls: 1}}},
-			{Digest: nil, Calls: 1, LastDay: t0.UTC().Format(time.DateOnly), ByDay: []controlplane.DayCalls{{Day: t0.UTC().Format(time.DateOnly), Calls: 1}}},
-			{Digest: &d2, Calls: 1, LastDay: t0.UTC().Format(time.DateOnly), ByDay: []controlplane.DayCalls{{Day: t0.UTC().Format(time.DateOnly), Calls: 1}}},
+			{Digest: nil, Calls: 1, LastDay: t0.UTC().Format(time.DateOnly), ByDay: []apiwire.DayCalls{{Day: t0.UTC().Format(time.DateOnly), Calls: 1}}},
+			{Digest: &d2, Calls: 1, LastDay: t0.UTC().Format(time.DateOnly), ByDay: []apiwire.DayCalls{{Day: t0.UTC().Format(time.DateOnly), Calls: 1}}},
 		}}, out, "kept beyond the one-hour window")
 
 	point := func(digest string, n int64) metricdata.DataPoint[int64] {

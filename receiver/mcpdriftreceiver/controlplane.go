@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
 
@@ -61,8 +62,8 @@ func (v driftView) target(name string) (*target, error) {
 	return nil, controlplane.ErrUnknownServer
 }
 
-func (v driftView) Servers() []controlplane.ServerStatus {
-	out := make([]controlplane.ServerStatus, 0, len(v.r.targets))
+func (v driftView) Servers() []apiwire.ServerStatus {
+	out := make([]apiwire.ServerStatus, 0, len(v.r.targets))
 	for _, t := range v.r.targets {
 		t.stateMu.Lock()
 		out = append(out, v.r.serverStatus(t))
@@ -71,14 +72,14 @@ func (v driftView) Servers() []controlplane.ServerStatus {
 	return out
 }
 
-func (v driftView) Server(name string) (controlplane.ServerDetail, error) {
+func (v driftView) Server(name string) (apiwire.ServerDetail, error) {
 	t, err := v.target(name)
 	if err != nil {
-		return controlplane.ServerDetail{}, err
+		return apiwire.ServerDetail{}, err
 	}
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
-	out := controlplane.ServerDetail{ServerStatus: v.r.serverStatus(t), Snapshot: []byte("null")}
+	out := apiwire.ServerDetail{ServerStatus: v.r.serverStatus(t), Snapshot: []byte("null")}
 	if cur := t.tracker.current; cur != nil {
 		if out.Snapshot, err = cur.Encode(); err != nil {
 			return out, err
@@ -87,21 +88,21 @@ func (v driftView) Server(name string) (controlplane.ServerDetail, error) {
 	return out, nil
 }
 
-func (v driftView) Drifts(name string, limit int) (controlplane.DriftPage, error) {
+func (v driftView) Drifts(name string, limit int) (apiwire.DriftPage, error) {
 	t, err := v.target(name)
 	if err != nil {
-		return controlplane.DriftPage{}, err
+		return apiwire.DriftPage{}, err
 	}
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
-	return controlplane.DriftPage{Server: t.name, Drifts: t.history.page(limit), Total: len(t.history.entries)}, nil
+	return apiwire.DriftPage{Server: t.name, Drifts: t.history.page(limit), Total: len(t.history.entries)}, nil
 }
 
-func (v driftView) Drift(id string) (controlplane.DriftDetail, error) {
+func (v driftView) Drift(id string) (apiwire.DriftDetail, error) {
 	for _, t := range v.r.targets {
 		t.stateMu.Lock()
 		e := t.history.find(id)
-		var out controlplane.DriftDetail
+		var out apiwire.DriftDetail
 		if e != nil {
 			out = e.DriftDetail
 		}
@@ -110,7 +111,7 @@ func (v driftView) Drift(id string) (controlplane.DriftDetail, error) {
 			return out, nil
 		}
 	}
-	return controlplane.DriftDetail{}, controlplane.ErrUnknownDrift
+	return apiwire.DriftDetail{}, controlplane.ErrUnknownDrift
 }
 
 // Accept closes a target's open drifts for an operator. Pinned: the served
@@ -118,29 +119,29 @@ func (v driftView) Drift(id string) (controlplane.DriftDetail, error) {
 // the baseline already moved; the drifts are acknowledged. Either way the
 // history keeps them, and one mcpdrift.drift_accepted event per drift goes
 // to the logs pipeline.
-func (v driftView) Accept(ctx context.Context, name string, req controlplane.AcceptRequest, by controlplane.Principal) (controlplane.AcceptResult, error) {
+func (v driftView) Accept(ctx context.Context, name string, req apiwire.AcceptRequest, by controlplane.Principal) (apiwire.AcceptResult, error) {
 	r := v.r
 	t, err := v.target(name)
 	if err != nil {
-		return controlplane.AcceptResult{}, err
+		return apiwire.AcceptResult{}, err
 	}
 	t.stateMu.Lock()
 	open := t.history.open()
 	pinnedOpen := t.tracker.cfg.pinned && !t.tracker.openDrift.Empty()
 	if len(open) == 0 && !pinnedOpen {
 		t.stateMu.Unlock()
-		return controlplane.AcceptResult{}, controlplane.ErrNoOpenDrift
+		return apiwire.AcceptResult{}, controlplane.ErrNoOpenDrift
 	}
 	if req.Drift != "" && (len(open) == 0 || (open[0].ID != req.Drift && open[0].DriftID != req.Drift)) {
 		t.stateMu.Unlock()
-		return controlplane.AcceptResult{}, controlplane.ErrDriftMismatch
+		return apiwire.AcceptResult{}, controlplane.ErrDriftMismatch
 	}
 	now := r.now()
 	previous, report := t.tracker.baseline, t.tracker.openDrift
 	t.tracker.accept()
-	acceptance := &controlplane.Acceptance{By: by.Name, At: now.UTC(), Authenticated: by.Authenticated, Comment: req.Comment}
-	closed := t.history.close(controlplane.DriftAccepted, now, acceptance)
-	out := controlplane.AcceptResult{Server: t.name, Accepted: []controlplane.Drift{}, At: now.UTC(), By: by.Name}
+	acceptance := &apiwire.Acceptance{By: by.Name, At: now.UTC(), Authenticated: by.Authenticated, Comment: req.Comment}
+	closed := t.history.close(apiwire.DriftAccepted, now, acceptance)
+	out := apiwire.AcceptResult{Server: t.name, Accepted: []apiwire.Drift{}, At: now.UTC(), By: by.Name}
 	var events []event
 	for _, e := range closed {
 		d := e.Drift
@@ -148,7 +149,7 @@ func (v driftView) Accept(ctx context.Context, name string, req controlplane.Acc
 		events = append(events, event{kind: eventAccepted, at: now, accepted: &d, mode: r.cfg.Baseline})
 	}
 	if len(closed) == 0 { // no history kept (max_drifts: 0): the pinned drift itself
-		d := controlplane.Drift{
+		d := apiwire.Drift{
 			DriftID:          driftID(t.name, previous.Digests.Contract, t.tracker.current.Digests.Contract),
 			PreviousContract: previous.Digests.Contract,
 			CurrentContract:  t.tracker.current.Digests.Contract,
@@ -172,9 +173,9 @@ func (v driftView) Accept(ctx context.Context, name string, req controlplane.Acc
 }
 
 // serverStatus describes a target; the caller holds its stateMu.
-func (r *driftReceiver) serverStatus(t *target) controlplane.ServerStatus {
+func (r *driftReceiver) serverStatus(t *target) apiwire.ServerStatus {
 	tr := t.tracker
-	out := controlplane.ServerStatus{
+	out := apiwire.ServerStatus{
 		Name:         t.name,
 		URL:          t.url,
 		BaselineMode: r.cfg.Baseline,
@@ -184,11 +185,11 @@ func (r *driftReceiver) serverStatus(t *target) controlplane.ServerStatus {
 	}
 	open := t.history.open()
 	if len(open) > 0 {
-		out.OpenDrift = &controlplane.DriftRef{ID: open[0].ID, Severity: open[0].Severity, At: open[0].At}
+		out.OpenDrift = &apiwire.DriftRef{ID: open[0].ID, Severity: open[0].Severity, At: open[0].At}
 	}
 	probes := t.probes.Load()
 	if probes > 0 {
-		p := &controlplane.ProbeStatus{Last: t.lastProbe.UTC(), ErrorClass: t.lastErrorClass(), DurationMS: float64(t.duration) / float64(time.Millisecond), Count: probes}
+		p := &apiwire.ProbeStatus{Last: t.lastProbe.UTC(), ErrorClass: t.lastErrorClass(), DurationMS: float64(t.duration) / float64(time.Millisecond), Count: probes}
 		if !t.lastSuccess.IsZero() {
 			ls := t.lastSuccess.UTC()
 			p.LastSuccess = &ls
@@ -197,28 +198,28 @@ func (r *driftReceiver) serverStatus(t *target) controlplane.ServerStatus {
 	}
 	if cur := tr.current; cur != nil {
 		name, version := serverInfo(cur)
-		out.Contract = &controlplane.ContractSummary{
+		out.Contract = &apiwire.ContractSummary{
 			Digest:          cur.Digests.Contract,
 			BaselineDigest:  tr.baseline.Digests.Contract,
 			ObservedAt:      cur.ObservedAt.UTC(),
 			Transport:       cur.Server.Transport,
 			SpecGeneration:  string(cur.SpecGeneration),
 			ProtocolVersion: cur.ProtocolVersion,
-			ServerInfo:      controlplane.ServerInfo{Name: name, Version: version},
-			Definitions: controlplane.Definitions{
+			ServerInfo:      apiwire.ServerInfo{Name: name, Version: version},
+			Definitions: apiwire.Definitions{
 				Tools: len(cur.Tools), Prompts: len(cur.Prompts), Resources: len(cur.Resources), ResourceTemplates: len(cur.ResourceTemplates),
 			},
 		}
 	}
 	switch {
 	case probes == 0:
-		out.Status = controlplane.StatusPending
+		out.Status = apiwire.StatusPending
 	case out.Probe.ErrorClass != "none":
-		out.Status = controlplane.StatusDown
+		out.Status = apiwire.StatusDown
 	case len(open) > 0 || (tr.cfg.pinned && !tr.openDrift.Empty()):
-		out.Status = controlplane.StatusDrifted
+		out.Status = apiwire.StatusDrifted
 	default:
-		out.Status = controlplane.StatusUp
+		out.Status = apiwire.StatusUp
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -74,7 +75,7 @@ func (s *serving) serve(snap *contract.Snapshot, err error) {
 	s.r.runProbe(context.Background(), s.r.targets[0])
 }
 
-func (s *serving) status(t *testing.T) controlplane.ServerStatus {
+func (s *serving) status(t *testing.T) apiwire.ServerStatus {
 	t.Helper()
 	all := s.view.Servers()
 	if len(all) != 1 {
@@ -86,22 +87,22 @@ func (s *serving) status(t *testing.T) controlplane.ServerStatus {
 func TestServerStatus(t *testing.T) {
 	s := newServing(t, BaselineAdvance, &storageHost{})
 	st := s.status(t)
-	if st.Status != controlplane.StatusPending || st.Probe != nil || st.Contract != nil || st.Receiver != "mcpdrift/test" || st.URL != "stdio:fake-srv" {
+	if st.Status != apiwire.StatusPending || st.Probe != nil || st.Contract != nil || st.Receiver != "mcpdrift/test" || st.URL != "stdio:fake-srv" {
 		t.Errorf("before a probe: %+v", st)
 	}
 	s.serve(s.a, nil)
 	st = s.status(t)
-	if st.Status != controlplane.StatusUp || st.Probe == nil || st.Probe.ErrorClass != "none" || st.Probe.LastSuccess == nil || st.Probe.Count != 1 ||
+	if st.Status != apiwire.StatusUp || st.Probe == nil || st.Probe.ErrorClass != "none" || st.Probe.LastSuccess == nil || st.Probe.Count != 1 ||
 		st.Contract.Digest != s.a.Digests.Contract || st.Contract.BaselineDigest != s.a.Digests.Contract || st.Contract.Definitions.Tools != 1 {
 		t.Errorf("after a probe: %+v %+v %+v", st, st.Probe, st.Contract)
 	}
 	s.serve(nil, errors.New("connection refused"))
-	if st = s.status(t); st.Status != controlplane.StatusDown || st.Probe.ErrorClass == "none" || st.Contract == nil {
+	if st = s.status(t); st.Status != apiwire.StatusDown || st.Probe.ErrorClass == "none" || st.Contract == nil {
 		t.Errorf("failing: %+v", st)
 	}
 	s.serve(s.b, nil)
 	st = s.status(t)
-	if st.Status != controlplane.StatusDrifted || st.OpenDrift == nil || st.History.Drifts != 1 || st.History.Bytes == 0 {
+	if st.Status != apiwire.StatusDrifted || st.OpenDrift == nil || st.History.Drifts != 1 || st.History.Bytes == 0 {
 		t.Errorf("drifted: %+v", st)
 	}
 	d, err := s.view.Server("srv")
@@ -119,7 +120,7 @@ func TestAcceptAdvance(t *testing.T) {
 	s := newServing(t, BaselineAdvance, &storageHost{})
 	ctx := context.Background()
 	s.serve(s.a, nil)
-	if _, err := s.view.Accept(ctx, "srv", controlplane.AcceptRequest{}, controlplane.Principal{Name: "alice"}); !errors.Is(err, controlplane.ErrNoOpenDrift) {
+	if _, err := s.view.Accept(ctx, "srv", apiwire.AcceptRequest{}, controlplane.Principal{Name: "alice"}); !errors.Is(err, controlplane.ErrNoOpenDrift) {
 		t.Fatalf("accept without a drift: %v", err)
 	}
 	s.serve(s.b, nil)
@@ -128,19 +129,19 @@ func TestAcceptAdvance(t *testing.T) {
 	if len(page.Drifts) != 2 || page.Drifts[0].CurrentContract != s.c.Digests.Contract {
 		t.Fatalf("history %+v", page)
 	}
-	if _, err := s.view.Accept(ctx, "srv", controlplane.AcceptRequest{Drift: page.Drifts[1].ID}, controlplane.Principal{Name: "alice"}); !errors.Is(err, controlplane.ErrDriftMismatch) {
+	if _, err := s.view.Accept(ctx, "srv", apiwire.AcceptRequest{Drift: page.Drifts[1].ID}, controlplane.Principal{Name: "alice"}); !errors.Is(err, controlplane.ErrDriftMismatch) {
 		t.Errorf("accepting an older drift than the newest: %v", err)
 	}
-	res, err := s.view.Accept(ctx, "srv", controlplane.AcceptRequest{Drift: page.Drifts[0].ID, Comment: "rolled out"}, controlplane.Principal{Name: "alice", Authenticated: true})
+	res, err := s.view.Accept(ctx, "srv", apiwire.AcceptRequest{Drift: page.Drifts[0].ID, Comment: "rolled out"}, controlplane.Principal{Name: "alice", Authenticated: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Accepted) != 2 || res.Status != controlplane.StatusUp || res.BaselineDigest != s.c.Digests.Contract || res.By != "alice" {
+	if len(res.Accepted) != 2 || res.Status != apiwire.StatusUp || res.BaselineDigest != s.c.Digests.Contract || res.By != "alice" {
 		t.Errorf("result %+v", res)
 	}
 	page, _ = s.view.Drifts("srv", 10)
 	for _, d := range page.Drifts {
-		if d.State != controlplane.DriftAccepted || d.Accepted == nil || d.Accepted.Comment != "rolled out" || !d.Accepted.Authenticated {
+		if d.State != apiwire.DriftAccepted || d.Accepted == nil || d.Accepted.Comment != "rolled out" || !d.Accepted.Authenticated {
 			t.Errorf("kept drift %+v", d)
 		}
 	}
@@ -152,10 +153,10 @@ func TestAcceptAdvance(t *testing.T) {
 		attr(events[0], semconv.BaselineMode) != BaselineAdvance || attr(events[0], semconv.AcceptComment) != "rolled out" {
 		t.Errorf("event %v", events[0].Attributes().AsRaw())
 	}
-	if _, err := s.view.Accept(ctx, "srv", controlplane.AcceptRequest{}, controlplane.Principal{Name: "alice"}); !errors.Is(err, controlplane.ErrNoOpenDrift) {
+	if _, err := s.view.Accept(ctx, "srv", apiwire.AcceptRequest{}, controlplane.Principal{Name: "alice"}); !errors.Is(err, controlplane.ErrNoOpenDrift) {
 		t.Errorf("second accept: %v", err)
 	}
-	if _, err := s.view.Accept(ctx, "nope", controlplane.AcceptRequest{}, controlplane.Principal{}); !errors.Is(err, controlplane.ErrUnknownServer) {
+	if _, err := s.view.Accept(ctx, "nope", apiwire.AcceptRequest{}, controlplane.Principal{}); !errors.Is(err, controlplane.ErrUnknownServer) {
 		t.Errorf("unknown server: %v", err)
 	}
 }
@@ -167,14 +168,14 @@ func TestAcceptPinned(t *testing.T) {
 	ctx := context.Background()
 	s.serve(s.a, nil)
 	s.serve(s.b, nil)
-	if lastGauge(t, s.metrics, "mcpdrift.drift.open") != 1 || s.status(t).Status != controlplane.StatusDrifted {
+	if lastGauge(t, s.metrics, "mcpdrift.drift.open") != 1 || s.status(t).Status != apiwire.StatusDrifted {
 		t.Fatal("pinned drift not open")
 	}
-	res, err := s.view.Accept(ctx, "srv", controlplane.AcceptRequest{}, controlplane.Principal{Name: "anonymous"})
+	res, err := s.view.Accept(ctx, "srv", apiwire.AcceptRequest{}, controlplane.Principal{Name: "anonymous"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.BaselineDigest != s.b.Digests.Contract || res.Status != controlplane.StatusUp || len(res.Accepted) != 1 {
+	if res.BaselineDigest != s.b.Digests.Contract || res.Status != apiwire.StatusUp || len(res.Accepted) != 1 {
 		t.Errorf("result %+v", res)
 	}
 	if lastGauge(t, s.metrics, "mcpdrift.drift.open") != 0 {
@@ -186,7 +187,7 @@ func TestAcceptPinned(t *testing.T) {
 	for range 3 {
 		s.serve(s.b, nil)
 	}
-	if n := len(eventsNamed(s.logs, semconv.EventDrift)); n != 1 || s.status(t).Status != controlplane.StatusUp {
+	if n := len(eventsNamed(s.logs, semconv.EventDrift)); n != 1 || s.status(t).Status != apiwire.StatusUp {
 		t.Errorf("after accept: %d drifts, status %s", n, s.status(t).Status)
 	}
 	// The accepted contract is the baseline now: going back to a drifts.
@@ -202,10 +203,10 @@ func TestAcceptPinnedWithoutHistory(t *testing.T) {
 	s := newServing(t, BaselinePinned, &storageHost{}, func(c *Config) { c.DriftHistory.MaxDrifts = 0 })
 	s.serve(s.a, nil)
 	s.serve(s.b, nil)
-	if st := s.status(t); st.Status != controlplane.StatusDrifted || st.OpenDrift != nil || st.History.Drifts != 0 {
+	if st := s.status(t); st.Status != apiwire.StatusDrifted || st.OpenDrift != nil || st.History.Drifts != 0 {
 		t.Fatalf("status %+v", st)
 	}
-	res, err := s.view.Accept(context.Background(), "srv", controlplane.AcceptRequest{}, controlplane.Principal{Name: "alice"})
+	res, err := s.view.Accept(context.Background(), "srv", apiwire.AcceptRequest{}, controlplane.Principal{Name: "alice"})
 	if err != nil || res.BaselineDigest != s.b.Digests.Contract || len(res.Accepted) != 0 {
 		t.Fatalf("accept: %v %+v", err, res)
 	}
@@ -224,15 +225,15 @@ func TestPinnedHistoryStates(t *testing.T) {
 	s.serve(s.b, nil)
 	s.serve(s.c, nil)
 	page, _ := s.view.Drifts("srv", 10)
-	if len(page.Drifts) != 2 || page.Drifts[0].State != controlplane.DriftOpen || page.Drifts[1].State != controlplane.DriftSuperseded || page.Drifts[1].ClosedAt == nil {
+	if len(page.Drifts) != 2 || page.Drifts[0].State != apiwire.DriftOpen || page.Drifts[1].State != apiwire.DriftSuperseded || page.Drifts[1].ClosedAt == nil {
 		t.Fatalf("a->b->c: %+v", page.Drifts)
 	}
 	s.serve(s.a, nil)
 	page, _ = s.view.Drifts("srv", 10)
-	if page.Drifts[0].State != controlplane.DriftReverted || s.status(t).Status != controlplane.StatusUp {
+	if page.Drifts[0].State != apiwire.DriftReverted || s.status(t).Status != apiwire.StatusUp {
 		t.Errorf("back on the baseline: %s, status %s", page.Drifts[0].State, s.status(t).Status)
 	}
-	if _, err := s.view.Accept(context.Background(), "srv", controlplane.AcceptRequest{}, controlplane.Principal{Name: "x"}); !errors.Is(err, controlplane.ErrNoOpenDrift) {
+	if _, err := s.view.Accept(context.Background(), "srv", apiwire.AcceptRequest{}, controlplane.Principal{Name: "x"}); !errors.Is(err, controlplane.ErrNoOpenDrift) {
 		t.Errorf("accept after revert: %v", err)
 	}
 	d, err := s.view.Drift(page.Drifts[1].ID)
@@ -261,8 +262,8 @@ func TestHistoryRestoredAfterRestart(t *testing.T) {
 	host = newStorageHost(t, dir, nil)
 	s2 := newServing(t, BaselinePinned, host, withStorage)
 	after, _ := s2.view.Drifts("srv", 10)
-	if len(after.Drifts) != 2 || after.Drifts[0].ID != before.Drifts[0].ID || after.Drifts[1].State != controlplane.DriftSuperseded ||
-		after.Drifts[0].State != controlplane.DriftOpen {
+	if len(after.Drifts) != 2 || after.Drifts[0].ID != before.Drifts[0].ID || after.Drifts[1].State != apiwire.DriftSuperseded ||
+		after.Drifts[0].State != apiwire.DriftOpen {
 		t.Fatalf("restored %+v", after.Drifts)
 	}
 	if st := s2.status(t); st.Contract.Digest != s.c.Digests.Contract || st.Contract.BaselineDigest != s.a.Digests.Contract || st.History != s.status(t).History {
@@ -281,18 +282,18 @@ func TestHistoryRestoredAfterRestart(t *testing.T) {
 	if lastGauge(t, s2.metrics, "mcpdrift.drift.open") != 1 {
 		t.Error("drift.open lost across the restart")
 	}
-	if _, err := s2.view.Accept(context.Background(), "srv", controlplane.AcceptRequest{Drift: before.Drifts[0].ID}, controlplane.Principal{Name: "alice"}); err != nil {
+	if _, err := s2.view.Accept(context.Background(), "srv", apiwire.AcceptRequest{Drift: before.Drifts[0].ID}, controlplane.Principal{Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	stop(t, s2.r, host)
 
 	host = newStorageHost(t, dir, nil)
 	s3 := newServing(t, BaselinePinned, host, withStorage)
-	if page, _ := s3.view.Drifts("srv", 10); page.Drifts[0].State != controlplane.DriftAccepted || page.Drifts[0].Accepted.By != "alice" {
+	if page, _ := s3.view.Drifts("srv", 10); page.Drifts[0].State != apiwire.DriftAccepted || page.Drifts[0].Accepted.By != "alice" {
 		t.Errorf("accept not restored: %+v", page.Drifts[0])
 	}
 	s3.serve(s.c, nil)
-	if st := s3.status(t); st.Status != controlplane.StatusUp || st.Contract.BaselineDigest != s.c.Digests.Contract {
+	if st := s3.status(t); st.Status != apiwire.StatusUp || st.Contract.BaselineDigest != s.c.Digests.Contract {
 		t.Errorf("after accept and restart: %s, baseline %s", st.Status, st.Contract.BaselineDigest)
 	}
 	stop(t, s3.r, host)

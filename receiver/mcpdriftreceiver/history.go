@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/contract/canon"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
 // history is one target's drift history: its last drifts, newest first,
@@ -27,7 +27,7 @@ type history struct {
 }
 
 type historyEntry struct {
-	controlplane.DriftDetail
+	apiwire.DriftDetail
 	size int // encoded JSON bytes
 }
 
@@ -42,7 +42,7 @@ func (h *history) record(e event) *historyEntry {
 		return nil
 	}
 	id := driftID(h.server, e.previous.Digests.Contract, e.current.Digests.Contract)
-	d := controlplane.DriftDetail{Drift: controlplane.Drift{
+	d := apiwire.DriftDetail{Drift: apiwire.Drift{
 		ID:               h.uniqueID(id),
 		DriftID:          id,
 		Server:           h.server,
@@ -53,7 +53,7 @@ func (h *history) record(e event) *historyEntry {
 		Summary:          e.report.Summary(),
 		Description:      contract.SanitizeText(e.report.OneLine()),
 		Changes:          slices.Clone(e.report.Changes),
-		State:            controlplane.DriftOpen,
+		State:            apiwire.DriftOpen,
 	}}
 	d.Definitions = changedDefinitions(e.report.Changes, e.previous, e.current)
 	entry := &historyEntry{DriftDetail: d}
@@ -112,7 +112,7 @@ func (e *historyEntry) refresh() {
 func (h *history) open() []*historyEntry {
 	var out []*historyEntry
 	for _, e := range h.entries {
-		if e.State == controlplane.DriftOpen {
+		if e.State == apiwire.DriftOpen {
 			out = append(out, e)
 		}
 	}
@@ -121,7 +121,7 @@ func (h *history) open() []*historyEntry {
 
 // close moves the open entries to state (accepted, reverted, superseded);
 // acceptance is set for accepted. It returns the entries it closed.
-func (h *history) close(state string, at time.Time, acceptance *controlplane.Acceptance) []*historyEntry {
+func (h *history) close(state string, at time.Time, acceptance *apiwire.Acceptance) []*historyEntry {
 	closed := h.open()
 	for _, e := range closed {
 		at := at.UTC()
@@ -155,22 +155,22 @@ func (h *history) find(id string) *historyEntry {
 }
 
 // page returns the newest limit entries without their definitions.
-func (h *history) page(limit int) []controlplane.Drift {
+func (h *history) page(limit int) []apiwire.Drift {
 	n := min(limit, len(h.entries))
-	out := make([]controlplane.Drift, n)
+	out := make([]apiwire.Drift, n)
 	for i := range n {
 		out[i] = h.entries[i].Drift
 	}
 	return out
 }
 
-func (h *history) memory() controlplane.HistoryMemory {
-	return controlplane.HistoryMemory{Drifts: len(h.entries), Bytes: h.bytes}
+func (h *history) memory() apiwire.HistoryMemory {
+	return apiwire.HistoryMemory{Drifts: len(h.entries), Bytes: h.bytes}
 }
 
 // restore installs stored entries (newest first), keeping what the
 // configured bounds allow.
-func (h *history) restore(entries []controlplane.DriftDetail) {
+func (h *history) restore(entries []apiwire.DriftDetail) {
 	h.entries, h.bytes = nil, 0
 	for _, d := range entries {
 		if len(h.entries) == h.cfg.MaxDrifts {
@@ -187,8 +187,8 @@ func (h *history) restore(entries []controlplane.DriftDetail) {
 }
 
 // details returns the entries as stored, newest first.
-func (h *history) details() []controlplane.DriftDetail {
-	out := make([]controlplane.DriftDetail, len(h.entries))
+func (h *history) details() []apiwire.DriftDetail {
+	out := make([]apiwire.DriftDetail, len(h.entries))
 	for i, e := range h.entries {
 		out[i] = e.DriftDetail
 	}
@@ -197,20 +197,20 @@ func (h *history) details() []controlplane.DriftDetail {
 
 // changedDefinitions returns every item the changes name, whole, on both
 // sides, in the order the changes first name them (worst first).
-func changedDefinitions(changes []contract.Change, previous, current *contract.Snapshot) []controlplane.DefinitionChange {
+func changedDefinitions(changes []contract.Change, previous, current *contract.Snapshot) []apiwire.DefinitionChange {
 	type item struct {
 		subject contract.Kind
 		name    string
 	}
 	seen := map[item]bool{}
-	out := []controlplane.DefinitionChange{}
+	out := []apiwire.DefinitionChange{}
 	for _, c := range changes {
 		it := item{c.Subject, c.Name}
 		if seen[it] {
 			continue
 		}
 		seen[it] = true
-		dc := controlplane.DefinitionChange{Subject: c.Subject, Name: canon.KeyUTF8(c.Name)}
+		dc := apiwire.DefinitionChange{Subject: c.Subject, Name: canon.KeyUTF8(c.Name)}
 		if c.Subject == contract.KindServer {
 			dc.Before, dc.After = serverMembers(previous), serverMembers(current)
 			dc.BeforeDigest, dc.AfterDigest = previous.Digests.Contract, current.Digests.Contract
@@ -250,7 +250,7 @@ func nullIfEmpty(r json.RawMessage) json.RawMessage {
 // leaving out first the whole definitions, largest first, then the changes'
 // before/after values, largest first, then the least severe changes; it
 // marks what it cut and returns the encoded size.
-func fitEntry(d *controlplane.DriftDetail, max int) int {
+func fitEntry(d *apiwire.DriftDetail, max int) int {
 	size := encodedSize(d)
 	if size <= max {
 		return size
@@ -281,7 +281,7 @@ func fitEntry(d *controlplane.DriftDetail, max int) int {
 		size = encodedSize(d)
 	}
 	if size > max { // names and the description alone are too long
-		d.Definitions = []controlplane.DefinitionChange{}
+		d.Definitions = []apiwire.DefinitionChange{}
 		d.Description = truncateUTF8(d.Description, max/4)
 		size = encodedSize(d)
 	}
@@ -317,7 +317,7 @@ func largestFirst(n int, size func(int) int) []int {
 	return idx
 }
 
-func encodedSize(d *controlplane.DriftDetail) int {
+func encodedSize(d *apiwire.DriftDetail) int {
 	b, err := json.Marshal(d)
 	if err != nil {
 		return 0

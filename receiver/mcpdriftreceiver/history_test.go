@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
 func driftEvent(prev, cur *contract.Snapshot, at time.Time) event {
@@ -46,13 +46,13 @@ func TestHistoryRecordsDefinitions(t *testing.T) {
 	h := newHistory("srv", historyCfg())
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	e := h.record(driftEvent(a, b, at))
-	if e.ID != driftID("srv", a.Digests.Contract, b.Digests.Contract) || e.DriftID != e.ID || e.State != controlplane.DriftOpen || !e.At.Equal(at) {
+	if e.ID != driftID("srv", a.Digests.Contract, b.Digests.Contract) || e.DriftID != e.ID || e.State != apiwire.DriftOpen || !e.At.Equal(at) {
 		t.Errorf("entry %+v", e.Drift)
 	}
 	if e.Severity != "breaking" || e.Summary.Total() != len(e.Changes) || e.Description == "" {
 		t.Errorf("severity %s, summary %+v, %d changes", e.Severity, e.Summary, len(e.Changes))
 	}
-	byName := map[string]controlplane.DefinitionChange{}
+	byName := map[string]apiwire.DefinitionChange{}
 	for _, d := range e.Definitions {
 		byName[d.Name] = d
 	}
@@ -176,17 +176,17 @@ func TestHistoryClose(t *testing.T) {
 		t.Fatal("two open drifts")
 	}
 	at := time.Unix(3, 0)
-	closed := h.close(controlplane.DriftAccepted, at, &controlplane.Acceptance{By: "alice", At: at})
+	closed := h.close(apiwire.DriftAccepted, at, &apiwire.Acceptance{By: "alice", At: at})
 	if len(closed) != 2 || len(h.open()) != 0 {
 		t.Fatalf("closed %d", len(closed))
 	}
 	for _, e := range h.entries {
-		if e.State != controlplane.DriftAccepted || !e.ClosedAt.Equal(at) || e.Accepted.By != "alice" {
+		if e.State != apiwire.DriftAccepted || !e.ClosedAt.Equal(at) || e.Accepted.By != "alice" {
 			t.Errorf("entry %+v", e.Drift)
 		}
 	}
 	checkBytes(t, h)
-	if len(h.close(controlplane.DriftAccepted, at, nil)) != 0 {
+	if len(h.close(apiwire.DriftAccepted, at, nil)) != 0 {
 		t.Error("closed again")
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/internal/safestorage"
 )
 
@@ -165,14 +165,14 @@ const historyVersion = 1
 // storedHistory is the JSON kept per target under "history/<name>".
 type storedHistory struct {
 	storedHeader
-	Drifts []controlplane.DriftDetail `json:"drifts"` // newest first
+	Drifts []apiwire.DriftDetail `json:"drifts"` // newest first
 }
 
 func historyKey(target string) string { return "history/" + target }
 
 // loadHistory returns a target's stored drift history (nil when none), or an
 // error when what is stored cannot be used.
-func (s *baselineStore) loadHistory(ctx context.Context, target string) ([]controlplane.DriftDetail, error) {
+func (s *baselineStore) loadHistory(ctx context.Context, target string) ([]apiwire.DriftDetail, error) {
 	var st storedHistory
 	if found, err := s.read(ctx, historyKey(target), "drift history", target, historyVersion, &st, &st.storedHeader); !found || err != nil {
 		return nil, err

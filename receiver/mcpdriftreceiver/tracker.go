@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
 // tracker is one target's drift state machine. It turns successful
@@ -73,14 +73,14 @@ const (
 type event struct {
 	kind     eventKind
 	at       time.Time
-	since    time.Time           // drift: when the new contract was first observed (zero: at)
-	current  *contract.Snapshot  // snapshot, drift (after), mixed resolved (winner)
-	previous *contract.Snapshot  // drift (before)
-	report   *contract.Report    // drift
-	variants []variant           // mixed
-	field    fieldKey            // volatile
-	accepted *controlplane.Drift // accepted: the drift, as it is now
-	mode     string              // accepted: the baseline mode
+	since    time.Time          // drift: when the new contract was first observed (zero: at)
+	current  *contract.Snapshot // snapshot, drift (after), mixed resolved (winner)
+	previous *contract.Snapshot // drift (before)
+	report   *contract.Report   // drift
+	variants []variant          // mixed
+	field    fieldKey           // volatile
+	accepted *apiwire.Drift     // accepted: the drift, as it is now
+	mode     string             // accepted: the baseline mode
 }
 
 // step is the result of one observation.

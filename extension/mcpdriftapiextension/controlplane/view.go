@@ -1,3 +1,10 @@
+// Package controlplane is the contract between the mcpdrift_api extension
+// and the components that feed it: the read-only views the mcpdrift receiver
+// and the mcpimpact processor register with the extension, the registry they
+// find it by, and what a prompt probe observed. The views answer in the API's
+// shapes (package apiwire). The extension, the receiver and the processor
+// import this package; none of them imports another. Clients of the HTTP API
+// import apiwire only.
 package controlplane
 
 import (
@@ -7,6 +14,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
 // Errors a view returns; the extension maps them to HTTP statuses.
@@ -23,17 +32,17 @@ var (
 // returns copies the caller may keep.
 type DriftSource interface {
 	// Servers returns the status of every target.
-	Servers() []ServerStatus
+	Servers() []apiwire.ServerStatus
 	// Server returns one target with its served contract.
-	Server(name string) (ServerDetail, error)
+	Server(name string) (apiwire.ServerDetail, error)
 	// Drifts returns the newest limit entries of a target's history.
-	Drifts(server string, limit int) (DriftPage, error)
+	Drifts(server string, limit int) (apiwire.DriftPage, error)
 	// Drift returns one history entry with its definitions.
-	Drift(id string) (DriftDetail, error)
+	Drift(id string) (apiwire.DriftDetail, error)
 	// Accept closes the target's open drifts on behalf of an operator:
 	// pinned, the served contract becomes the baseline; advance, the drifts
 	// are acknowledged. It emits an mcpdrift.drift_accepted event.
-	Accept(ctx context.Context, server string, req AcceptRequest, by Principal) (AcceptResult, error)
+	Accept(ctx context.Context, server string, req apiwire.AcceptRequest, by Principal) (apiwire.AcceptResult, error)
 }
 
 // Principal is who asks for an accept.
@@ -44,16 +53,30 @@ type Principal struct {
 	Authenticated bool
 }
 
+// ImpactQuery asks who called a tool of a server.
+type ImpactQuery struct {
+	Server string
+	Tool   string
+	Window time.Duration // at most the processor's window
+}
+
 // ImpactSource is the read-only view the mcpimpact processor registers.
 type ImpactSource interface {
 	// Windows returns the processor's window (the longest a query may ask
 	// for) and recent window (risk).
 	Windows() (window, recent time.Duration)
 	// Impact answers who called a tool of a server within q.Window.
-	Impact(ctx context.Context, q ImpactQuery) (Impact, error)
+	Impact(ctx context.Context, q ImpactQuery) (apiwire.Impact, error)
 	// DigestUsage answers how often a tool of a server was called with
 	// each definition, by day.
-	DigestUsage(ctx context.Context, q DigestUsageQuery) (DigestUsage, error)
+	DigestUsage(ctx context.Context, q DigestUsageQuery) (apiwire.DigestUsage, error)
+}
+
+// DigestUsageQuery asks how often a tool was called with each definition.
+type DigestUsageQuery struct {
+	Server string
+	Tool   string
+	Days   int // 1 to apiwire.MaxDigestUsageDays, ending today (UTC)
 }
 
 // Registry is what the extension offers the components that name it.

@@ -26,7 +26,10 @@ var notProduct = []string{"tools", "tools/jaeger"}
 // pull: the Collector, contrib, or the root module (which holds both).
 var agentSide = []string{"contract", "semconv", "internal/mcpwire", "internal/dev/testkit", "interceptor", "interceptor/gosdk", "interceptor/mcpgo", "proxy"}
 
-var forbidden = regexp.MustCompile(`^(go\.opentelemetry\.io/collector|github\.com/open-telemetry/opentelemetry-collector-contrib)(/|$)|^` + regexp.QuoteMeta(rootModule) + `$`)
+// collector matches a Collector or contrib module or package path.
+const collector = `^(go\.opentelemetry\.io/collector|github\.com/open-telemetry/opentelemetry-collector-contrib)(/|$)`
+
+var forbidden = regexp.MustCompile(collector + `|^` + regexp.QuoteMeta(rootModule) + `$`)
 
 // goMod is the part of `go mod edit -json` these tests read.
 type goMod struct {
@@ -258,6 +261,37 @@ func main() {}
 		}
 	}
 	t.Logf("an agent importing interceptor/gosdk, mcpgo, httptap and stdiotap has %d modules in its build list", len(list))
+}
+
+// TestCLILinksNoCollector: the mcpdrift CLI talks to the control plane over
+// HTTP with the wire types of package apiwire; importing anything that
+// imports the Collector (the extension, controlplane's views) would link
+// dozens of Collector packages into a binary that runs none of them.
+func TestCLILinksNoCollector(t *testing.T) {
+	gobin := goTool(t)
+	cmd := exec.Command(gobin, "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./cmd/mcpdrift")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/mcpdrift: %v", err)
+	}
+	pkgs := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(pkgs) < 50 {
+		t.Fatalf("go list -deps ./cmd/mcpdrift listed %d packages: the listing is broken", len(pkgs))
+	}
+	isCollector := regexp.MustCompile(collector)
+	for _, line := range pkgs {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if isCollector.MatchString(pkg) {
+			continue // reported at its importer outside the Collector
+		}
+		for _, imp := range strings.Fields(imports) {
+			if isCollector.MatchString(imp) {
+				t.Errorf("the CLI links the Collector: %s imports %s", pkg, imp)
+			}
+		}
+	}
 }
 
 func modulePath(dir string) string {

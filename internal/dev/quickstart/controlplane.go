@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
 // ControlPlaneImpact asks the collector's control plane for the impact of
 // every tool the summary's impact records name: its stale number is the
 // dashboard's red number.
-func (s Summary) ControlPlaneImpact(ctx context.Context, apiURL string) ([]controlplane.Impact, error) {
+func (s Summary) ControlPlaneImpact(ctx context.Context, apiURL string) ([]apiwire.Impact, error) {
 	type query struct{ server, tool string }
 	var queries []query
 	for _, e := range s.Impacts {
@@ -28,7 +28,7 @@ func (s Summary) ControlPlaneImpact(ctx context.Context, apiURL string) ([]contr
 		}
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
-	var out []controlplane.Impact
+	var out []apiwire.Impact
 	for _, q := range queries {
 		u := apiURL + "/api/v1/servers/" + url.PathEscape(q.server) + "/impact?tool=" + url.QueryEscape(q.tool)
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -47,7 +47,7 @@ func (s Summary) ControlPlaneImpact(ctx context.Context, apiURL string) ([]contr
 		if resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
 		}
-		var im controlplane.Impact
+		var im apiwire.Impact
 		if err := json.Unmarshal(body, &im); err != nil {
 			return nil, fmt.Errorf("GET %s: %w", u, err)
 		}
@@ -58,7 +58,7 @@ func (s Summary) ControlPlaneImpact(ctx context.Context, apiURL string) ([]contr
 
 // RenderControlPlane writes the control plane's stale numbers next to the
 // count of spans marked stale: they are one count.
-func (s Summary) RenderControlPlane(w io.Writer, impacts []controlplane.Impact) {
+func (s Summary) RenderControlPlane(w io.Writer, impacts []apiwire.Impact) {
 	fmt.Fprintf(w, "\n== CONTROL PLANE (GET /api/v1/servers/{name}/impact, the dashboard's red number)\n")
 	var stale int64
 	for _, im := range impacts {

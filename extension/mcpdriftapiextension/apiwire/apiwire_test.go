@@ -1,4 +1,4 @@
-package controlplane
+package apiwire
 
 import (
 	"encoding/json"

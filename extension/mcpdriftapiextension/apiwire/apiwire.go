@@ -1,10 +1,11 @@
-// Package controlplane is the contract between the mcpdrift_api extension
-// and the components that feed it: the JSON shapes the API serves
-// (docs/api.md; openapi.json beside the extension describes the same), and
-// the read-only views the mcpdrift receiver and the mcpimpact processor
-// register with the extension (view.go). The extension, the receiver, the
-// processor and the CLI import this package; none of them imports another.
-package controlplane
+// Package apiwire is the mcpdrift_api extension's HTTP wire format: the
+// JSON shapes the API serves and accepts (docs/api.md; openapi.json beside
+// the extension describes the same), its path version and its default
+// endpoint. The extension that serves them, the receiver and processor that
+// fill them, and the CLI that reads them share this package. It imports no
+// Collector module, so a client such as `mcpdrift` links none (its test
+// keeps it so); the Collector-side views live in package controlplane.
+package apiwire
 
 import (
 	"bytes"
@@ -17,6 +18,11 @@ import (
 
 // APIVersion is the path segment of every API route.
 const APIVersion = "v1"
+
+// DefaultEndpoint is where the API listens unless configured, and where a
+// client looks unless told: loopback only, like the Collector's other local
+// endpoints (health_check 13133, zpages 55679).
+const DefaultEndpoint = "localhost:13180"
 
 // Status is a server's state as the API reports it.
 type Status string
@@ -350,13 +356,6 @@ type AcceptResult struct {
 	Status         Status `json:"status"`
 }
 
-// ImpactQuery asks who called a tool of a server.
-type ImpactQuery struct {
-	Server string
-	Tool   string
-	Window time.Duration // at most the processor's window
-}
-
 // Impact is GET /api/v1/servers/{name}/impact.
 type Impact struct {
 	Server string    `json:"server"`
@@ -459,13 +458,6 @@ type Recovery struct {
 // MaxDigestUsageDays is how many days of calls by digest the processor
 // keeps, and the most a digests query may ask for.
 const MaxDigestUsageDays = 35
-
-// DigestUsageQuery asks how often a tool was called with each definition.
-type DigestUsageQuery struct {
-	Server string
-	Tool   string
-	Days   int // 1 to MaxDigestUsageDays, ending today (UTC)
-}
 
 // DigestUsage is GET /api/v1/servers/{name}/digests: calls of a tool per
 // definition digest they were planned against, per UTC day, for server
