@@ -1,7 +1,6 @@
 package docscheck
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -95,80 +94,42 @@ func TestExamplesValidate(t *testing.T) {
 	}
 }
 
-// exampleMarker precedes a fenced block that shows an example file:
-// <!-- example: docs/examples/collector.yaml -->
-var exampleMarker = regexp.MustCompile(`^<!-- example: (\S+) -->$`)
-
 // TestDocsShowValidatedFiles checks that every block the docs mark as an
 // example is byte for byte the file that TestExamplesValidate validates, and
 // that every example is shown or linked somewhere in docs/.
 func TestDocsShowValidatedFiles(t *testing.T) {
-	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var all bytes.Buffer
-	shown := 0
-	for _, page := range pages {
+	for _, page := range docPages(t) {
 		src, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
 		}
 		all.Write(src)
-		blocks, err := markedBlocks(src)
+	}
+	shown := 0
+	for _, b := range allBlocks(t) {
+		path, ok := strings.CutPrefix(b.marker, "example: ")
+		if !ok {
+			continue
+		}
+		want, err := os.ReadFile(filepath.Join(root, path))
 		if err != nil {
-			t.Errorf("%s: %v", rel(page), err)
+			t.Errorf("%s shows %s: %v", b.where(), path, err)
+			continue
 		}
-		for path, body := range blocks {
-			want, err := os.ReadFile(filepath.Join(root, path))
-			if err != nil {
-				t.Errorf("%s shows %s: %v", rel(page), path, err)
-				continue
-			}
-			if body != string(want) {
-				t.Errorf("%s shows a %s that differs from the file; copy the file into the block", rel(page), path)
-			}
-			shown++
+		if b.body != string(want) {
+			t.Errorf("%s shows a %s that differs from the file; copy the file into the block", b.where(), path)
 		}
+		shown++
 	}
 	if shown == 0 {
 		t.Error("no docs page shows an example file")
 	}
 	for _, file := range examples(t) {
 		if !bytes.Contains(all.Bytes(), []byte(rel(file))) {
-			t.Errorf("%s is neither shown nor linked from docs/*.md", rel(file))
+			t.Errorf("%s is neither shown nor linked from README.md or docs/*.md", rel(file))
 		}
 	}
-}
-
-// markedBlocks returns, per example path, the fenced block that follows its
-// marker line.
-func markedBlocks(src []byte) (map[string]string, error) {
-	blocks := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	for sc.Scan() {
-		m := exampleMarker.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		if !sc.Scan() || !strings.HasPrefix(sc.Text(), "```") {
-			return blocks, fmt.Errorf("marker for %s is not followed by a fenced block", m[1])
-		}
-		var body strings.Builder
-		closed := false
-		for sc.Scan() {
-			if sc.Text() == "```" {
-				closed = true
-				break
-			}
-			body.WriteString(sc.Text() + "\n")
-		}
-		if !closed {
-			return blocks, fmt.Errorf("block for %s is not closed", m[1])
-		}
-		blocks[m[1]] = body.String()
-	}
-	return blocks, sc.Err()
 }
 
 // gomodLine is an ocb component line: "- gomod: <module> <version>".
