@@ -93,14 +93,9 @@ func readGoMod(t *testing.T, gobin, dir string) goMod {
 	return m
 }
 
-// TestModulesListedEverywhere: a module missing from go.work is invisible to
-// editors; one missing from MODULES is never tested or linted.
-func TestModulesListedEverywhere(t *testing.T) {
-	gobin := goTool(t)
-	want := modules(t)
-	if !slices.Contains(want, ".") || !slices.Contains(want, "interceptor/gosdk") {
-		t.Fatalf("found modules %v: the walk is broken", want)
-	}
+// workModules returns the directories go.work uses, sorted.
+func workModules(t *testing.T, gobin string) []string {
+	t.Helper()
 	cmd := exec.Command(gobin, "work", "edit", "-json", "go.work")
 	cmd.Dir = root
 	out, err := cmd.Output()
@@ -116,10 +111,12 @@ func TestModulesListedEverywhere(t *testing.T) {
 		used = append(used, filepath.Clean(u.DiskPath))
 	}
 	slices.Sort(used)
-	if !slices.Equal(used, want) {
-		t.Errorf("go.work uses %v, want the repository's modules %v", used, want)
-	}
+	return used
+}
 
+// makeModules returns the Makefile's MODULES, sorted.
+func makeModules(t *testing.T) []string {
+	t.Helper()
 	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +127,21 @@ func TestModulesListedEverywhere(t *testing.T) {
 	}
 	listed := strings.Fields(string(m[1]))
 	slices.Sort(listed)
-	if !slices.Equal(listed, want) {
+	return listed
+}
+
+// TestModulesListedEverywhere: a module missing from go.work is invisible to
+// editors; one missing from MODULES is never tested or linted.
+func TestModulesListedEverywhere(t *testing.T) {
+	gobin := goTool(t)
+	want := modules(t)
+	if !slices.Contains(want, ".") || !slices.Contains(want, "interceptor/gosdk") {
+		t.Fatalf("found modules %v: the walk is broken", want)
+	}
+	if used := workModules(t, gobin); !slices.Equal(used, want) {
+		t.Errorf("go.work uses %v, want the repository's modules %v", used, want)
+	}
+	if listed := makeModules(t); !slices.Equal(listed, want) {
 		t.Errorf("Makefile MODULES = %v, want %v", listed, want)
 	}
 	for _, dir := range agentSide {
