@@ -202,10 +202,16 @@ func completeFragment(t *testing.T, dist string, frag map[string]any) map[string
 	return cfg
 }
 
+// signalsOf caches componentSignals per distribution.
+var signalsOf = map[string]map[string]map[string]bool{}
+
 // componentSignals reads `DIST components`: per "receivers/otlp", the
 // signals the component supports.
 func componentSignals(t *testing.T, dist string) map[string]map[string]bool {
 	t.Helper()
+	if s, ok := signalsOf[dist]; ok {
+		return s
+	}
 	out, err := exec.Command(dist, "components").Output()
 	if err != nil {
 		t.Fatalf("%s components: %v", dist, err)
@@ -233,6 +239,7 @@ func componentSignals(t *testing.T, dist string) map[string]map[string]bool {
 	if len(support["receivers/mcpdrift"]) == 0 {
 		t.Fatalf("%s components lists no signal of the mcpdrift receiver:\n%s", dist, out)
 	}
+	signalsOf[dist] = support
 	return support
 }
 
