@@ -33,7 +33,8 @@ var update = flag.Bool("update", false, "rewrite the docs' <!-- output: --> bloc
 // quickstart's demo server serving v2, mcp.lock.json the lock `mcpdrift
 // snapshot` wrote from its v1; paths are relative to the repository root.
 // The control-plane commands (status, history, impact) ask the quickstart's
-// collector after its server changed under two agents (stack).
+// collector after its server changed under two agents (stack); a proxy
+// command is the result of a stale call through it (proxyRefusal).
 const demoV2URL = "http://127.0.0.1:18082/mcp"
 
 // stackServerURL is how the docs write the quickstart server's URL.
@@ -82,8 +83,8 @@ func (s *scene) build(t *testing.T, name, pkg string) string {
 }
 
 // demoServer starts the quickstart's demo server on a free port, serving
-// contract version (v1 or v2), until the test ends.
-func (s *scene) demoServer(t *testing.T, version string) string {
+// contract version (v1 or v2; SIGUSR1 switches v1 to v2), until the test ends.
+func (s *scene) demoServer(t *testing.T, version string) (string, *procs.Proc) {
 	t.Helper()
 	bin := s.build(t, "demo-server", "./examples/quickstart/server")
 	ports, err := procs.FreePorts(1)
@@ -100,7 +101,7 @@ func (s *scene) demoServer(t *testing.T, version string) string {
 	if err := p.WaitHTTP(context.Background(), url, time.Minute, func(int) bool { return true }); err != nil {
 		t.Fatalf("demo server %s: %v (see %s)", version, err, log)
 	}
-	return url
+	return url, p
 }
 
 // gate is the release gate's scene: a lock of v1, the server at v2.
@@ -112,8 +113,9 @@ func (s *scene) gate(t *testing.T) {
 	if err := os.MkdirAll(s.gateDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s.run(t, s.gateDir, nil, "mcpdrift", "snapshot", "--url", s.demoServer(t, "v1"), "-o", "mcp.lock.json")
-	s.v2URL = s.demoServer(t, "v2")
+	v1, _ := s.demoServer(t, "v1")
+	s.run(t, s.gateDir, nil, "mcpdrift", "snapshot", "--url", v1, "-o", "mcp.lock.json")
+	s.v2URL, _ = s.demoServer(t, "v2")
 }
 
 // quickstart is the control plane's scene: the quickstart's collector, its
@@ -213,6 +215,9 @@ func (s *scene) produce(t *testing.T, args []string) string {
 	t.Helper()
 	if len(args) < 2 || args[0] != "mcpdrift" {
 		t.Fatalf("%q: only mcpdrift commands are run", strings.Join(args, " "))
+	}
+	if args[1] == "proxy" {
+		return s.proxyRefusal(t, args)
 	}
 	dir := root
 	var env []string
