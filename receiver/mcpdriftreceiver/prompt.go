@@ -73,13 +73,25 @@ func observation(name string, snap *contract.Snapshot, at time.Time, err error) 
 	return obs
 }
 
-// probeAndAnswer runs a probe, then more while requests wait that arrived
-// after the last one started (each one probe, so a stream of requests
-// cannot hold the target: the processor limits its own rate).
+// probeAndAnswer probes t, which the caller holds (t.running), again while
+// requests wait that arrived after the last probe started (each one probe,
+// so a stream of requests cannot hold the target: the processor limits its
+// own rate), and then lets go of t. A request that arrives between the
+// loop's last look and letting go finds t held and leaves itself to this
+// loop, so the loop looks once more after letting go and, if it can take t
+// back, probes for it; if it cannot, whoever took t probes after the
+// request and answers it.
 func (r *driftReceiver) probeAndAnswer(ctx context.Context, t *target) {
 	for {
 		r.runProbe(ctx, t)
-		if ctx.Err() != nil || !t.prompt.pending() {
+		if ctx.Err() == nil && t.prompt.pending() {
+			continue
+		}
+		if r.beforeRelease != nil {
+			r.beforeRelease(t)
+		}
+		t.running.Store(false)
+		if ctx.Err() != nil || !t.prompt.pending() || !t.running.CompareAndSwap(false, true) {
 			return
 		}
 	}
@@ -100,7 +112,6 @@ func (v driftView) ProbeNow(server string, done func(controlplane.Observation)) 
 	r.prompts.Add(1)
 	go func() {
 		defer r.prompts.Done()
-		defer t.running.Store(false)
 		r.probeAndAnswer(r.runCtx, t)
 	}()
 	return true

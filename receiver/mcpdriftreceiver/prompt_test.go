@@ -68,3 +68,58 @@ func TestPromptWaitersAnsweredByLaterProbes(t *testing.T) {
 		t.Fatalf("took %d", len(got))
 	}
 }
+
+// TestProbeNowAsAProbeEnds: a request that arrives when a probe loop has
+// found none waiting, but before it lets go of the target, finds the target
+// held and leaves itself to that loop: the loop probes once more for it,
+// rather than leaving it to the next scheduled probe (an hour away here).
+// Exactly one more probe: the request is not answered twice, nor probed
+// for twice.
+func TestProbeNowAsAProbeEnds(t *testing.T) {
+	s := newServing(t, BaselineAdvance, nil)
+	s.serve(s.a, nil)
+	s.p.set("srv", s.b, nil)
+	before := s.p.count("srv")
+
+	first := make(chan controlplane.Observation, 1)
+	late := make(chan controlplane.Observation, 2)
+	took := false
+	s.r.beforeRelease = func(*target) {
+		if took {
+			return
+		}
+		took = s.view.ProbeNow("srv", func(o controlplane.Observation) { late <- o })
+	}
+	if !s.view.ProbeNow("srv", func(o controlplane.Observation) { first <- o }) {
+		t.Fatal("the receiver took no prompt probe")
+	}
+	s.r.prompts.Wait()
+	if !took {
+		t.Fatal("the late request was refused")
+	}
+	select {
+	case o := <-first:
+		if o.Err != nil {
+			t.Errorf("first observation %+v", o)
+		}
+	default:
+		t.Fatal("the first request was not answered")
+	}
+	select {
+	case o := <-late:
+		if o.Err != nil || o.ToolDigests["fetch"] != s.b.Tools[0].Digest {
+			t.Errorf("late observation %+v", o)
+		}
+	default:
+		t.Fatal("a request that arrived as the probe ended waits for the next scheduled probe")
+	}
+	if len(late) != 0 {
+		t.Error("the late request was answered twice")
+	}
+	if got := s.p.count("srv") - before; got != 2 {
+		t.Errorf("%d probes for two requests, one after the other's probe: want 2", got)
+	}
+	if s.r.targets[0].running.Load() {
+		t.Error("the target is still held")
+	}
+}

@@ -59,6 +59,9 @@ type driftReceiver struct {
 	onProbeStart func(t *target, due, started time.Time)
 	// manual, set by tests, starts no scheduler: the test calls runProbe.
 	manual bool
+	// beforeRelease, set by tests, is called when a probe loop has found no
+	// request waiting, before it lets go of the target.
+	beforeRelease func(t *target)
 }
 
 func newDriftReceiver(set receiver.Settings, cfg *Config, p prober) (*driftReceiver, error) {

@@ -23,8 +23,9 @@ type scheduler struct {
 	maxInFlight  int
 	timeout      time.Duration // the probe timeout
 	initialDelay time.Duration
-	run          func(ctx context.Context, t *target)
-	onStart      func(t *target, due, started time.Time)
+	// run probes t, which the scheduler took (t.running), and lets go of it.
+	run     func(ctx context.Context, t *target)
+	onStart func(t *target, due, started time.Time)
 }
 
 // minSlotBudget is the least slot budget: below it, healthy probes (TLS,
@@ -125,10 +126,10 @@ func (s *scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup, sem chan s
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer t.running.Store(false)
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
+			t.running.Store(false)
 			return
 		}
 		var once sync.Once
