@@ -71,7 +71,7 @@ const (
 	ImpactLastCall       = "mcpdrift.impact.last_call"              // RFC 3339 time of the agent's last call to the tool
 	ImpactRisk           = "mcpdrift.impact.risk"                   // high, medium or low
 	ImpactSessionSample  = "mcpdrift.impact.session_ids"            // bounded sample of the most recently active session ids
-	ImpactDigestsUsed    = "mcpdrift.impact.digests_used"           // map old/new/unknown to the number of calls made with each
+	ImpactDigestsUsed    = "mcpdrift.impact.digests_used"           // map stale/before/new/ahead/unknown to the number of calls of each kind (they add up to the calls)
 	ImpactNoRecentCaller = "mcpdrift.impact.no_recent_callers"      // true on the one record for a changed tool nobody called in the window
 	MixedVariants        = "mcpdrift.mixed.variants"                // list of maps {contract_digest, count, share, first_seen, last_seen}
 	MixedState           = "mcpdrift.mixed.state"                   // open or resolved

@@ -125,9 +125,12 @@ func TestClickHouseQueries(t *testing.T) {
 	for _, r := range impact {
 		byAgent[fmt.Sprint(r["agent"])] = r
 	}
-	for agent, want := range map[string]string{"planner": "medium startElicitation 2 1 2 [p-1]", "writer": "medium startElicitation 1 1 1 [w-1]"} {
+	// The records are the drift's: every call so far was made before the
+	// change, with the previous definition (before); none is stale yet.
+	for agent, want := range map[string]string{"planner": "medium startElicitation 2 1 [0 2 0 0 0] [p-1]", "writer": "medium startElicitation 1 1 [0 1 0 0 0] [w-1]"} {
 		r := byAgent[agent]
-		if got := fmt.Sprint(r["risk"], " ", r["tool"], " ", r["calls"], " ", r["sessions"], " ", r["calls_with_old_digest"], " ", r["session_sample"]); got != want {
+		split := []any{r["stale_calls"], r["calls_before_change"], r["calls_with_new_digest"], r["ahead_calls"], r["unknown_calls"]}
+		if got := fmt.Sprint(r["risk"], " ", r["tool"], " ", r["calls"], " ", r["sessions"], " ", split, " ", r["session_sample"]); got != want {
 			t.Errorf("impact-by-drift %s: %s, want %s", agent, got, want)
 		}
 	}
