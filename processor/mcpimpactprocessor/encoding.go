@@ -10,10 +10,13 @@ import (
 // length and the bytes.
 
 // indexMagic starts the stored index. MCPI1 (before entries kept
-// latencies) and MCPI2 (before they kept stale and ahead counts) are still
-// read; their entries have none.
+// latencies), MCPI2 (before they kept stale and ahead counts) and MCPI3
+// (before they kept when their latest stale and failed calls were) are
+// still read; what their entries lack is zero (a stale or failed call
+// is taken to be the last).
 const (
-	indexMagic   = "MCPI3"
+	indexMagic   = "MCPI4"
+	indexMagicV3 = "MCPI3"
 	indexMagicV2 = "MCPI2"
 	indexMagicV1 = "MCPI1"
 )
@@ -47,7 +50,7 @@ func encodeIndex(ix *index) []byte {
 				continue
 			}
 			buf = appendString(buf, ix.sessions.value(e.session))
-			for _, n := range [...]uint64{uint64(e.digest), uint64(e.calls), uint64(e.errors), uint64(e.first), uint64(e.last), uint64(e.timed), e.latency, uint64(e.stale), uint64(e.ahead)} {
+			for _, n := range [...]uint64{uint64(e.digest), uint64(e.calls), uint64(e.errors), uint64(e.first), uint64(e.last), uint64(e.timed), e.latency, uint64(e.stale), uint64(e.ahead), uint64(e.staleAgo), uint64(e.errorAgo)} {
 				buf = binary.AppendUvarint(buf, n)
 			}
 		}
@@ -66,7 +69,7 @@ func appendString(buf []byte, s string) []byte {
 func decodeIndex(raw []byte, ix *index, cutoff uint32) (int, error) {
 	r := reader{buf: raw}
 	magic := string(r.take(len(indexMagic)))
-	if magic != indexMagic && magic != indexMagicV2 && magic != indexMagicV1 {
+	if magic != indexMagic && magic != indexMagicV3 && magic != indexMagicV2 && magic != indexMagicV1 {
 		return 0, fmt.Errorf("%w: bad header", errCorrupt)
 	}
 	digests := make([]string, r.count(1<<24))
@@ -85,8 +88,12 @@ func decodeIndex(raw []byte, ix *index, cutoff uint32) (int, error) {
 			if magic != indexMagicV1 {
 				e.timed, e.latency = r.u32(), r.uvarint()
 			}
-			if magic == indexMagic {
+			if magic == indexMagic || magic == indexMagicV3 {
 				e.stale, e.ahead = r.u32(), r.u32()
+			}
+			var staleAgo, errorAgo uint32
+			if magic == indexMagic {
+				staleAgo, errorAgo = r.u32(), r.u32()
 			}
 			if r.err != nil {
 				return read, r.err
@@ -102,6 +109,8 @@ func decodeIndex(raw []byte, ix *index, cutoff uint32) (int, error) {
 			e.errors, e.timed = min(e.errors, e.calls), min(e.timed, e.calls)
 			e.stale = min(e.stale, e.calls)
 			e.ahead = min(e.ahead, e.calls-e.stale)
+			e.staleAgo = ago(e.last, e.last-min(staleAgo, e.last-e.first), e.stale)
+			e.errorAgo = ago(e.last, e.last-min(errorAgo, e.last-e.first), e.errors)
 			ix.record(&k, e, cutoff)
 		}
 	}

@@ -32,7 +32,7 @@ type agentImpact struct {
 	latency        uint64 // their durations' sum, microseconds
 	sessionSample  []string
 	risk           string
-	recovery       recovery // control-plane queries only (impactView)
+	recovery       recovery // with a known change: control-plane queries (impactView)
 }
 
 // toolImpact is the impact of a drift on one changed tool, agents sorted by
@@ -56,9 +56,10 @@ type driftImpact struct {
 // entry.
 type scratch struct {
 	group, drift bitset
-	// before and after: the sessions of one (tool, agent) that called
-	// before and after the tool's change (recoveryOf).
-	before, after bitset
+	// before: the sessions of one (tool, agent) that called before the
+	// tool's change; after: what those that called after it did.
+	before bitset
+	after  afterChange
 }
 
 type bitset []uint64
@@ -74,14 +75,16 @@ func (b bitset) clear(i uint32) bool {
 }
 
 // drainInto moves b's bits into dst, clearing b, and returns how many there
-// were: one pass for the count, the union and the reset.
-func (b bitset) drainInto(dst bitset) int {
+// were: one pass for the count, the union and the reset. It also clears
+// the words of sub, a subset of b.
+func (b bitset) drainInto(dst, sub bitset) int {
 	n := 0
 	for i, w := range b {
 		if w != 0 {
 			n += bits.OnesCount64(w)
 			dst[i] |= w
 			b[i] = 0
+			sub[i] = 0
 		}
 	}
 	return n
@@ -102,7 +105,7 @@ func (sc *scratch) grow(sessions int) {
 	if len(sc.group) < words {
 		sc.group = make(bitset, max(words, 2*len(sc.group)))
 		sc.drift = make(bitset, len(sc.group))
-		sc.before, sc.after = make(bitset, len(sc.group)), make(bitset, len(sc.group))
+		sc.before = make(bitset, len(sc.group))
 	}
 }
 
@@ -133,9 +136,6 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 			if ai.calls == 0 {
 				continue
 			}
-			if win.changeAt > 0 {
-				ai.recovery = st.recoveryOf(buckets, &win)
-			}
 			ai.risk = risk(ch.severity, &ai)
 			agentsSeen[agent] = struct{}{}
 			out.calls += ai.calls
@@ -164,10 +164,17 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 // entry: it only marks the session's bit, and the bits are counted after
 // the loop, by popcount for a large group, or by a second walk over a small
 // group's entries (still in cache) when that is cheaper than the whole set.
+// With a known change (w.changeAt) the same loop gathers the sessions'
+// recovery: it marks the sessions that called before the change, and hands
+// the few entries with calls after it to sc.after.
 func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 	ix, sc := st.index, &st.scratch
-	group := sc.group
+	group, before, after := sc.group, sc.before, &sc.after
 	cutoff, recentCut, oldID, newID, seenID := max(w.cutoff, 1), w.recent, w.oldID, w.newID, w.seenID
+	changeAt := w.changeAt
+	if changeAt > 0 {
+		after.reset(w, ix.sessions.span())
+	}
 	// Calls by class (other, before, new, stale, ahead), all and recent
 	// ones: array slots rather than ten variables, which would not fit in
 	// registers.
@@ -211,7 +218,19 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 			if e.last > sample.floor && e.session != 0 {
 				sample.offer(e.session, e.last)
 			}
+			if changeAt > 0 && e.session != 0 {
+				if e.first < changeAt {
+					before.mark(e.session)
+				}
+				if e.last >= changeAt {
+					after.note(e)
+				}
+			}
 		}
+	}
+	var rec recovery
+	if changeAt > 0 {
+		rec = after.classify(before)
 	}
 	sessions := 0
 	if scanned < len(group)/8 {
@@ -221,15 +240,20 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 				if e.last >= cutoff && e.session != 0 && group.clear(e.session) {
 					sessions++
 					sc.drift.mark(e.session)
+					before.clear(e.session)
 				}
 			}
 		}
 		group.clear(0)
 	} else {
 		group.clear(0) // "no session" is not a session
-		sessions = group.drainInto(sc.drift)
+		sessions = group.drainInto(sc.drift, before)
+	}
+	if changeAt > 0 {
+		rec.idle = sessions - len(after.calls)
 	}
 	return agentImpact{
+		recovery:       rec,
 		sessions:       sessions,
 		calls:          byClass[0] + byClass[1] + byClass[2] + byClass[3] + byClass[4],
 		errors:         errors,

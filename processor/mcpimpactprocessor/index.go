@@ -33,6 +33,48 @@ type entry struct {
 	last    uint32 // unix seconds
 	stale   uint32 // calls judged stale (their spans say mcpdrift.tool.stale=true)
 	ahead   uint32 // calls judged ahead, waiting for a probe to settle them
+	// Seconds from the entry's latest stale call, and from its latest
+	// failed one, to its last call (up to maxAgo; 0 when it has none): its
+	// calls may straddle a change the index learns of only later, and a
+	// session's recovery asks whether its latest call after the change was
+	// stale, and whether one after it failed. Two uint16 keep the entry at
+	// 48 bytes.
+	staleAgo, errorAgo uint16
+}
+
+// maxAgo caps staleAgo and errorAgo: a stale or failed call more than 18 h
+// before its entry's last call is taken as 18 h before it.
+const maxAgo = math.MaxUint16
+
+// lastStale is the time of the entry's latest stale call; 0: none.
+func (e *entry) lastStale() uint32 { return e.lastOf(e.stale, e.staleAgo) }
+
+// lastError is the time of the entry's latest failed call; 0: none.
+func (e *entry) lastError() uint32 { return e.lastOf(e.errors, e.errorAgo) }
+
+func (e *entry) lastOf(n uint32, ago uint16) uint32 {
+	if n == 0 {
+		return 0
+	}
+	return e.last - min(uint32(ago), e.last-e.first)
+}
+
+// lastFresh is the time of the entry's latest call that was not stale
+// when that was its last call; 0 otherwise (its latest stale call came
+// last, or in the same second).
+func (e *entry) lastFresh() uint32 {
+	if e.calls > e.stale && (e.stale == 0 || e.staleAgo > 0) {
+		return e.last
+	}
+	return 0
+}
+
+// ago is how long before last the latest of n calls at t was, capped.
+func ago(last, t, n uint32) uint16 {
+	if n == 0 {
+		return 0
+	}
+	return uint16(min(last-t, maxAgo))
 }
 
 type bucketKey struct{ server, tool, agent uint32 }
@@ -377,6 +419,7 @@ func (ix *index) takeRemovals() removals {
 
 // add merges another entry's counts into e.
 func (e *entry) add(o *entry) {
+	lastStale, lastError := max(e.lastStale(), o.lastStale()), max(e.lastError(), o.lastError())
 	e.calls = satAdd(e.calls, o.calls)
 	e.errors = satAdd(e.errors, o.errors)
 	e.timed = satAdd(e.timed, o.timed)
@@ -389,6 +432,7 @@ func (e *entry) add(o *entry) {
 	}
 	e.first = min(e.first, o.first)
 	e.last = max(e.last, o.last)
+	e.staleAgo, e.errorAgo = ago(e.last, lastStale, e.stale), ago(e.last, lastError, e.errors)
 }
 
 func satAdd(a, b uint32) uint32 {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -174,4 +175,32 @@ func evictions(t *testing.T, h *harness) map[string]int64 {
 		got[v.AsString()] += dp.Value
 	}
 	return got
+}
+
+// TestEntrySize: an entry is 48 bytes (docs/mcpimpact.md, "Index
+// layout"); the memory budget per entry counts on it.
+func TestEntrySize(t *testing.T) {
+	assert.Equal(t, uintptr(48), unsafe.Sizeof(entry{}))
+}
+
+// TestEntryLatestCalls: merged calls keep when the latest stale and the
+// latest failed call were, and the stored index keeps them.
+func TestEntryLatestCalls(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	st := newState(cfg)
+	k := callKey{server: identity{name: srv}, tool: "search", agent: "a", session: "s", digest: "d1"}
+	st.index.record(&k, entry{first: 1000, last: 1000, calls: 1, stale: 1}, 1)
+	st.index.record(&k, entry{first: 1050, last: 1050, calls: 1, errors: 1}, 1)
+	st.index.record(&k, entry{first: 1100, last: 1100, calls: 1}, 1)
+	e := st.index.find(&k)
+	require.NotNil(t, e)
+	assert.Equal(t, [3]uint32{1000, 1050, 1100}, [3]uint32{e.lastStale(), e.lastError(), e.lastFresh()})
+
+	back := newState(cfg)
+	_, err := decodeIndex(encodeIndex(st.index), back.index, 1)
+	require.NoError(t, err)
+	assert.Equal(t, *e, *back.index.find(&k))
+
+	st.index.record(&k, entry{first: 1100, last: 1100, calls: 1, stale: 1}, 1)
+	assert.Equal(t, uint32(0), e.lastFresh(), "a stale call in the same second as the latest other one counts as the later")
 }

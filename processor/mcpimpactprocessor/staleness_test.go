@@ -199,30 +199,32 @@ func TestPromptProbeSettlesAheadCalls(t *testing.T) {
 	assert.Equal(t, int64(2), out.Agents[0].Digests.New, "d8 is the current digest")
 }
 
+// sessionCall is a claude-code call of search in session, at t0+at.
+func sessionCall(session, digest string, at time.Duration, failed bool) call {
+	return call{agent: "claude-code", server: srv, url: srvURL, tool: "search", session: session, digest: digest, at: t0.Add(at), failed: failed}
+}
+
 // TestRecovery: sessions after a change are recovered, still stale,
 // failed or idle; sessions that started on the new definition needed no
 // recovery.
 func TestRecovery(t *testing.T) {
 	h := newHarness(t, nil)
 	h.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-time.Hour))))
-	c := func(session, digest string, at time.Duration, failed bool) call {
-		return call{agent: "claude-code", server: srv, url: srvURL, tool: "search", session: session, digest: digest, at: t0.Add(at), failed: failed}
-	}
 	h.sendSpans(callsOf(
-		c("recovers", "d1", -10*time.Minute, false),
-		c("stays", "d1", -10*time.Minute, false),
-		c("fails", "d1", -10*time.Minute, false),
-		c("idles", "d1", -10*time.Minute, false),
-		c("new", "d2", 3*time.Minute, false),
+		sessionCall("recovers", "d1", -10*time.Minute, false),
+		sessionCall("stays", "d1", -10*time.Minute, false),
+		sessionCall("fails", "d1", -10*time.Minute, false),
+		sessionCall("idles", "d1", -10*time.Minute, false),
+		sessionCall("new", "d2", 3*time.Minute, false),
 	))
 	h.sendLogs(driftLogs(searchDrift(t0)))
 	h.clock.Advance(10 * time.Minute)
 	h.sendSpans(callsOf(
-		c("recovers", "d1", time.Minute, false),
-		c("recovers", "d2", 2*time.Minute, false),
-		c("stays", "d2", time.Minute, false),
-		c("stays", "d1", 4*time.Minute, true),
-		c("fails", "", 2*time.Minute, true),
+		sessionCall("recovers", "d1", time.Minute, false),
+		sessionCall("recovers", "d2", 2*time.Minute, false),
+		sessionCall("stays", "d2", time.Minute, false),
+		sessionCall("stays", "d1", 4*time.Minute, true),
+		sessionCall("fails", "", 2*time.Minute, true),
 	))
 	out, err := query(t, h, srv, "search", time.Hour)
 	require.NoError(t, err)
@@ -232,4 +234,43 @@ func TestRecovery(t *testing.T) {
 		MedianSecondsToRecover: &median, MaxSecondsToRecover: &longest}, *out.Totals.Recovery)
 	assert.Equal(t, int64(2), out.Totals.Stale)
 	assert.Equal(t, int64(4), out.Totals.Before)
+}
+
+// TestRecoveryStraddlingEntries: the index keeps a session's calls of one
+// digest in one entry, across the change. What came after the change
+// decides: a failure before it does not make the session failed, and a
+// refused call after its last current one leaves it still stale.
+func TestRecoveryStraddlingEntries(t *testing.T) {
+	h := newHarness(t, nil)
+	h.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-time.Hour))))
+	h.sendSpans(callsOf(
+		sessionCall("failed-before", "", -10*time.Minute, true),
+		sessionCall("refused-last", "d1", -10*time.Minute, false),
+		sessionCall("refused-last", "d2", -5*time.Minute, false), // its client listed before the probe saw d2
+	))
+	h.sendLogs(driftLogs(searchDrift(t0)))
+	h.clock.Advance(10 * time.Minute)
+	h.sendSpans(callsOf(
+		sessionCall("failed-before", "", 2*time.Minute, false),
+		sessionCall("refused-last", "d2", time.Minute, false),
+	))
+	refused := callsOf(sessionCall("refused-last", "d2", 3*time.Minute, false))
+	onlySpan(t, refused).Attributes().PutStr(semconv.GuardRefusal, semconv.RefusalStaleToolSchema)
+	h.sendSpans(refused)
+
+	out, err := query(t, h, srv, "search", time.Hour)
+	require.NoError(t, err)
+	require.NotNil(t, out.Totals.Recovery)
+	assert.Equal(t, apiwire.Recovery{StillStale: 1}, *out.Totals.Recovery,
+		"failed-before's only failure came before the change; refused-last's latest call was refused as stale")
+	assert.Equal(t, int64(1), out.Totals.Stale)
+	b := instance(t, h).state.index
+	for _, bk := range b.buckets {
+		for i := range bk.entries {
+			if e := &bk.entries[i]; e.stale > 0 {
+				assert.Equal(t, uint32(0), uint32(e.staleAgo), "the refused call was the entry's last")
+				assert.Less(t, e.first, uint32(unixSec(t0.UnixNano())), "the entry straddles the change")
+			}
+		}
+	}
 }
