@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -241,9 +240,11 @@ func TestGeminiCLIWrapped(t *testing.T) {
 }
 
 // Codex CLI: the wrapped config.toml is Codex's to read (codex mcp get
-// shows the proxied entries); unwrap restores the bytes, and after Codex
-// rewrote the file (codex mcp add, which drops keys it does not know from
-// mcp_servers), restores each wrapped server's original lines.
+// shows the proxied entries, whether written as tables, an inline table or
+// dotted keys); unwrap restores the bytes; and after Codex rewrote the file
+// (codex mcp add, which drops keys it does not know from mcp_servers and
+// writes dotted keys as tables), unwrap gives every server back as Codex
+// read it before the wrap, with no backup and no gap where the stash was.
 func TestCodexCLIWrapped(t *testing.T) {
 	codex := testservers.NPMPackage(t, "codex-0.171.0", ".bin/codex")
 	mcpdrift := built(t, "bin/mcpdrift")
@@ -254,12 +255,19 @@ func TestCodexCLIWrapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeText(t, config, string(sample))
+	servers := []string{"everything", "figma", "notion", "scoped", "inline", "memory"}
+	before := map[string]string{}
+	for _, name := range servers {
+		before[name] = h.run(t, codex, "mcp", "get", name, "--json")
+	}
 	sink := newAgentSink(t)
 	wrapFile(t, mcpdrift, sink, config)
 
 	for name, want := range map[string]string{
 		"everything": "--server-command npx --server-arg=-y --server-arg=@modelcontextprotocol/server-everything",
 		"figma":      "--upstream https://mcp.figma.com/mcp --header-env X-Figma-Region=MCPDRIFT_HEADER_X_FIGMA_REGION --header-env X-Team=FIGMA_TEAM --bearer-token-env FIGMA_OAUTH_TOKEN",
+		"inline":     "--server-command uvx --server-arg=mcp-server-time",
+		"memory":     "--server-command npx --server-arg=-y --server-arg=@modelcontextprotocol/server-memory",
 	} {
 		var got struct {
 			Transport struct {
@@ -280,9 +288,12 @@ func TestCodexCLIWrapped(t *testing.T) {
 		if name == "figma" && !slices.Equal(got.Transport.EnvVars, []string{"FIGMA_TEAM", "FIGMA_OAUTH_TOKEN"}) {
 			t.Errorf("figma's env_vars %v: Codex would not pass the proxy its token", got.Transport.EnvVars)
 		}
+		if name == "memory" && got.Transport.Env["MEMORY_FILE_PATH"] != "/home/dev/memory.jsonl" {
+			t.Errorf("memory's env %v: the dotted env key is lost", got.Transport.Env)
+		}
 	}
-	if out := h.run(t, codex, "mcp", "list"); strings.Count(out, mcpdrift) != 4 {
-		t.Errorf("codex mcp list shows %d proxied servers, want 4:\n%s", strings.Count(out, mcpdrift), out)
+	if out := h.run(t, codex, "mcp", "list"); strings.Count(out, mcpdrift) != 5 {
+		t.Errorf("codex mcp list shows %d proxied servers, want 5:\n%s", strings.Count(out, mcpdrift), out)
 	}
 	unwrapFile(t, mcpdrift, config)
 	if readText(t, config) != string(sample) {
@@ -291,24 +302,25 @@ func TestCodexCLIWrapped(t *testing.T) {
 
 	wrapFile(t, mcpdrift, sink, config)
 	h.run(t, codex, "mcp", "add", "added", "--", "npx", "added-server")
-	if !strings.Contains(readText(t, config), "startup_timeout_sec = 20.0") {
-		t.Fatal("codex mcp add did not rewrite the server tables (20 as 20.0): the test no longer shows a host's rewrite")
+	rewritten := readText(t, config)
+	if !strings.Contains(rewritten, "startup_timeout_sec = 20.0") || !strings.Contains(rewritten, "[mcp_servers.memory]") {
+		t.Fatalf("codex mcp add did not rewrite the server tables (20 as 20.0, dotted keys as a table): the test no longer shows a host's rewrite:\n%s", rewritten)
+	}
+	if err := os.Remove(config + ".mcpdrift.bak"); err != nil { // unwrap must not need it
+		t.Fatal(err)
 	}
 	unwrapFile(t, mcpdrift, config)
 	after := readText(t, config)
-	for _, want := range []string{
-		"[mcp_servers.everything]\ncommand = \"npx\" # found on PATH\n",
-		"[mcp_servers.figma]\nurl = \"https://mcp.figma.com/mcp\"\nbearer_token_env_var = \"FIGMA_OAUTH_TOKEN\"\n",
-		"[mcp_servers.added]\n",
-	} {
-		if !strings.Contains(after, want) {
-			t.Errorf("after codex's rewrite, unwrap left no %q:\n%s", want, after)
+	if strings.Contains(after, "x-mcpdrift") || strings.Contains(after, mcpdrift) || strings.Contains(after, "\n\n\n") {
+		t.Errorf("after codex's rewrite, unwrap left a stash, a proxy or a gap:\n%s", after)
+	}
+	for _, name := range servers {
+		if got := h.run(t, codex, "mcp", "get", name, "--json"); got != before[name] {
+			t.Errorf("after codex's rewrite and unwrap, codex reads %s as\n%s\nwant, as before the wrap,\n%s", name, got, before[name])
 		}
 	}
-	// The inline table's stash was inside it, and Codex dropped it: that
-	// server stays wrapped, and unwrap says so.
-	if strings.Contains(after, "x-mcpdrift") || strings.Count(after, mcpdrift) != 1 || !strings.Contains(after, "inline = { command = "+strconv.Quote(mcpdrift)) {
-		t.Errorf("after codex's rewrite, unwrap left:\n%s", after)
+	if !strings.Contains(after, "[mcp_servers.everything]\ncommand = \"npx\" # found on PATH\n") {
+		t.Errorf("unwrap did not put back everything's original lines:\n%s", after)
 	}
 }
 

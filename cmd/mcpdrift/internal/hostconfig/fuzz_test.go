@@ -61,6 +61,7 @@ func FuzzTOMLRoundTrip(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("[mcp_servers.a]\ncommand = \"x\"\nargs = ['y']\n[mcp_servers.a.env]\nK = \"v\"\n"))
+	f.Add([]byte("[mcp_servers]\na.command = \"x\"\na.env.K = \"v\"\nb = { command = 'y' }"))
 	f.Add([]byte("[mcp_servers.\"a b\"]\r\nurl = \"https://h/mcp?k=1\"\r\nhttp_headers = { A = \"b\" }\r\n"))
 	opts := Options{Command: "mcpdrift", ProxyFlags: []string{"--agent-name", "fuzz"}, Env: []EnvVar{{"K", "v"}}}
 	f.Fuzz(func(t *testing.T, src []byte) {

@@ -35,7 +35,7 @@ var hosts = []struct {
 	{"docs-example.json", false, map[string]Action{"everything": Wrapped, "search": Wrapped}}, // shown in docs/wrapping.md
 	{"claude.json", false, map[string]Action{"everything": Wrapped, "quickstart": Wrapped}},
 	{"gemini-settings.json", false, map[string]Action{"everything": Wrapped, "quickstart": Wrapped, "events": Wrapped, "typed": Wrapped, "gcp": Skipped}},
-	{"codex-config.toml", false, map[string]Action{"everything": Wrapped, "figma": Wrapped, "notion": Wrapped, "scoped": Skipped, "inline": Wrapped}},
+	{"codex-config.toml", false, map[string]Action{"everything": Wrapped, "figma": Wrapped, "notion": Wrapped, "scoped": Skipped, "inline": Wrapped, "memory": Wrapped}},
 	{"windsurf-mcp_config.json", false, map[string]Action{"github": Wrapped, "remote-http": Wrapped, "figma": Wrapped}},
 	{"zed-settings.json", true, map[string]Action{"everything": Wrapped, "remote": Wrapped, "context7": Skipped}},
 	{"cline_mcp_settings.json", false, map[string]Action{"local-server": Wrapped, "remote-server": Wrapped, "legacy-sse": Wrapped}},

@@ -15,13 +15,18 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
-// Codex CLI keeps its servers in ~/.codex/config.toml as tables
-// [mcp_servers.NAME]. As with JSON, the file is edited in place: a wrapped
-// server's lines are replaced, with its original lines kept verbatim in a
-// top-level table [x-mcpdrift.NAME] right after them, and every other line
-// of the file stays as it was. Not inside the server's table: Codex rewrites
-// the whole mcp_servers table when it changes a server (codex mcp add), and
-// drops the keys it does not know there, but keeps unknown top-level tables.
+// Codex CLI keeps its servers in ~/.codex/config.toml, as tables
+// [mcp_servers.NAME], as inline tables (NAME = { … } under [mcp_servers]) or
+// as dotted keys (NAME.command = … under [mcp_servers], or
+// mcp_servers.NAME.command = … before any table). As with JSON, the file is
+// edited in place: a wrapped server's lines are replaced, written in the
+// form they had, with its original lines kept verbatim in a top-level table
+// [x-mcpdrift.NAME], and every other line of the file stays as it was. Not
+// inside the server: Codex rewrites the whole mcp_servers table when it
+// changes a server (codex mcp add), and drops the keys it does not know
+// there, but keeps unknown top-level tables. The stash table follows a
+// [mcp_servers.NAME] table; for the other forms it goes at the end of the
+// file, since a table after their lines would end the table they are in.
 // go-toml's unstable parser gives where each line lies; go-toml decodes the
 // values.
 
@@ -32,6 +37,7 @@ type tomlItem struct {
 	table      bool     // a [table] header ([[array]] headers are tables too)
 	path       []string // the table's name, or the table and the key
 	start, end int      // its lines: from the start of its first to after its last line break
+	depth      int      // a key/value's: how many elements of path its table header names
 	inline     *tomlInline
 }
 
@@ -87,7 +93,7 @@ func parseTOML(src []byte) (*tomlDoc, error) {
 			it.table, it.path = true, keys
 			it.end = lineEnd(src, int(last.Offset+last.Length))
 		case unstable.KeyValue:
-			it.path = append(slices.Clone(table), keys...)
+			it.path, it.depth = append(slices.Clone(table), keys...), len(table)
 			it.end = lineEnd(src, int(e.Raw.Offset+e.Raw.Length))
 			if v := e.Value(); v.Kind == unstable.InlineTable {
 				in := &tomlInline{start: int(v.Raw.Offset), end: int(e.Raw.Offset + e.Raw.Length)}
@@ -142,7 +148,9 @@ type tomlServer struct {
 	start, end int
 	skip       string // why it cannot be edited in place
 
-	inline *tomlInline // written NAME = { … }: its stash is the x-mcpdrift key inside
+	inline *tomlInline // written NAME = { … }
+	dotted string      // written as dotted keys: the prefix of each (NAME. or mcp_servers.NAME.)
+	member bool        // its stash is an x-mcpdrift key inside its inline table, as wrap wrote it before v0.2
 
 	stash                map[string]any // its [x-mcpdrift.NAME] table, if any
 	stashStart, stashEnd int
@@ -184,8 +192,19 @@ func (d *tomlDoc) servers() ([]*tomlServer, error) {
 		case !it.table && len(it.path) == 2 && it.inline != nil:
 			s.items, s.inline = d.items[i:i+1], it.inline
 			s.start, s.end = it.inline.start, it.inline.end // the value alone: key and comment stay
-		case !it.table || len(it.path) != 2:
-			s.skip = fmt.Sprintf("written as dotted keys: wrap edits [%s.NAME] tables and NAME = { … } inline tables", tomlServers)
+		case it.table && len(it.path) > 2:
+			s.skip = fmt.Sprintf("its first lines are a sub-table [%s.NAME.…]: edit it by hand", tomlServers)
+		case !it.table:
+			j := i + 1
+			for j < len(d.items) && !d.items[j].table && hasPrefix(d.items[j].path, tomlServers, name) {
+				j++
+			}
+			s.items, s.dotted = d.items[i:j], tomlKey(name)+"."
+			if it.depth == 0 {
+				s.dotted = tomlServers + "." + s.dotted
+			}
+			s.start, s.end = it.start, d.items[j-1].end
+			i = j - 1
 		default:
 			j := i + 1
 			for j < len(d.items) && hasPrefix(d.items[j].path, tomlServers, name) && !(d.items[j].table && len(d.items[j].path) == 2) {
@@ -198,11 +217,10 @@ func (d *tomlDoc) servers() ([]*tomlServer, error) {
 	}
 	stashes, _ := d.data[StashKey].(map[string]any)
 	for _, s := range out {
-		if s.inline != nil {
-			if x, ok := s.value[StashKey]; ok {
-				if s.stash, _ = x.(map[string]any); s.stash == nil {
-					s.stashSkip = fmt.Sprintf("its %q key is damaged: edit it by hand", StashKey)
-				}
+		if x, ok := s.value[StashKey]; ok && s.inline != nil {
+			s.member = true
+			if s.stash, _ = x.(map[string]any); s.stash == nil {
+				s.stashSkip = fmt.Sprintf("its %q key is damaged: edit it by hand", StashKey)
 			}
 			continue
 		}
@@ -251,19 +269,44 @@ var tomlWrapKeys = []string{"command", "args", "env", "env_vars", "url", "http_h
 var tomlHostAuthKeys = []string{"scopes", "oauth_resource"}
 
 func wrapTOML(src []byte, o Options) (*Result, error) {
+	var tail []string // the stash tables that go at the end of the file
 	return rewriteTOML(src, o.Skip, func(d *tomlDoc, s *tomlServer) ([]Edit, Outcome) {
 		if s.stash != nil || s.stashSkip != "" {
 			return nil, Outcome{Action: Skipped, Reason: "already wrapped"}
 		}
-		text, out := s.wrap(d, o)
+		text, stash, out := s.wrap(d, o)
 		if text == "" {
 			return nil, out
 		}
+		if s.inline != nil || s.dotted != "" {
+			tail = append(tail, stash)
+		} else { // right after the table, a blank line between
+			text += d.nl + stash
+			if terminated(d.src[s.start:s.end]) {
+				text += d.nl
+			}
+		}
 		return []Edit{{Start: s.start, End: s.end, Text: text}}, out
+	}, func(d *tomlDoc) []Edit {
+		if len(tail) == 0 {
+			return nil
+		}
+		// Each table after a blank line; a file that did not end in a
+		// line break still does not.
+		body := strings.Join(tail, d.nl+d.nl)
+		if terminated(d.src) {
+			body = d.nl + body + d.nl
+		} else {
+			body = d.nl + d.nl + body
+		}
+		return []Edit{{Start: len(d.src), End: len(d.src), Text: body}}
 	})
 }
 
+func terminated(src []byte) bool { return len(src) == 0 || src[len(src)-1] == '\n' }
+
 func unwrapTOML(src []byte, skip []string, force bool) (*Result, error) {
+	var gone [][2]int // the stash tables to remove, apart from their servers
 	return rewriteTOML(src, skip, func(d *tomlDoc, s *tomlServer) ([]Edit, Outcome) {
 		if s.stashSkip != "" {
 			return nil, Outcome{Action: Refused, Reason: s.stashSkip}
@@ -283,20 +326,153 @@ func unwrapTOML(src []byte, skip []string, force bool) (*Result, error) {
 			return nil, Outcome{Action: Refused, Reason: "it was edited after wrap, and unwrap would undo that edit: restore it by hand from its " +
 				fmt.Sprintf("[%s.NAME] table, or run unwrap --force to restore the original anyway", StashKey)}
 		}
-		if s.inline != nil {
-			return []Edit{{Start: s.start, End: s.end, Text: orig}}, Outcome{Action: Unwrapped}
+		orig, reason := s.restored(d, orig)
+		if reason != "" {
+			return nil, Outcome{Action: Refused, Reason: reason}
 		}
-		// As wrap left them, the stash follows the server's lines: both
-		// go back to the original at once. A host that rewrote the file
-		// may have put lines between them.
-		if s.stashStart >= s.end && strings.TrimSpace(string(d.src[s.end:s.stashStart])) == "" {
+		// As wrap left a [mcp_servers.NAME] table, its stash follows its
+		// lines: both go back to the original at once. A host that
+		// rewrote the file may have put lines between them.
+		if !s.member && s.form() == tomlTable && s.stashStart >= s.end && strings.TrimSpace(string(d.src[s.end:s.stashStart])) == "" {
 			return []Edit{{Start: s.start, End: s.stashEnd, Text: orig}}, Outcome{Action: Unwrapped}
 		}
-		return []Edit{{Start: s.start, End: s.end, Text: orig}, {Start: s.stashStart, End: s.stashEnd}}, Outcome{Action: Unwrapped}
-	})
+		if !s.member {
+			gone = append(gone, [2]int{s.stashStart, s.stashEnd})
+		}
+		return []Edit{{Start: s.start, End: s.end, Text: orig}}, Outcome{Action: Unwrapped}
+	}, func(d *tomlDoc) []Edit { return tomlRemovals(d.src, gone) })
 }
 
-func rewriteTOML(src []byte, skip []string, fn func(*tomlDoc, *tomlServer) ([]Edit, Outcome)) (*Result, error) {
+// The forms a server can be written in.
+const (
+	tomlTable      = "a [mcp_servers.NAME] table"
+	tomlInlineForm = "an inline table"
+	tomlDotted     = "dotted keys"
+)
+
+func (s *tomlServer) form() string {
+	switch {
+	case s.inline != nil:
+		return tomlInlineForm
+	case s.dotted != "":
+		return tomlDotted
+	}
+	return tomlTable
+}
+
+// restored returns the text to put in place of the server's lines: its
+// original, verbatim while the server is written in the form it had. A
+// host may have rewritten it in another (Codex writes a server of dotted
+// keys as a [mcp_servers.NAME] table): the original then goes back as such
+// a table, the same keys with the same values (and comments, for dotted
+// keys) — not the original form, which would not fit where the host put
+// the server.
+func (s *tomlServer) restored(d *tomlDoc, orig string) (string, string) {
+	form, keys := tomlOriginal(orig, s.name)
+	switch {
+	case form == s.form():
+		return orig, ""
+	case s.form() != tomlTable || keys == "":
+		return "", fmt.Sprintf("it is written as %s since wrap (by the host), and its original as %s: restore it by hand from its [%s.NAME] table", s.form(), form, StashKey)
+	}
+	text := "[" + tomlServers + "." + tomlKey(s.name) + "]" + d.nl + keys
+	if terminated(d.src[s.start:s.end]) && !terminated([]byte(text)) {
+		text += d.nl
+	}
+	return text, ""
+}
+
+// tomlOriginal says which form a server's original text has, and gives its
+// keys as the lines of a [mcp_servers.NAME] table would have them ("" for
+// a table, or text that does not parse).
+func tomlOriginal(orig, name string) (form, keys string) {
+	var p unstable.Parser
+	if strings.HasPrefix(strings.TrimSpace(orig), "{") {
+		src := []byte("x = " + orig)
+		p.Reset(src)
+		var lines []string
+		for p.NextExpression() {
+			if e := p.Expression(); e.Kind == unstable.KeyValue {
+				for c := e.Value().Children(); c.Next(); {
+					if kv := c.Node(); kv.Kind == unstable.KeyValue {
+						lines = append(lines, string(p.Raw(kv.Raw)))
+					}
+				}
+			}
+		}
+		if p.Error() != nil || len(lines) == 0 {
+			return tomlInlineForm, ""
+		}
+		return tomlInlineForm, strings.Join(lines, "\n") + "\n"
+	}
+	// Dotted keys: each loses its NAME. (or mcp_servers.NAME.) prefix; the
+	// rest of its line, and the lines between, stay as they are.
+	src := []byte(orig)
+	p.Reset(src)
+	var cuts []Edit
+	for p.NextExpression() {
+		e := p.Expression()
+		if e.Kind == unstable.Table || e.Kind == unstable.ArrayTable {
+			return tomlTable, ""
+		}
+		if e.Kind != unstable.KeyValue {
+			continue
+		}
+		var parts []unstable.Range
+		var names []string
+		for it := e.Key(); it.Next(); {
+			parts, names = append(parts, it.Node().Raw), append(names, string(it.Node().Data))
+		}
+		drop := 1
+		if len(names) > 2 && names[0] == tomlServers && names[1] == name {
+			drop = 2
+		}
+		if len(parts) <= drop {
+			return tomlDotted, ""
+		}
+		cuts = append(cuts, Edit{Start: int(parts[0].Offset), End: int(parts[drop].Offset)})
+	}
+	if p.Error() != nil || len(cuts) == 0 {
+		return tomlDotted, ""
+	}
+	return tomlDotted, string(apply(src, cuts))
+}
+
+// tomlRemovals removes stash tables (each [start, end) of its lines) and
+// the blank line before each, which wrap or the host put there, so that no
+// gap is left where they were. Adjacent tables go at once; when they end
+// an unterminated file, so does what is left.
+func tomlRemovals(src []byte, tables [][2]int) []Edit {
+	var edits []Edit
+	slices.SortFunc(tables, func(a, b [2]int) int { return a[0] - b[0] })
+	for _, t := range tables {
+		start := t[0]
+		if start > 0 {
+			if prev := lineStart(src, start-1); strings.TrimSpace(string(src[prev:start])) == "" {
+				start = prev
+			}
+		}
+		if n := len(edits); n > 0 && start <= edits[n-1].End {
+			edits[n-1].End = max(edits[n-1].End, t[1])
+			continue
+		}
+		edits = append(edits, Edit{Start: start, End: t[1]})
+	}
+	if n := len(edits); n > 0 && edits[n-1].End == len(src) && !terminated(src) {
+		last := &edits[n-1]
+		if last.Start > 0 && src[last.Start-1] == '\n' {
+			last.Start--
+			if last.Start > 0 && src[last.Start-1] == '\r' {
+				last.Start--
+			}
+		}
+	}
+	return edits
+}
+
+// rewriteTOML edits each server with fn, then adds the edits finish
+// returns (of the lines apart from the servers').
+func rewriteTOML(src []byte, skip []string, fn func(*tomlDoc, *tomlServer) ([]Edit, Outcome), finish func(*tomlDoc) []Edit) (*Result, error) {
 	d, servers, err := readTOML(src)
 	if err != nil {
 		return nil, err
@@ -320,7 +496,16 @@ func rewriteTOML(src []byte, skip []string, fn func(*tomlDoc, *tomlServer) ([]Ed
 		res.Servers = append(res.Servers, out)
 		res.Edits = append(res.Edits, edits...)
 	}
-	slices.SortFunc(res.Edits, func(a, b Edit) int { return a.Start - b.Start })
+	res.Edits = append(res.Edits, finish(d)...)
+	slices.SortStableFunc(res.Edits, func(a, b Edit) int { return a.Start - b.Start })
+	// A removal that took the line break ending an unterminated file's
+	// last server line starts where that server's own edit ends, which
+	// replaced the line break already.
+	for i := 1; i < len(res.Edits); i++ {
+		if e := &res.Edits[i]; e.Start < res.Edits[i-1].End && e.Text == "" {
+			e.Start = min(res.Edits[i-1].End, e.End)
+		}
+	}
 	res.Out = apply(src, res.Edits)
 	if len(res.Edits) > 0 {
 		if _, err := parseTOML(res.Out); err != nil {
@@ -362,8 +547,9 @@ func isProxyArgv(v map[string]any) bool {
 	return isProxyCommand(cmd, first)
 }
 
-// wrap returns the server's lines routed through the proxy.
-func (s *tomlServer) wrap(d *tomlDoc, o Options) (string, Outcome) {
+// wrap returns the server's lines routed through the proxy, in the form
+// they were written in, and its stash table.
+func (s *tomlServer) wrap(d *tomlDoc, o Options) (text, stash string, out Outcome) {
 	v := s.value
 	cmd, hasCmd := v["command"]
 	_, hasURL := v["url"]
@@ -372,35 +558,34 @@ func (s *tomlServer) wrap(d *tomlDoc, o Options) (string, Outcome) {
 	if e, ok := v["env"]; ok {
 		m, ok := e.(map[string]any)
 		if !ok {
-			return "", Outcome{Action: Skipped, Reason: `"env" is not a table`}
+			return "", "", Outcome{Action: Skipped, Reason: `"env" is not a table`}
 		}
 		for k, x := range m {
 			str, ok := x.(string)
 			if !ok {
-				return "", Outcome{Action: Skipped, Reason: fmt.Sprintf("env %q is not a string", k)}
+				return "", "", Outcome{Action: Skipped, Reason: fmt.Sprintf("env %q is not a string", k)}
 			}
 			env[k] = str
 		}
 	}
 	envVars, ok := stringList(v["env_vars"])
 	if !ok {
-		return "", Outcome{Action: Skipped, Reason: `"env_vars" is not a list of strings`}
+		return "", "", Outcome{Action: Skipped, Reason: `"env_vars" is not a list of strings`}
 	}
-	var out Outcome
 	switch {
 	case hasCmd && hasURL:
-		return "", Outcome{Action: Skipped, Reason: `both "command" and "url": which one the host uses is unclear`}
+		return "", "", Outcome{Action: Skipped, Reason: `both "command" and "url": which one the host uses is unclear`}
 	case hasCmd:
 		c, ok := cmd.(string)
 		if !ok || c == "" {
-			return "", Outcome{Action: Skipped, Reason: `"command" is not a non-empty string`}
+			return "", "", Outcome{Action: Skipped, Reason: `"command" is not a non-empty string`}
 		}
 		list, ok := stringList(v["args"])
 		if !ok {
-			return "", Outcome{Action: Skipped, Reason: `"args" is not a list of strings`}
+			return "", "", Outcome{Action: Skipped, Reason: `"args" is not a list of strings`}
 		}
 		if len(list) > 0 && isProxyCommand(c, list[0]) {
-			return "", Outcome{Action: Skipped, Reason: "already runs mcpdrift proxy"}
+			return "", "", Outcome{Action: Skipped, Reason: "already runs mcpdrift proxy"}
 		}
 		args = append(o.proxyArgs(s.name), "--server-command", c)
 		for _, a := range list {
@@ -410,38 +595,44 @@ func (s *tomlServer) wrap(d *tomlDoc, o Options) (string, Outcome) {
 	case hasURL:
 		for _, k := range tomlHostAuthKeys {
 			if v[k] != nil {
-				return "", Outcome{Action: Skipped, Reason: fmt.Sprintf("it signs in through the host (%q), which the proxy cannot do for it", k)}
+				return "", "", Outcome{Action: Skipped, Reason: fmt.Sprintf("it signs in through the host (%q), which the proxy cannot do for it", k)}
 			}
 		}
 		var reason string
 		args, reason = s.remoteArgs(o, env, &envVars)
 		if reason != "" {
-			return "", Outcome{Action: Skipped, Reason: reason}
+			return "", "", Outcome{Action: Skipped, Reason: reason}
 		}
 		out = Outcome{Action: Wrapped, Kind: "http"}
 		if slices.Contains(args, "--oauth") {
 			out.Reason = "no headers or token: if the server asks for OAuth, the proxy signs in (the user consents in a browser once; the token is kept in the user config dir)"
 		}
 	default:
-		return "", Outcome{Action: Skipped, Reason: `neither "command" nor "url"`}
+		return "", "", Outcome{Action: Skipped, Reason: `neither "command" nor "url"`}
 	}
 	for _, e := range o.Env {
 		if _, ok := env[e.Name]; !ok {
 			env[e.Name] = e.Value
 		}
 	}
-	if s.inline != nil {
-		return s.wrappedInline(d, o.command(), args, env, envVars), out
+	var value map[string]any // the server as wrapped
+	switch {
+	case s.inline != nil:
+		text, value = s.wrappedInline(o.command(), args, env, envVars)
+	case s.dotted != "":
+		text, value = s.wrappedDotted(d, o.command(), args, env, envVars)
+	default:
+		text, value = s.wrappedText(d, o.command(), args, env, envVars)
 	}
-	return s.wrappedText(d, o.command(), args, env, envVars), out
+	stash = strings.Join([]string{"[" + tomlKey(StashKey) + "." + tomlKey(s.name) + "]",
+		"wrapped = " + tomlQuote(tomlDigest(value)),
+		"original = " + tomlVerbatim(string(d.src[s.start:s.end]))}, d.nl)
+	return text, stash, out
 }
 
 // wrappedInline writes an inline-table server as one: the proxy's command
-// line, every member wrap does not replace as written, env, and the stash
-// (its original text) in an x-mcpdrift member, since a stash table after
-// the line would end the table the line is in. A Codex rewrite drops that
-// member (unwrap then says so); without one the bytes come back.
-func (s *tomlServer) wrappedInline(d *tomlDoc, command string, args []string, env map[string]string, envVars []string) string {
+// line, every member wrap does not replace as written, and env.
+func (s *tomlServer) wrappedInline(command string, args []string, env map[string]string, envVars []string) (string, map[string]any) {
 	members := []string{"command = " + tomlQuote(command), "args = " + tomlArray(args)}
 	if len(envVars) > 0 {
 		members = append(members, "env_vars = "+tomlArray(envVars))
@@ -458,14 +649,47 @@ func (s *tomlServer) wrappedInline(d *tomlDoc, command string, args []string, en
 		}
 		members = append(members, "env = { "+strings.Join(kv, ", ")+" }")
 	}
-	plain := "{ " + strings.Join(members, ", ") + " }"
-	var wrapped map[string]any
-	if err := toml.Unmarshal([]byte("x = "+plain), &wrapped); err != nil {
-		panic(fmt.Sprintf("hostconfig: wrote an inline table that does not parse: %v", err)) // a bug, not input
+	text := "{ " + strings.Join(members, ", ") + " }"
+	return text, tomlDecoded("x = "+text, "x")
+}
+
+// wrappedDotted writes a server written as dotted keys as dotted keys: the
+// proxy's command line, every key wrap does not replace (lines as they
+// were), and env, one key a variable.
+func (s *tomlServer) wrappedDotted(d *tomlDoc, command string, args []string, env map[string]string, envVars []string) (string, map[string]any) {
+	lines := []string{s.dotted + "command = " + tomlQuote(command), s.dotted + "args = " + tomlArray(args)}
+	if len(envVars) > 0 {
+		lines = append(lines, s.dotted+"env_vars = "+tomlArray(envVars))
 	}
-	orig := string(d.src[s.start:s.end])
-	stash := tomlKey(StashKey) + " = { wrapped = " + tomlQuote(tomlDigest(wrapped["x"].(map[string]any))) + ", original = " + tomlQuote(orig) + " }"
-	return "{ " + strings.Join(append(members, stash), ", ") + " }"
+	for _, it := range s.items {
+		if !slices.Contains(tomlWrapKeys, s.local(it)[0]) {
+			lines = append(lines, strings.TrimRight(s.text(d, it), "\r\n"))
+		}
+	}
+	for _, k := range sortedKeys(env) {
+		lines = append(lines, s.dotted+"env."+tomlKey(k)+" = "+tomlQuote(env[k]))
+	}
+	text := strings.Join(lines, d.nl)
+	if terminated(d.src[s.start:s.end]) {
+		text += d.nl
+	}
+	path := []string{tomlServers, s.name}
+	if !strings.HasPrefix(s.dotted, tomlServers+".") {
+		path = path[1:]
+	}
+	return text, tomlDecoded(text, path...)
+}
+
+// tomlDecoded decodes text wrap wrote and returns the table at path in it.
+func tomlDecoded(text string, path ...string) map[string]any {
+	var v map[string]any
+	if err := toml.Unmarshal([]byte(text), &v); err != nil {
+		panic(fmt.Sprintf("hostconfig: wrote TOML that does not parse: %v", err)) // a bug, not input
+	}
+	for _, k := range path {
+		v = v[k].(map[string]any)
+	}
+	return v
 }
 
 // remoteArgs are the proxy's flags for a url entry; header values and
@@ -523,8 +747,8 @@ func (s *tomlServer) remoteArgs(o Options, env map[string]string, envVars *[]str
 
 // wrappedText writes the server's table: its header line as it was, the
 // proxy's command line, every key wrap does not replace (lines as they
-// were), env, the sub-tables it had, and the stash.
-func (s *tomlServer) wrappedText(d *tomlDoc, command string, args []string, env map[string]string, envVars []string) string {
+// were), env, and the sub-tables it had.
+func (s *tomlServer) wrappedText(d *tomlDoc, command string, args []string, env map[string]string, envVars []string) (string, map[string]any) {
 	var lines []string
 	header := strings.TrimRight(s.text(d, s.items[0]), "\r\n")
 	lines = append(lines, header,
@@ -561,20 +785,7 @@ func (s *tomlServer) wrappedText(d *tomlDoc, command string, args []string, env 
 		lines = append(lines, subtables...)
 	}
 	body := strings.Join(lines, d.nl) + d.nl
-	var wrapped map[string]any
-	if err := toml.Unmarshal([]byte(body), &wrapped); err != nil {
-		panic(fmt.Sprintf("hostconfig: wrote a server table that does not parse: %v", err)) // a bug, not input
-	}
-	value := wrapped[tomlServers].(map[string]any)[s.name].(map[string]any)
-	orig := string(d.src[s.start:s.end])
-	stash := []string{"", "[" + tomlKey(StashKey) + "." + tomlKey(s.name) + "]",
-		"wrapped = " + tomlQuote(tomlDigest(value)),
-		"original = " + tomlVerbatim(orig)}
-	text := body + strings.Join(stash, d.nl)
-	if strings.HasSuffix(orig, "\n") {
-		text += d.nl
-	}
-	return text
+	return body, tomlDecoded(body, tomlServers, s.name)
 }
 
 var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
