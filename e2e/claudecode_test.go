@@ -3,12 +3,11 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -98,16 +97,86 @@ func TestClaudeCodeStaleCalls(t *testing.T) {
 	turn.Reply(toolUse(ccTicket, map[string]any{"title": "Toner low"}))
 	turn = nextTurn(t, ctx, api)
 	v1Result := onlyResult(t, turn.Request)
+	// The model does what the envelope says: plans the call again, with
+	// project, once the receiver has dated the change (so that the retry
+	// is after it, however the probes fall). The session recovers.
+	eventually(t, o.Dir, "the drift event", 30*time.Second, func(out *quickstart.Outputs) bool {
+		return len(out.Events(semconv.EventDrift)) == 1
+	})
+	retrySent := time.Now()
+	turn.Reply(toolUse(ccTicket, map[string]any{"title": "Toner low", "project": "DEMO"}))
+	turn = nextTurn(t, ctx, api)
+	if r := onlyResult(t, turn.Request); r.IsError {
+		t.Errorf("the re-planned v2 call failed: %q", r.Text)
+	}
 	turn.Reply(messagesapi.Reply{Text: "Filed."})
-	host.wait(t)
+	host.wait(t, "demo-tools")
 	t.Logf("Claude Code re-listed %s after the switch; after it, the model was still offered create_ticket %s",
 		relisted.Sub(switchedAt).Round(time.Millisecond), offered)
-	checkStaleJudgements(t, s, o.Dir, staleRun{
-		agent: ccAgent, calls: 3,
-		switchedAt: switchedAt, v2Sent: v2Sent, v1Sent: v1Sent,
+	run := staleRun{
+		agent: ccAgent, calls: 4,
+		switchedAt: switchedAt, v2Sent: v2Sent, v1Sent: v1Sent, retrySent: retrySent,
 		v2Failed: v2Result.IsError, v2Answer: v2Result.Text,
 		v1Refused: v1Result.IsError && strings.Contains(v1Result.Text, semconv.RefusalStaleToolSchema), v1Answer: v1Result.Text,
+	}
+	checkStaleJudgements(t, s, o.Dir, run)
+	checkRecovery(t, s, o.Dir, run)
+}
+
+// checkRecovery asserts how the impact dates the change and where it puts
+// the agent's session after its re-planned call: the drift's log record is
+// dated by the receiver's first probe that saw v2 (its first session after
+// the switch, as the server logged it), not when the next probe confirmed
+// it (confirm_after 2) and it was emitted; the session is recovered (its
+// latest call, the retry sent after that date, was made with the current
+// definition), not still stale, and its time to recover runs from that
+// date to no later than the retry.
+func checkRecovery(t *testing.T, s *quickstart.Stack, dir string, run staleRun) {
+	t.Helper()
+	probes := probeSessions(serverRequests(t, s.LogFile("server")), run.switchedAt)
+	out := eventually(t, dir, "the drift event", 30*time.Second, func(out *quickstart.Outputs) bool {
+		return len(out.Events(semconv.EventDrift)) == 1
 	})
+	d := out.Events(semconv.EventDrift)[0].Record
+	occurred, emitted := d.Timestamp().AsTime(), d.ObservedTimestamp().AsTime()
+	rel := func(at time.Time) time.Duration { return at.Sub(run.switchedAt).Round(time.Millisecond) }
+	var b strings.Builder
+	for _, p := range probes {
+		fmt.Fprintf(&b, " [%s, %s]", rel(p[0]), rel(p[1]))
+	}
+	t.Logf("drift dated %s after the switch, emitted %s after; the receiver's probes after the switch:%s", rel(occurred), rel(emitted), b.String())
+	switch {
+	case len(probes) < 2:
+		t.Errorf("the server logged %d probes after the switch, want the one that saw v2 and the one that confirmed it", len(probes))
+	case occurred.Before(probes[0][0]) || occurred.After(probes[0][1].Add(time.Second)):
+		t.Errorf("the drift is dated %s after the switch, want within the first probe that saw v2 [%s, %s]", rel(occurred), rel(probes[0][0]), rel(probes[0][1]))
+	case !emitted.After(probes[1][0]):
+		t.Errorf("the drift was emitted %s after the switch, before the probe that confirmed it (%s)", rel(emitted), rel(probes[1][0]))
+	}
+
+	var im apiwire.Impact
+	cliJSON(t, s, 0, &im, "impact", "demo-tools", "--tool", "create_ticket", "--hours", "1")
+	row := agentImpact(im, run.agent)
+	if row == nil || row.Recovery == nil {
+		t.Fatalf("the API's create_ticket impact has no recovery for %s: %+v", run.agent, row)
+	}
+	r := row.Recovery
+	js, _ := json.Marshal(r)
+	t.Logf("%s's recovery: %s", run.agent, js)
+	if r.Recovered != 1 || r.StillStale != 0 || r.Failed != 0 || r.Idle != 0 {
+		t.Errorf("%s's one session after its re-planned v2 call: %s, want recovered", run.agent, js)
+	}
+	// From the drift's date to the session's first call with v2's digest
+	// after it: the retry at the latest. The index keeps whole seconds, so
+	// the v2 call made right after the switch, before the receiver saw v2,
+	// counts when it fell in the drift's second (0 s).
+	took := run.retrySent.Sub(occurred).Seconds()
+	if m := r.MedianSecondsToRecover; m == nil || *m < 0 || *m > math.Ceil(took)+1 {
+		t.Errorf("%s's time to recover: %s, want at most the %.1f s from the drift's date to the retry", run.agent, js, took)
+	}
+	if tot := im.Totals.Recovery; tot == nil || tot.Recovered != r.Recovered {
+		t.Errorf("the totals' recovery %+v does not add up %s's", tot, run.agent)
+	}
 }
 
 // staleRun is what an agent did around the server's switch: a v2 call sent
@@ -116,6 +185,7 @@ type staleRun struct {
 	agent                      string
 	calls                      int // the tools/call spans its proxy or interceptor records
 	switchedAt, v2Sent, v1Sent time.Time
+	retrySent                  time.Time // the call re-planned after the envelope; zero when none
 	v2Failed                   bool
 	v2Answer                   string
 	v1Refused                  bool // answered with the STALE_TOOL_SCHEMA envelope
@@ -168,7 +238,8 @@ func checkStaleJudgements(t *testing.T, s *quickstart.Stack, dir string, run sta
 		probeAt = firstListingBy(requests, "mcpdrift-probe", run.switchedAt)
 		return !probeAt.IsZero(), "none in the server's log"
 	})
-	if v2At := ticketCallsSince(requests, run.switchedAt, true); len(v2At) != 1 || !v2At[0].At.Before(probeAt) {
+	v2At := slices.DeleteFunc(ticketCallsSince(requests, run.switchedAt, true), func(r serverRequest) bool { return !r.At.Before(run.v1Sent) })
+	if len(v2At) != 1 || !v2At[0].At.Before(probeAt) {
 		t.Errorf("bullet 2 not tested: the v2 call (%+v) did not reach the server before the receiver's first probe after the switch (%s)",
 			v2At, probeAt.Format("15:04:05.000"))
 	}
@@ -178,7 +249,7 @@ func checkStaleJudgements(t *testing.T, s *quickstart.Stack, dir string, run sta
 	}
 
 	// 3.
-	if refused, ok := callBetween(spans, "create_ticket", run.v1Sent, time.Time{}); !ok {
+	if refused, ok := callBetween(spans, "create_ticket", run.v1Sent, run.retrySent); !ok {
 		t.Errorf("bullet 3: no span of the v1-planned call")
 	} else if refused.Attr(semconv.ToolStale) != "true" {
 		t.Errorf("bullet 3: the v1-planned call's span has %s=%q (refusal %q), want true",
@@ -278,125 +349,21 @@ func dashboardStale(t *testing.T, base, tool, agent string) int {
 	return n
 }
 
-// claudeHost is a running `claude -p`.
-type claudeHost struct {
-	cmd    *exec.Cmd
-	stdout string
-	done   chan error
-}
-
-// startClaudeCode wraps a project .mcp.json naming the stack's server and
-// starts Claude Code in it, as a user would: a scratch HOME, the model's
-// API at apiURL, any API key, the servers connected before the prompt runs
-// (MCP_CONNECTION_NONBLOCKING=0), every tool offered with its schema
-// (ENABLE_TOOL_SEARCH=false), the server's tools allowed.
+// startClaudeCode wraps a project .mcp.json naming the stack's server
+// (--on-stale refuse) and starts Claude Code in it with a prompt that files
+// tickets.
 func startClaudeCode(t *testing.T, ctx context.Context, claude, mcpdrift string, s *quickstart.Stack, dir, apiURL string) *claudeHost {
 	t.Helper()
-	home, proj := filepath.Join(dir, "home"), filepath.Join(dir, "project")
-	for _, d := range []string{home, filepath.Join(proj, ".claude")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mcpJSON := filepath.Join(proj, ".mcp.json")
+	p := newClaudeProject(t, dir, apiURL)
+	mcpJSON := filepath.Join(p.project, ".mcp.json")
 	write(t, mcpJSON, fmt.Sprintf(`{
   "mcpServers": {
     "demo-tools": {"type": "http", "url": %q}
   }
 }
 `, s.ServerURL()))
-	write(t, filepath.Join(proj, ".claude", "settings.json"), `{"enableAllProjectMcpServers": true}`+"\n")
-	wrap := exec.Command(mcpdrift, "wrap", "--on-stale", "refuse",
-		"--env", fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", s.Ports.OTLPHTTP),
-		"--env", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
-		"--env", "OTEL_BSP_SCHEDULE_DELAY=200", mcpJSON)
-	if b, err := wrap.CombinedOutput(); err != nil {
-		t.Fatalf("mcpdrift wrap: %v\n%s", err, b)
-	}
-
-	stdout := filepath.Join(dir, "claude-stdout.log")
-	f, err := os.Create(stdout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, claude, "-p", "File a ticket about the printer, then one about the toner.",
-		"--output-format", "stream-json", "--verbose",
-		"--allowedTools", "mcp__demo-tools",
-		"--debug-file", filepath.Join(dir, "claude-debug.log"))
-	cmd.Dir = proj
-	cmd.Env = append(withoutEnv(os.Environ(), "ANTHROPIC_", "CLAUDE_", "OTEL_"),
-		"HOME="+home, "ANTHROPIC_BASE_URL="+apiURL, "ANTHROPIC_API_KEY=sk-ant-e2e-stand-in",
-		"MCP_CONNECTION_NONBLOCKING=0", "ENABLE_TOOL_SEARCH=false",
-		"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h := &claudeHost{cmd: cmd, stdout: stdout, done: make(chan error, 1)}
-	go func() { h.done <- cmd.Wait(); f.Close() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-h.done
-		if t.Failed() {
-			logMCPDebug(t, filepath.Join(dir, "claude-debug.log"))
-		}
-	})
-	return h
-}
-
-// wait waits for Claude Code to finish its prompt and checks it ran with
-// the server connected through the proxy.
-func (h *claudeHost) wait(t *testing.T) {
-	t.Helper()
-	select {
-	case err := <-h.done:
-		h.done <- err // for the cleanup
-		if err != nil {
-			t.Fatalf("claude exited: %v (output in %s)", err, h.stdout)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("claude did not exit after its last turn (output in %s)", h.stdout)
-	}
-	f, err := os.Open(h.stdout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var ev struct {
-			Type, Subtype string
-			MCPServers    []struct{ Name, Status string } `json:"mcp_servers"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "system" && ev.Subtype == "init" {
-			if len(ev.MCPServers) != 1 || ev.MCPServers[0].Name != "demo-tools" || ev.MCPServers[0].Status != "connected" {
-				t.Errorf("Claude Code's MCP servers at start: %+v", ev.MCPServers)
-			}
-			return
-		}
-	}
-	t.Errorf("no init event in Claude Code's output (%s)", h.stdout)
-}
-
-// logMCPDebug logs what Claude Code's debug log says about the MCP server
-// (its connection, the proxy's stderr, list_changed).
-func logMCPDebug(t *testing.T, path string) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Logf("Claude Code's debug log: %v", err)
-		return
-	}
-	var lines []string
-	for _, l := range strings.Split(string(raw), "\n") {
-		if strings.Contains(l, `MCP server "demo-tools"`) {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) > 80 {
-		lines = lines[len(lines)-80:]
-	}
-	t.Logf("Claude Code's debug log on the server:\n%s", strings.Join(lines, "\n"))
+	wrapForCollector(t, mcpdrift, s, mcpJSON, "--on-stale", "refuse")
+	return p.start(t, ctx, claude, "File a ticket about the printer, then one about the toner.", "mcp__demo-tools")
 }
 
 func write(t *testing.T, path, content string) {
@@ -589,6 +556,32 @@ func firstListingBy(rs []serverRequest, client string, since time.Time) time.Tim
 		}
 	}
 	return time.Time{}
+}
+
+// probeSessions returns the first and last request of each of the
+// receiver's probe sessions (its clientInfo is mcpdrift-probe) that began
+// after since, in order.
+func probeSessions(rs []serverRequest, since time.Time) [][2]time.Time {
+	probe, early := map[string]bool{}, map[string]bool{}
+	for _, r := range rs {
+		probe[r.Session] = probe[r.Session] || r.Client == "mcpdrift-probe"
+		early[r.Session] = early[r.Session] || r.At.Before(since)
+	}
+	var out [][2]time.Time
+	index := map[string]int{}
+	for _, r := range rs {
+		if !probe[r.Session] || early[r.Session] {
+			continue
+		}
+		i, ok := index[r.Session]
+		if !ok {
+			i = len(out)
+			index[r.Session] = i
+			out = append(out, [2]time.Time{r.At, r.At})
+		}
+		out[i][1] = r.At
+	}
+	return out
 }
 
 func agentImpact(im apiwire.Impact, agent string) *apiwire.AgentImpact {
