@@ -381,7 +381,7 @@ func withoutEnv(env []string, prefixes ...string) []string {
 	})
 }
 
-func nextTurn(t *testing.T, ctx context.Context, api *messagesapi.Server) *messagesapi.Turn {
+func nextTurn(t testing.TB, ctx context.Context, api *messagesapi.Server) *messagesapi.Turn {
 	t.Helper()
 	turn, err := api.Next(ctx)
 	if err != nil {

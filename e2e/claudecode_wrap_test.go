@@ -259,7 +259,7 @@ type claudeHost struct {
 
 // start starts `claude -p prompt` in the project, the tools of the allowed
 // servers allowed.
-func (p claudeProject) start(t *testing.T, ctx context.Context, claude, prompt string, allowed ...string) *claudeHost {
+func (p claudeProject) start(t testing.TB, ctx context.Context, claude, prompt string, allowed ...string) *claudeHost {
 	t.Helper()
 	stdout := filepath.Join(p.logs, "claude-stdout.log")
 	f, err := os.Create(stdout)
@@ -290,7 +290,7 @@ func (p claudeProject) start(t *testing.T, ctx context.Context, claude, prompt s
 
 // wait waits for Claude Code to finish its prompt and checks it ran with
 // these servers (sorted) connected.
-func (h *claudeHost) wait(t *testing.T, servers ...string) {
+func (h *claudeHost) wait(t testing.TB, servers ...string) {
 	t.Helper()
 	select {
 	case err := <-h.done:
@@ -332,7 +332,7 @@ func (h *claudeHost) wait(t *testing.T, servers ...string) {
 
 // logMCPDebug logs what Claude Code's debug log says about its MCP servers
 // (their connection, the proxies' stderr, list_changed).
-func logMCPDebug(t *testing.T, path string) {
+func logMCPDebug(t testing.TB, path string) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Logf("Claude Code's debug log: %v", err)

@@ -382,7 +382,8 @@ func TestInspectorCLIWrapped(t *testing.T) {
 // BenchmarkHostFirstToolList: how long a host takes to reach its server
 // and list its tools, through the wrapped entry and the plain one, run
 // alternately (a scratch HOME each): `gemini mcp list`, which connects to
-// every server, and the Inspector CLI's tools/list, both on
+// every server, `claude mcp list`, which connects to every server and
+// lists its tools, and the Inspector CLI's tools/list, all on
 // server-everything over stdio. The host's own start-up dominates, so both
 // medians are reported, and their ratio. Run with -benchtime 10x.
 func BenchmarkHostFirstToolList(b *testing.B) {
@@ -424,11 +425,30 @@ func BenchmarkHostFirstToolList(b *testing.B) {
 			}
 		})
 	})
+	b.Run("claude-code", func(b *testing.B) {
+		claude := testservers.ClaudeCode(b)
+		homes := make([]claudeProject, 2)
+		for i := range homes {
+			homes[i] = newClaudeProject(b, b.TempDir(), "http://127.0.0.1:9") // no model is asked
+			// claude mcp list connects to a project's servers once its folder is trusted.
+			writeText(b, filepath.Join(homes[i].home, ".claude.json"), fmt.Sprintf(`{"projects": {%q: {"hasTrustDialogAccepted": true}}}`, homes[i].project))
+			config := filepath.Join(homes[i].project, ".mcp.json")
+			writeText(b, config, `{"mcpServers": {"everything": `+server+`}}`)
+			if i == 1 {
+				wrapFile(b, mcpdrift, sink, config)
+			}
+		}
+		firstList(b, homes, func(p claudeProject) {
+			if out := p.run(b, claude, "mcp", "list"); !slices.Equal(claudeConnected(out), []string{"everything"}) {
+				b.Fatalf("not connected:\n%s", out)
+			}
+		})
+	})
 }
 
 // firstList times list in homes[0] (plain) and homes[1] (wrapped) in turn,
 // b.N times each, and reports both medians and their ratio.
-func firstList(b *testing.B, homes []hostEnv, list func(hostEnv)) {
+func firstList[H any](b *testing.B, homes []H, list func(H)) {
 	var plain, wrapped benchutil.Latencies
 	for b.Loop() {
 		plain.Time(func() { list(homes[0]) })

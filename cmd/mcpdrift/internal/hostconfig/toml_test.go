@@ -210,3 +210,20 @@ func TestTOMLUnwrapFormChanged(t *testing.T) {
 		t.Errorf("%v %+v", err, back)
 	}
 }
+
+// A file wrapped before the stash of an inline table moved to the end of
+// the file (an x-mcpdrift key inside the table) still unwraps.
+func TestTOMLUnwrapMemberStash(t *testing.T) {
+	orig := `{ command = "uvx", args = ["mcp-server-time"] }`
+	wrapped := `{ command = "mcpdrift", args = ["proxy", "--server-name", "t", "--server-command", "uvx", "--server-arg=mcp-server-time"] }`
+	var v map[string]map[string]any
+	if err := toml.Unmarshal([]byte("t = "+wrapped), &v); err != nil {
+		t.Fatal(err)
+	}
+	stash := `, x-mcpdrift = { wrapped = "` + tomlDigest(v["t"]) + `", original = ` + tomlQuote(orig) + ` } }`
+	src := "[mcp_servers]\nt = " + strings.TrimSuffix(wrapped, " }") + stash + "\n"
+	res, err := TOML.Unwrap([]byte(src), nil, false)
+	if err != nil || res.Count(Unwrapped) != 1 || string(res.Out) != "[mcp_servers]\nt = "+orig+"\n" {
+		t.Errorf("%v %v\n%s", err, res.Servers, res.Out)
+	}
+}
