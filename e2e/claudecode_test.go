@@ -166,10 +166,10 @@ func checkRecovery(t *testing.T, s *quickstart.Stack, dir string, run staleRun) 
 	if r.Recovered != 1 || r.StillStale != 0 || r.Failed != 0 || r.Idle != 0 {
 		t.Errorf("%s's one session after its re-planned v2 call: %s, want recovered", run.agent, js)
 	}
-	// From the drift's date to the session's first call with v2's digest
-	// after it: the retry at the latest. The index keeps whole seconds, so
-	// the v2 call made right after the switch, before the receiver saw v2,
-	// counts when it fell in the drift's second (0 s).
+	// From the drift's date to the session's first call with v2's digest:
+	// the retry at the latest. mcpimpact counts a session that called with
+	// v2's digest before the receiver saw v2 (the call right after the
+	// switch) as on it at the change: 0 s.
 	took := run.retrySent.Sub(occurred).Seconds()
 	if m := r.MedianSecondsToRecover; m == nil || *m < 0 || *m > math.Ceil(took)+1 {
 		t.Errorf("%s's time to recover: %s, want at most the %.1f s from the drift's date to the retry", run.agent, js, took)
