@@ -216,8 +216,9 @@ func wrapForCollector(t *testing.T, mcpdrift string, s *quickstart.Stack, path s
 // claudeProject is a scratch HOME and a project directory in it for Claude
 // Code, as a user has them: the project's servers enabled, the model's API
 // at a stand-in, any API key, the servers connected before a prompt runs
-// (MCP_CONNECTION_NONBLOCKING=0), every tool offered with its schema
-// (ENABLE_TOOL_SEARCH=false).
+// (MCP_CONNECTION_NONBLOCKING=0, and MCP_CONNECT_TIMEOUT_MS because that
+// wait is 5 s by default, which a loaded machine's server start outruns),
+// every tool offered with its schema (ENABLE_TOOL_SEARCH=false).
 type claudeProject struct {
 	hostEnv
 	logs string
@@ -233,7 +234,7 @@ func newClaudeProject(t testing.TB, logs, apiURL string) claudeProject {
 	writeText(t, filepath.Join(p.project, ".claude", "settings.json"), `{"enableAllProjectMcpServers": true}`+"\n")
 	p.env = append(withoutEnv(os.Environ(), "ANTHROPIC_", "CLAUDE_", "OTEL_"),
 		"HOME="+home, "ANTHROPIC_BASE_URL="+apiURL, "ANTHROPIC_API_KEY=sk-ant-e2e-stand-in",
-		"MCP_CONNECTION_NONBLOCKING=0", "ENABLE_TOOL_SEARCH=false",
+		"MCP_CONNECTION_NONBLOCKING=0", "MCP_CONNECT_TIMEOUT_MS=60000", "ENABLE_TOOL_SEARCH=false",
 		"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
 	return p
 }
