@@ -249,6 +249,15 @@ func (s *Session) take(id ID) *call {
 	return c
 }
 
+// Awaiting reports whether the request with this id still waits for its
+// response (or the acknowledgement that ends it): a front-end relaying a
+// response stream learns when the last answer it carries has gone by.
+func (s *Session) Awaiting(id ID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending[id] != nil
+}
+
 // Fail ends the request with this id when it could not be sent or its
 // response will never be read (the front-end's write failed, the caller's
 // context ended, the HTTP exchange failed, a proxy refused it). err

@@ -10,6 +10,7 @@ var (
 	SetSessionBounds   = httpproxy.SetSessionBounds
 	SetClientIdle      = httpproxy.SetClientIdle
 	SetClientKeepAlive = httpproxy.SetClientKeepAlive
+	SetHold            = httpproxy.SetHold
 	GateSessions       = httpproxy.GateSessions
 	PlainForwarder     = httpproxy.PlainForwarder
 	StreamTransport    = httpproxy.StreamTransport

@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -316,4 +318,100 @@ func getWith(t *testing.T, u, accept string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode, string(b)
+}
+
+// TestForwardAnswerWithStreamEnd: a call's answer leaves the proxy with the
+// end of its stream, in one write, so a client that closes an answer as
+// soon as it has it (the Go SDK's does) has read it to the end and keeps
+// its connection for the next call. Before, the event was flushed on its
+// own and the stream's end followed in another write: the Go SDK opened a
+// connection per call through the proxy (an accept, five socket options, a
+// goroutine and buffers at the proxy each time). The wait is bounded (here
+// set long, so that the test does not depend on timing): the answer is
+// held until the upstream ends the stream. A progress notification before
+// the answer is not held.
+func TestForwardAnswerWithStreamEnd(t *testing.T) {
+	held := make(chan struct{}, 4)
+	defer proxy.SetHold(time.Minute, func() {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+	})()
+	end := make(chan struct{})
+	progress := make(chan struct{})
+	var calls atomic.Int64
+	_, hs := forwardTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		if calls.Add(1) == 1 {
+			fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n")
+			_ = rc.Flush()
+			<-progress // the client has it while the call goes on
+		}
+		fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}\n\n")
+		_ = rc.Flush()
+		<-end
+	}), proxy.Config{})
+
+	reused := make(chan bool, 2)
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	defer client.CloseIdleConnections()
+	call := func(events int, read func()) {
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused <- i.Reused }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost, hs.URL,
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":1}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", "s1")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		br := bufio.NewReader(resp.Body)
+		for range events {
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Errorf("reading an event: %v", err)
+					resp.Body.Close()
+					return
+				}
+				if line == "\n" {
+					break
+				}
+			}
+			read()
+		}
+		resp.Body.Close() // as soon as the answer is in, as the Go SDK does
+	}
+	answered := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		events := 0
+		call(2, func() {
+			if events++; events == 1 {
+				progress <- struct{}{} // the progress came on its own
+			} else {
+				close(answered)
+			}
+		})
+	}()
+	select {
+	case <-held: // the answer, until the upstream ends its stream
+	case <-answered:
+		t.Error("the answer reached the client before its stream ended")
+	}
+	close(end)
+	<-done
+	if <-reused {
+		t.Error("the first call found a connection to reuse")
+	}
+	call(1, func() {})
+	if !<-reused {
+		t.Error("the connection was not kept after an answer read to its end: the stream's end came apart from it")
+	}
 }

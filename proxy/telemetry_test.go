@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -108,5 +109,43 @@ func TestTelemetryExportFailuresSaidOnce(t *testing.T) {
 	defer mu.Unlock()
 	if paths["/v1/traces"] != 7 || paths["/v1/metrics"] != 0 {
 		t.Errorf("requests by path %v, want 7 to /v1/traces and none to /v1/metrics", paths)
+	}
+}
+
+// TestTelemetryOffRecordsNothing: with no exporter configured the proxy
+// records nothing: its tracer makes no spans (none recording, no span ids:
+// no per-call SDK work), a call's frame reaches the server as the agent
+// wrote it (no trace context of spans nobody will see), and an agent's own
+// trace context passes on unchanged. Before, an SDK tracer provider with no
+// exporter recorded every call's span and dropped it at its end.
+func TestTelemetryOffRecordsNothing(t *testing.T) {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER",
+		"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_METRICS_EXPORTER"} {
+		t.Setenv(k, "")
+	}
+	tel, err := proxy.TelemetryFromEnv(context.Background(), "off-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tel.Shutdown(context.Background()) }()
+	_, span := tel.Tracer.Tracer("test").Start(context.Background(), "span")
+	if span.IsRecording() || span.SpanContext().IsValid() {
+		t.Errorf("a span with telemetry off: recording %v, context %v", span.IsRecording(), span.SpanContext())
+	}
+	span.End()
+
+	p := startStdio(t, proxy.Config{InjectTraceContext: true}, &telemetry{Telemetry: tel}, "echo")
+	p.recv(t)
+	p.recv(t)
+	frames := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},"name":"a"}}`,
+	}
+	for i, f := range frames {
+		p.send(t, f)
+		p.recvID(t, strconv.Itoa(i+1))
+	}
+	if got := p.serverLog(t); len(got) != 2 || got[0] != frames[0] || got[1] != frames[1] {
+		t.Errorf("the server got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(frames, "\n"))
 	}
 }

@@ -58,12 +58,24 @@ func (t *Transport) observe(resp *http.Response, x exchange) {
 				}
 			}
 		}
-		resp.Body = &observedBody{rc: resp.Body, ic: t.ic, onData: p.Feed, onEnd: func(bool) {
+		b := &observedBody{rc: resp.Body, ic: t.ic, onData: p.Feed, onEnd: func(bool) {
 			end()
 			if x.legacyBase != "" {
 				t.forget(x.sess) // the legacy connection is its stream
 			}
 		}}
+		if len(x.requests) > 0 {
+			b.awaiting = func() bool {
+				for _, id := range x.requests {
+					if x.sess.Awaiting(id) {
+						return true
+					}
+				}
+				return false
+			}
+			b.open = true
+		}
+		resp.Body = b
 	case "application/json":
 		var buf []byte
 		if n := resp.ContentLength; n > 0 && n <= int64(limit) {
@@ -96,6 +108,15 @@ func (t *Transport) observe(resp *http.Response, x exchange) {
 	}
 }
 
+// Answered is implemented by the bodies of the event streams the Transport
+// returns for POSTs of requests: Answered reports whether the last Read
+// delivered the last of the answers the POST waits for. A server ends the
+// stream after it, so a proxy relaying the body can send that answer on with
+// the stream's end rather than on its own.
+type Answered interface {
+	Answered() bool
+}
+
 // observedBody passes a response body through unchanged, showing each chunk
 // to onData as the client reads it and calling onEnd once, at EOF (true) or
 // on a read error or Close (false).
@@ -104,22 +125,38 @@ type observedBody struct {
 	ic     *interceptor.Interceptor
 	onData func([]byte)
 	onEnd  func(eof bool)
+	// awaiting reports whether a request of the POST still waits for its
+	// answer (nil: no requests, or not an event stream).
+	awaiting func() bool
 
-	mu    sync.Mutex // Read and Close may race (a stream aborted from another goroutine)
-	ended bool
+	mu       sync.Mutex // Read and Close may race (a stream aborted from another goroutine)
+	ended    bool
+	open     bool // some request was still waiting before the last Read
+	answered bool // the last Read brought the last answer
 }
 
 func (b *observedBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.answered = false
 	if n > 0 && !b.ended {
 		b.ic.Protect(func() { b.onData(p[:n]) })
+		if b.open && !b.awaiting() {
+			b.open, b.answered = false, true
+		}
 	}
 	if err != nil {
 		b.endLocked(err == io.EOF)
 	}
 	return n, err
+}
+
+// Answered implements Answered.
+func (b *observedBody) Answered() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.answered
 }
 
 func (b *observedBody) Close() error {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -200,20 +201,34 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// headerWait is how long the status and headers wait for the first bytes
-// of the body to travel with: what the upstream sent together is not split
-// in two writes, and the headers of a stream with nothing to say yet still
-// reach the client.
-const headerWait = 5 * time.Millisecond
+// headerWait bounds how long written bytes wait to be flushed with what
+// follows them: the status and headers wait for the first bytes of the
+// body, and an answer that ends an exchange waits for the end of the body,
+// so what the upstream sent together is not split in two writes, while the
+// headers of a stream with nothing to say yet still reach the client.
+var headerWait = 5 * time.Millisecond
 
-// stream copies body to w, flushing each read at once: every SSE event
-// reaches the client as the upstream wrote it. A read that may wait for the
-// upstream (a quiet standing stream) holds a small buffer; a read after one
-// that filled its buffer, more data being likely, takes a large one.
+// onHold, when set (tests), is called each time the forwarder holds an
+// answer for the end of its stream.
+var onHold func()
+
+// stream copies body to w, flushing each read at once, so every SSE event
+// reaches the client as the upstream wrote it; but for the status and
+// headers, which leave with the first bytes of the body, and for the read
+// that brought the last answer a POST waits for (httptap.Answered) or the
+// body's end, which leave with the end of the body: a call's answer of one
+// event is one write of headers, event and final chunk, and the client,
+// having read its answer to the end, keeps its connection for the next call
+// (the Go SDK closes an answer it has not read to the end, and with it the
+// connection). Neither waits longer than headerWait. A read that may wait
+// for the upstream (a quiet standing stream) holds a small buffer; a read
+// after one that filled its buffer, more data being likely, takes a large
+// one.
 func stream(w http.ResponseWriter, body io.Reader) error {
-	fw := &headerFlusher{w: w, rc: http.NewResponseController(w)}
-	fw.timer = time.AfterFunc(headerWait, fw.flushHeaders)
+	fw := &heldWriter{w: w, rc: http.NewResponseController(w), held: true, armed: true}
+	fw.timer = time.AfterFunc(headerWait, fw.expire)
 	defer fw.done()
+	answered, _ := body.(httptap.Answered)
 	big := true // the first bytes usually came with the headers
 	for {
 		pool := smallBuffers
@@ -223,7 +238,8 @@ func stream(w http.ResponseWriter, body io.Reader) error {
 		p := pool.get()
 		n, err := body.Read(*p)
 		if n > 0 {
-			if werr := fw.write((*p)[:n]); werr != nil {
+			hold := err == io.EOF || answered != nil && answered.Answered()
+			if werr := fw.write((*p)[:n], hold); werr != nil {
 				pool.put(p)
 				return werr
 			}
@@ -231,57 +247,76 @@ func stream(w http.ResponseWriter, body io.Reader) error {
 		big = n == len(*p)
 		pool.put(p)
 		if err == io.EOF {
-			return nil
+			return nil // the handler's end sends what is held, with the final chunk
 		}
 		if err != nil {
+			fw.flush() // what came before the cut reaches the client
 			return err
 		}
 	}
 }
 
-// headerFlusher writes a response's body, flushing after each write, and
-// flushes the headers alone if no body came within headerWait.
-type headerFlusher struct {
+// heldWriter writes a response's body, flushing after each write unless
+// told to hold it; what is held is flushed by the timer headerWait later at
+// the latest, or by the handler's end.
+type heldWriter struct {
 	w     http.ResponseWriter
 	rc    *http.ResponseController
 	timer *time.Timer
 
-	mu   sync.Mutex
-	sent bool // the headers went: the timer has nothing left to do
+	mu    sync.Mutex // the timer's goroutine flushes too
+	held  bool       // written (or the headers set) and not flushed
+	armed bool       // the timer will fire
+	over  bool       // the handler is over: w is not ours any more
 }
 
-func (f *headerFlusher) flushHeaders() {
+func (f *heldWriter) write(p []byte, hold bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.sent {
-		f.sent = true
+	if _, err := f.w.Write(p); err != nil {
+		return err
+	}
+	if !hold {
+		f.held = false
+		return f.rc.Flush()
+	}
+	f.held = true
+	if onHold != nil {
+		onHold()
+	}
+	if !f.armed {
+		f.armed = true
+		f.timer.Reset(headerWait)
+	}
+	return nil
+}
+
+// expire flushes what is held when the timer fires.
+func (f *heldWriter) expire() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed = false
+	if f.held && !f.over {
+		f.held = false
 		_ = f.rc.Flush()
 	}
 }
 
-func (f *headerFlusher) write(p []byte) error {
-	if f.timer != nil {
-		// Once sent is set under the lock, the timer no longer touches w.
-		f.mu.Lock()
-		f.sent = true
-		f.mu.Unlock()
-		f.timer.Stop()
-		f.timer = nil
+func (f *heldWriter) flush() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.held {
+		f.held = false
+		_ = f.rc.Flush()
 	}
-	if _, err := f.w.Write(p); err != nil {
-		return err
-	}
-	return f.rc.Flush()
 }
 
 // done keeps the timer off w once the handler is over.
-func (f *headerFlusher) done() {
-	if f.timer != nil {
-		f.mu.Lock()
-		f.sent = true
-		f.mu.Unlock()
-		f.timer.Stop()
-	}
+func (f *heldWriter) done() {
+	f.mu.Lock()
+	f.over = true
+	f.mu.Unlock()
+	f.timer.Stop()
 }
 
 // The copy buffers. A standing stream waits on a small one (a thousand

@@ -32,6 +32,15 @@ func SetClientKeepAlive(d time.Duration) (restore func()) {
 	return func() { clientKeepAlive = old }
 }
 
+// SetHold sets how long the forwarder holds written bytes for what follows
+// them and calls f each time it holds some, until the returned function
+// restores both (tests only).
+func SetHold(wait time.Duration, f func()) (restore func()) {
+	oldWait, oldHook := headerWait, onHold
+	headerWait, onHold = wait, f
+	return func() { headerWait, onHold = oldWait, oldHook }
+}
+
 // GateSessions is the number of sessions the gate keeps state for.
 func GateSessions(h *Handler) int {
 	h.gate.mu.Lock()

@@ -51,7 +51,10 @@ func None() Telemetry {
 // over HTTP or gRPC through the contrib autoexport package. With no
 // endpoint and no exporter named, nothing is exported (the SDK's default
 // would try localhost:4318 from every agent host that launches the proxy)
-// but spans are still made, so the context handed on to the server is real.
+// and nothing is recorded: the tracer (the meter, when no metrics are asked
+// for) is a no-op, so a call costs no span, no span id and no SDK work, and
+// the proxy hands the server no context of spans nobody will see (an
+// agent's own trace context passes on as it came).
 // serviceName is the resource's service.name unless the environment names
 // one. The console exporters print to stderr, not stdout: in the stdio
 // modes stdout is the agent's MCP stream. An export that fails is said on
@@ -65,33 +68,35 @@ func FromEnv(ctx context.Context, serviceName string) (Telemetry, error) {
 	if err != nil && res == nil {
 		return Telemetry{}, err
 	}
-	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
-	mopts := []sdkmetric.Option{sdkmetric.WithResource(res)}
 	exports := exportlog.New(os.Stderr)
 	otel.SetErrorHandler(exports) // the SDK's default logs every failed attempt
+	tel := None()
+	var shutdown []func(context.Context) error
 	if configured("TRACES", true) {
 		exp, err := spanExporter(ctx)
 		if err != nil {
 			return Telemetry{}, err
 		}
-		topts = append(topts, sdktrace.WithBatcher(exports.Spans(exp)))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exports.Spans(exp)))
+		tel.Tracer, shutdown = tp, append(shutdown, tp.Shutdown)
 	}
 	if configured("METRICS", false) {
 		r, err := metricReader(ctx)
 		if err != nil {
 			return Telemetry{}, err
 		}
-		mopts = append(mopts, sdkmetric.WithReader(r))
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(r))
+		tel.Meter, shutdown = mp, append(shutdown, mp.Shutdown)
 	}
-	tp := sdktrace.NewTracerProvider(topts...)
-	mp := sdkmetric.NewMeterProvider(mopts...)
-	return Telemetry{
-		Tracer: tp, Meter: mp,
-		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
-		Shutdown: func(ctx context.Context) error {
-			return errors.Join(tp.Shutdown(ctx), mp.Shutdown(ctx))
-		},
-	}, nil
+	tel.Propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	tel.Shutdown = func(ctx context.Context) error {
+		var errs []error
+		for _, f := range shutdown {
+			errs = append(errs, f(ctx))
+		}
+		return errors.Join(errs...)
+	}
+	return tel, nil
 }
 
 // configured reports whether the environment asks for a signal's export:
