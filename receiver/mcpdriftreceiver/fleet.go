@@ -45,6 +45,10 @@ type fleet struct {
 	mixed   bool
 	episode map[string]*variant // variants since the fleet started to disagree
 	total   int                 // observations in the episode
+	// announced are the episode's variants an event has named; grew is set
+	// when another reached minCount since (an update event names it).
+	announced map[string]bool
+	grew      bool
 }
 
 type sample struct {
@@ -107,8 +111,9 @@ func newFleet(par fleetParams) *fleet {
 // fleetVerdict is what one observation (or one set of samples) decided.
 type fleetVerdict struct {
 	opened    bool      // a mixed state opened
+	grown     bool      // a mixed state that stays open has a new variant
 	resolved  bool      // the mixed state ended
-	variants  []variant // on opened and resolved
+	variants  []variant // on opened, grown and resolved
 	confirmed bool      // the last observation's contract is now current
 	since     time.Time // when confirmed: the first observation of the run that confirmed it
 	sample    bool      // take par.samples more observations, then call sampled
@@ -119,7 +124,7 @@ type fleetVerdict struct {
 func (f *fleet) start(key string) {
 	f.rekey(key)
 	f.mixed = false
-	f.episode, f.total = nil, 0
+	f.episode, f.total, f.announced = nil, 0, nil
 }
 
 // rekey forgets every observation and sets the current contract's key: keys
@@ -134,6 +139,7 @@ func (f *fleet) rekey(current string) {
 	f.pending = ""
 	if f.mixed {
 		f.episode, f.total = map[string]*variant{}, 0
+		f.announced = map[string]bool{}
 	}
 }
 
@@ -156,7 +162,9 @@ func (f *fleet) observe(key string, at time.Time) fleetVerdict {
 			v.confirmed = x != f.current
 			f.current = x
 			v.since = f.runSince(x)
+			return v
 		}
+		f.noteGrowth(&v)
 		return v
 	}
 	if x == f.current || f.run.n < f.par.confirmAfter {
@@ -196,7 +204,19 @@ func (f *fleet) sampled(keys []string, at time.Time) fleetVerdict {
 		return v
 	}
 	f.openIfMixed(&v)
+	if f.mixed {
+		f.noteGrowth(&v)
+	}
 	return v
+}
+
+// noteGrowth reports, once, that an open mixed state has a variant no event
+// named yet.
+func (f *fleet) noteGrowth(v *fleetVerdict) {
+	if f.grew && !v.opened {
+		v.grown, v.variants = true, f.episodeVariants()
+	}
+	f.grew = false
 }
 
 // runSince is when the window's trailing run of key began: the first
@@ -344,6 +364,11 @@ func (f *fleet) open() {
 	for _, s := range f.win[n:] {
 		f.count(s.key, s.at)
 	}
+	f.announced = map[string]bool{}
+	for k := range f.episode {
+		f.announced[k] = true
+	}
+	f.grew = false
 }
 
 func (f *fleet) count(key string, at time.Time) {
@@ -358,19 +383,28 @@ func (f *fleet) count(key string, at time.Time) {
 	}
 	v.count++
 	v.last = at
+	if f.announced != nil && !f.announced[key] && v.count >= f.par.minCount {
+		f.announced[key] = true
+		f.grew = true
+	}
 }
 
 // settle ends a mixed episode on x: the window keeps only x's run, so the
 // interleaving that opened the episode cannot reopen it.
 func (f *fleet) settle(x string) {
 	f.mixed = false
-	f.episode, f.total = nil, 0
+	f.episode, f.total, f.announced, f.grew = nil, 0, nil, false
 	keep := f.win[len(f.win)-min(f.run.n, len(f.win)):]
 	f.win = append(f.win[:0], keep...)
 	clear(f.inWin)
 	f.switches = 0
 	v := &variant{key: x, count: len(f.win), first: f.win[0].at, last: f.win[len(f.win)-1].at}
 	f.inWin[x] = v
+}
+
+// names reports whether key is in the window or the mixed episode.
+func (f *fleet) names(key string) bool {
+	return f.inWin[key] != nil || f.episode[key] != nil
 }
 
 // episodeVariants lists the episode's contracts, most seen first, with

@@ -31,6 +31,12 @@ type tracker struct {
 	current *contract.Snapshot
 
 	fleet *fleet
+	// seen holds the snapshot behind each key the fleet may still name (in
+	// its window or its mixed episode), so a mixed event can classify its
+	// variants; classified caches those classifications against the
+	// baseline while a mixed state is open.
+	seen       map[string]*contract.Snapshot
+	classified map[string]*contract.Report
 
 	// pinned mode: the drift open while the target serves current, not the
 	// baseline. It is reported once; the repeats are state (drift.open).
@@ -54,6 +60,7 @@ func newTracker(cfg trackerConfig, classify func(old, new *contract.Snapshot) *c
 		classify: classify,
 		fleet:    newFleet(newFleetParams(cfg.confirmAfter, cfg.samples)),
 		volatile: newVolatileDetector(cfg.volatileAfter),
+		seen:     map[string]*contract.Snapshot{},
 	}
 }
 
@@ -64,6 +71,7 @@ const (
 	eventSnapshot eventKind = iota
 	eventDrift
 	eventMixedOpen
+	eventMixedUpdated // an open mixed state has a new variant
 	eventMixedResolved
 	eventVolatile
 	eventAccepted // an operator accepted a drift (controlplane.go)
@@ -77,7 +85,7 @@ type event struct {
 	current  *contract.Snapshot // snapshot, drift (after), mixed resolved (winner)
 	previous *contract.Snapshot // drift (before)
 	report   *contract.Report   // drift
-	variants []variant          // mixed
+	variants []mixedVariant     // mixed
 	field    fieldKey           // volatile
 	accepted *apiwire.Drift     // accepted: the drift, as it is now
 	mode     string             // accepted: the baseline mode
@@ -99,6 +107,80 @@ type step struct {
 
 // mixedOpen reports an open mixed state (for the contract.mixed metric).
 func (t *tracker) mixedOpen() bool { return t.fleet.mixed }
+
+// mixedVariant is one contract of a mixed fleet as events, metrics and the
+// control plane show it: its share and, unless it is the baseline, what it
+// changes against the baseline, classified as a drift would be.
+type mixedVariant struct {
+	variant
+	baseline bool
+	report   *contract.Report // nil for the baseline, or a contract no longer kept
+}
+
+// mixedVariants classifies the open mixed state's variants (nil when none
+// is open), most seen first.
+func (t *tracker) mixedVariants() []mixedVariant {
+	if !t.fleet.mixed {
+		return nil
+	}
+	return t.classifyVariants(t.fleet.episodeVariants())
+}
+
+func (t *tracker) classifyVariants(vs []variant) []mixedVariant {
+	out := make([]mixedVariant, len(vs))
+	for i, v := range vs {
+		out[i] = mixedVariant{variant: v, baseline: v.key == t.baselineKey}
+		if !out[i].baseline {
+			out[i].report = t.classifyKey(v.key)
+		}
+	}
+	return out
+}
+
+// variantShares adds up the open mixed state's variants other than the
+// baseline by worst severity (none counts as info): what an alert on "a
+// breaking variant serves more than X %" reads.
+func (t *tracker) variantShares() map[contract.Severity]float64 {
+	out := map[contract.Severity]float64{}
+	for _, v := range t.mixedVariants() {
+		if !v.baseline {
+			out[max(v.report.Worst(), contract.Info)] += v.share
+		}
+	}
+	return out
+}
+
+// classifyKey is the classification of the contract behind key against the
+// baseline, through the same classifier a drift uses, cached for the open
+// mixed state.
+func (t *tracker) classifyKey(key string) *contract.Report {
+	if r, ok := t.classified[key]; ok {
+		return r
+	}
+	s := t.seen[key]
+	if s == nil || t.baseline == nil {
+		return nil
+	}
+	r := t.classify(t.compared(t.baseline), t.compared(s))
+	if t.classified == nil {
+		t.classified = map[string]*contract.Report{}
+	}
+	t.classified[key] = r
+	return r
+}
+
+// remember keeps s under key for the mixed events and forgets the
+// snapshots the fleet no longer names.
+func (t *tracker) remember(key string, s *contract.Snapshot) {
+	if _, ok := t.seen[key]; !ok && len(t.seen) >= 2*maxEpisodeVariants {
+		for k := range t.seen {
+			if !t.fleet.names(k) && k != t.baselineKey {
+				delete(t.seen, k)
+			}
+		}
+	}
+	t.seen[key] = s
+}
 
 // restore installs a stored baseline and volatile set (receiver start).
 // current, when set, is the contract a pinned target served, other than its
@@ -140,6 +222,7 @@ func (t *tracker) pinnedCurrent() *contract.Snapshot {
 func (t *tracker) setBaseline(s *contract.Snapshot) {
 	t.baseline = s
 	t.baselineKey = t.key(s)
+	t.classified = nil
 }
 
 // key is the identity of an observed contract: its contract digest, or,
@@ -189,7 +272,9 @@ func (t *tracker) observe(s *contract.Snapshot, now time.Time) step {
 		st.persist = true
 		return st
 	}
-	v := t.fleet.observe(t.key(s), now)
+	key := t.key(s)
+	t.remember(key, s)
+	v := t.fleet.observe(key, now)
 	st.sample = v.sample
 	t.apply(v, s, now, &st)
 	return st
@@ -204,6 +289,7 @@ func (t *tracker) sampled(samples []*contract.Snapshot, now time.Time) step {
 	keys := make([]string, len(samples))
 	for i, s := range samples {
 		keys[i] = t.key(s)
+		t.remember(keys[i], s)
 	}
 	var last *contract.Snapshot
 	if len(samples) > 0 {
@@ -229,16 +315,23 @@ func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 	}
 	t.baselineKey = t.key(t.baseline)
 	t.fleet.rekey(t.key(t.current))
+	clear(t.seen) // keyed by the old mask
+	t.classified = nil
 }
 
 // apply turns a fleet verdict into events; s is the observation it was
 // reached on.
 func (t *tracker) apply(v fleetVerdict, s *contract.Snapshot, now time.Time, st *step) {
-	if v.opened {
-		st.events = append(st.events, event{kind: eventMixedOpen, at: now, variants: v.variants})
+	if v.opened || v.grown {
+		kind := eventMixedOpen
+		if v.grown {
+			kind = eventMixedUpdated
+		}
+		st.events = append(st.events, event{kind: kind, at: now, variants: t.classifyVariants(v.variants)})
 	}
 	if v.resolved {
-		st.events = append(st.events, event{kind: eventMixedResolved, at: now, current: s, variants: v.variants})
+		st.events = append(st.events, event{kind: eventMixedResolved, at: now, current: s, variants: t.classifyVariants(v.variants)})
+		t.classified = nil
 	}
 	if v.confirmed {
 		t.confirm(s, now, v.since, st)
