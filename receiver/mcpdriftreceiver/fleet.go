@@ -39,8 +39,11 @@ type fleet struct {
 	run struct {
 		key     string
 		n, need int
+		since   time.Time // its first observation
 	}
 	pending string // the contract the samples asked for would confirm
+	want    int    // the samples asked for
+	needRun int    // the run, samples included, that confirms pending (0: any, with every sample agreeing)
 
 	mixed   bool
 	episode map[string]*variant // variants since the fleet started to disagree
@@ -63,6 +66,12 @@ type fleetParams struct {
 	window       int // W
 	minCount     int // observations in W that make a contract part of a mixed fleet
 	minHold      int // observations a contract must hold to end a mixed state
+	// sampleHold is the run, samples included, that ends a mixed state
+	// when samples complete it: the longest hold, whatever the window's
+	// shares said. Samples are one picture of the fleet now, but the
+	// window's shares are the past: in a ramp the old contract's share
+	// falls, and a hold sized for its past share would be too short.
+	sampleHold int
 }
 
 // The window and hold sizes, chosen from the simulation in fleet_sim_test.go
@@ -101,6 +110,7 @@ func newFleetParams(confirmAfter, samples int) fleetParams {
 		window:       w,
 		minCount:     max(2, int(math.Ceil(fleetMinShare*float64(w)))),
 		minHold:      max(fleetMinHold, 2*c),
+		sampleHold:   fleetMaxHold * w,
 	}
 }
 
@@ -116,7 +126,8 @@ type fleetVerdict struct {
 	variants  []variant // on opened, grown and resolved
 	confirmed bool      // the last observation's contract is now current
 	since     time.Time // when confirmed: the first observation of the run that confirmed it
-	sample    bool      // take par.samples more observations, then call sampled
+	sample    bool      // take up to want more observations, then call sampled
+	want      int
 }
 
 // start sets the current contract without history (first observation or a
@@ -156,15 +167,18 @@ func (f *fleet) observe(key string, at time.Time) fleetVerdict {
 	f.openIfMixed(&v)
 	x := f.run.key
 	if f.mixed {
-		if f.run.n >= f.run.need {
-			v.resolved, v.variants = true, f.episodeVariants()
-			f.settle(x)
-			v.confirmed = x != f.current
-			f.current = x
-			v.since = f.runSince(x)
-			return v
+		switch {
+		case f.run.n >= f.run.need:
+			f.resolve(&v)
+		case f.par.samples > 0 && f.run.n >= f.par.confirmAfter:
+			// The run may be the fleet converging: samples taken now
+			// either show another contract (a fleet still mixed, most
+			// often in the first round) or complete the hold at once.
+			f.ask(&v, x, f.par.sampleHold-f.run.n, f.par.sampleHold)
+			f.noteGrowth(&v)
+		default:
+			f.noteGrowth(&v)
 		}
-		f.noteGrowth(&v)
 		return v
 	}
 	if x == f.current || f.run.n < f.par.confirmAfter {
@@ -172,23 +186,47 @@ func (f *fleet) observe(key string, at time.Time) fleetVerdict {
 	}
 	switch {
 	case f.clean(x) && f.par.samples > 0:
-		f.pending = x
-		v.sample = true
+		f.ask(&v, x, f.par.samples, 0)
 	case f.clean(x) || f.run.n >= f.run.need:
 		f.current = x
 		v.confirmed = true
 		v.since = f.runSince(x)
+	case f.par.samples > 0:
+		// Contracts interleaved without opening a mixed state (a ramp
+		// that went fast): complete the longest hold at once, as a mixed
+		// state would.
+		f.ask(&v, x, f.par.sampleHold-f.run.n, f.par.sampleHold)
 	}
 	return v
 }
 
-// sampled takes the samples observe asked for: the pending contract is
-// confirmed when at least half the samples were taken and every one shows
-// it; anything else is evidence of a fleet and goes to the window.
+// ask asks for n samples that would confirm x if they all show it and the
+// run, with them, is at least needRun.
+func (f *fleet) ask(v *fleetVerdict, x string, n, needRun int) {
+	f.pending, f.want, f.needRun = x, n, needRun
+	v.sample, v.want = true, n
+}
+
+// resolve ends the mixed state on the trailing run's contract.
+func (f *fleet) resolve(v *fleetVerdict) {
+	x := f.run.key
+	v.resolved, v.variants = true, f.episodeVariants()
+	f.settle(x)
+	v.confirmed = x != f.current
+	f.current = x
+	v.since = f.runSince(x)
+}
+
+// sampled takes the samples observe asked for (possibly fewer: failed
+// probes are left out, and the taker may stop at the first round that shows
+// another contract). Outside a mixed state the pending contract is confirmed
+// when at least half the samples were taken and every one shows it; in one,
+// they count toward the pending run's hold and end the state when it is
+// complete. Anything else is evidence of a fleet and goes to the window.
 func (f *fleet) sampled(keys []string, at time.Time) fleetVerdict {
-	x := f.pending
-	f.pending = ""
-	agree := len(keys) > 0 && 2*len(keys) >= f.par.samples
+	x, want, needRun := f.pending, f.want, f.needRun
+	f.pending, f.want, f.needRun = "", 0, 0
+	agree := len(keys) > 0 && 2*len(keys) >= want
 	for _, k := range keys {
 		f.push(k, at)
 		agree = agree && k == x
@@ -197,7 +235,15 @@ func (f *fleet) sampled(keys []string, at time.Time) fleetVerdict {
 	if x == "" {
 		return v
 	}
-	if agree {
+	if f.mixed {
+		if f.run.key == x && f.run.n >= needRun {
+			f.resolve(&v)
+		} else {
+			f.noteGrowth(&v)
+		}
+		return v
+	}
+	if agree && f.run.n >= needRun {
 		f.current = x
 		v.confirmed = true
 		v.since = f.runSince(x)
@@ -219,16 +265,15 @@ func (f *fleet) noteGrowth(v *fleetVerdict) {
 	f.grew = false
 }
 
-// runSince is when the window's trailing run of key began: the first
-// observation, of those kept, after which the fleet served only key. A drift
-// is dated there (its log record's Timestamp), not at its confirmation some
-// probes later, so calls made in between are judged against the new contract.
+// runSince is when the trailing run of key began: the first observation
+// after which the fleet served only key. A drift is dated there (its log
+// record's Timestamp), not at its confirmation some probes later, so calls
+// made in between are judged against the new contract.
 func (f *fleet) runSince(key string) time.Time {
-	var since time.Time
-	for i := len(f.win) - 1; i >= 0 && f.win[i].key == key; i-- {
-		since = f.win[i].at
+	if f.run.key != key {
+		return time.Time{}
 	}
-	return since
+	return f.run.since
 }
 
 // openIfMixed opens a mixed state when the window shows one.
@@ -250,7 +295,7 @@ func (f *fleet) push(key string, at time.Time) {
 	if key == f.run.key {
 		f.run.n++
 	} else {
-		f.run.key, f.run.n, f.run.need = key, 1, f.hold(key)
+		f.run.key, f.run.n, f.run.need, f.run.since = key, 1, f.hold(key), at
 	}
 	if len(f.win) == f.par.window {
 		f.evict()

@@ -96,10 +96,12 @@ type step struct {
 	events []event
 	// persist is set when the baseline or the volatile set changed.
 	persist bool
-	// sample asks the receiver for cfg.samples more observations now, to be
-	// passed to sampled: a new contract would be confirmed if the fleet
-	// shows nothing else.
-	sample bool
+	// sample asks the receiver for up to sampleN more observations now, to
+	// be passed to sampled: a new contract would be confirmed, or a mixed
+	// state end, if the fleet shows nothing else. The receiver may stop at
+	// the first round of samples that shows another contract (takeSamples).
+	sample  bool
+	sampleN int
 	// reverted is set when a pinned target went back to its baseline: the
 	// open drift closed by itself.
 	reverted bool
@@ -275,9 +277,55 @@ func (t *tracker) observe(s *contract.Snapshot, now time.Time) step {
 	key := t.key(s)
 	t.remember(key, s)
 	v := t.fleet.observe(key, now)
-	st.sample = v.sample
+	st.sample, st.sampleN = v.sample, v.want
 	t.apply(v, s, now, &st)
 	return st
+}
+
+// agrees reports whether s is the contract the samples asked for would
+// confirm: a round of samples with one that does not has shown a fleet, and
+// more are not needed.
+func (t *tracker) agrees(s *contract.Snapshot) bool {
+	return t.fleet.pending != "" && t.key(s) == t.fleet.pending
+}
+
+// Samples are taken in rounds, at once within a round; after a round that
+// shows another contract no more are taken. The first round is small: while
+// a fleet is evenly mixed it usually ends the sampling alone.
+const (
+	firstSampleRound = 2
+	sampleRound      = 6
+)
+
+// takeSamples takes up to n samples in rounds, stopping after a round in
+// which one does not agree. Whole rounds are kept, so the samples stay an
+// unbiased picture of the fleet.
+func takeSamples(n int, agrees func(*contract.Snapshot) bool, take func(k int) []*contract.Snapshot) []*contract.Snapshot {
+	var out []*contract.Snapshot
+	for len(out) < n {
+		size := sampleRound
+		if len(out) == 0 {
+			size = firstSampleRound
+		}
+		round := take(min(size, n-len(out)))
+		if len(round) == 0 {
+			break
+		}
+		out = append(out, round...)
+		if !all(round, agrees) {
+			break
+		}
+	}
+	return out
+}
+
+func all[T any](xs []T, f func(T) bool) bool {
+	for _, x := range xs {
+		if !f(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // sampled feeds the extra observations a step asked for.
