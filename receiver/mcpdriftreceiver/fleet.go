@@ -21,12 +21,15 @@ import (
 //     back after another was seen);
 //   - while mixed, a contract is converged when it has held the last
 //     hold(x) observations: at least minHold, longer when the contracts it
-//     replaces were rare in the window, up to 2W;
+//     replaces were rare in the window, up to 2W; with samples, from its
+//     c-th observation the receiver samples the fleet at once, and the run
+//     with the samples must reach 2W (sampleHold);
 //   - otherwise a new contract seen c times in a row is confirmed when the
 //     window is clean (it is new there, or the window holds at most two
 //     contracts' runs back to back), after the receiver has sampled the
 //     fleet `samples` more times and seen only it; with a window that is not
-//     clean it must hold hold(x) observations, as when mixed.
+//     clean it must hold hold(x) observations, or reach 2W with samples, as
+//     when mixed.
 type fleet struct {
 	par fleetParams
 
