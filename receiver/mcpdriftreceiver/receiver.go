@@ -160,6 +160,12 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 		// Announce the restored contract, so consumers (mcpimpact) know the
 		// current digests before any drift.
 		t.tracker.restore(state.baseline, state.current, state.volatile)
+		if state.fleet != nil {
+			if err := t.tracker.restoreFleet(state.fleet); err != nil {
+				r.set.Logger.Warn("Discarding stored rollout evidence that cannot be used; the fleet's evidence starts over",
+					zap.String("target", t.name), zap.Error(err))
+			}
+		}
 		cur := t.tracker.current
 		r.emitEvents(ctx, t, []event{{kind: eventSnapshot, at: cur.ObservedAt, current: cur}})
 		restored++

@@ -276,9 +276,13 @@ func (t *tracker) observe(s *contract.Snapshot, now time.Time) step {
 	}
 	key := t.key(s)
 	t.remember(key, s)
+	inFlight := t.fleet.inFlight()
 	v := t.fleet.observe(key, now)
 	st.sample, st.sampleN = v.sample, v.want
 	t.apply(v, s, now, &st)
+	// A rollout's evidence is stored as it grows, and once more when it
+	// ends (so the store does not keep it).
+	st.persist = st.persist || inFlight || t.fleet.inFlight()
 	return st
 }
 
@@ -343,7 +347,9 @@ func (t *tracker) sampled(samples []*contract.Snapshot, now time.Time) step {
 	if len(samples) > 0 {
 		last = samples[len(samples)-1]
 	}
+	inFlight := t.fleet.inFlight()
 	t.apply(t.fleet.sampled(keys, now), last, now, &st)
+	st.persist = st.persist || inFlight || t.fleet.inFlight()
 	return st
 }
 
