@@ -184,6 +184,9 @@ func fillMixed(lr plog.LogRecord, t *target, e event) {
 			continue
 		}
 		sev := v.report.Worst()
+		if v.snap != nil { // for mcpimpact: which calls were made with this variant's tools
+			putDigests(m.PutEmptyMap(semconv.ToolDigests), v.snap.Tools)
+		}
 		m.PutStr(semconv.DriftSeverity, sev.String())
 		m.PutStr(semconv.MixedVariantSummary, contract.SanitizeText(v.report.OneLine()))
 		putClassification(m, v.report)
@@ -197,6 +200,9 @@ func fillMixed(lr plog.LogRecord, t *target, e event) {
 		attrs.PutStr(semconv.ContractDigest, e.current.Digests.Contract)
 		lr.Body().SetStr(fmt.Sprintf("%s mixed fleet resolved: contract %s holds", t.name, short(e.current.Digests.Contract)))
 		return
+	}
+	if e.previous != nil {
+		putDigests(attrs.PutEmptyMap(semconv.PreviousToolDigests), e.previous.Tools)
 	}
 	lr.SetSeverityNumber(max(plog.SeverityNumberWarn, logSeverity(worst)))
 	lr.SetSeverityText(state)

@@ -81,6 +81,11 @@ func TestMixedVariantsClassified(t *testing.T) {
 		if sev.Str() != "breaking" || sum.Str() != want.OneLine() || ch.Slice().Len() != len(want.Changes) {
 			t.Errorf("variant b: severity %q summary %q changes %d", sev.Str(), sum.Str(), ch.Slice().Len())
 		}
+		// mcpimpact reads which calls the variant served by its tool digests.
+		td, _ := m.Get(semconv.ToolDigests)
+		if d, _ := td.Map().Get("search"); d.Str() != b.Tools[0].Digest {
+			t.Errorf("variant b's search digest %q, want %q", d.Str(), b.Tools[0].Digest)
+		}
 		rule, _ := ch.Slice().At(0).Map().Get(semconv.ChangeRule)
 		name, _ := ch.Slice().At(0).Map().Get(semconv.ChangeName)
 		if rule.Str() != string(want.Changes[0].Rule) || name.Str() != "search" {
@@ -89,6 +94,9 @@ func TestMixedVariantsClassified(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("variant b missing from the record")
+	}
+	if pd, _ := lr.Attributes().Get(semconv.PreviousToolDigests); pd.Map().Len() != 1 {
+		t.Errorf("the record's baseline tool digests: %v", pd.AsRaw())
 	}
 
 	// A third contract appears while the fleet is mixed: one update, once.

@@ -83,7 +83,7 @@ type event struct {
 	at       time.Time
 	since    time.Time          // drift: when the new contract was first observed (zero: at)
 	current  *contract.Snapshot // snapshot, drift (after), mixed resolved (winner)
-	previous *contract.Snapshot // drift (before)
+	previous *contract.Snapshot // drift (before), mixed open and updated (the baseline)
 	report   *contract.Report   // drift
 	variants []mixedVariant     // mixed
 	field    fieldKey           // volatile
@@ -116,7 +116,8 @@ func (t *tracker) mixedOpen() bool { return t.fleet.mixed }
 type mixedVariant struct {
 	variant
 	baseline bool
-	report   *contract.Report // nil for the baseline, or a contract no longer kept
+	report   *contract.Report   // nil for the baseline, or a contract no longer kept
+	snap     *contract.Snapshot // the contract as served; nil when no longer kept
 }
 
 // mixedVariants classifies the open mixed state's variants (nil when none
@@ -131,7 +132,7 @@ func (t *tracker) mixedVariants() []mixedVariant {
 func (t *tracker) classifyVariants(vs []variant) []mixedVariant {
 	out := make([]mixedVariant, len(vs))
 	for i, v := range vs {
-		out[i] = mixedVariant{variant: v, baseline: v.key == t.baselineKey}
+		out[i] = mixedVariant{variant: v, baseline: v.key == t.baselineKey, snap: t.seen[v.key]}
 		if !out[i].baseline {
 			out[i].report = t.classifyKey(v.key)
 		}
@@ -381,7 +382,7 @@ func (t *tracker) apply(v fleetVerdict, s *contract.Snapshot, now time.Time, st 
 		if v.grown {
 			kind = eventMixedUpdated
 		}
-		st.events = append(st.events, event{kind: kind, at: now, variants: t.classifyVariants(v.variants)})
+		st.events = append(st.events, event{kind: kind, at: now, previous: t.baseline, variants: t.classifyVariants(v.variants)})
 	}
 	if v.resolved {
 		st.events = append(st.events, event{kind: eventMixedResolved, at: now, current: s, variants: t.classifyVariants(v.variants)})
