@@ -55,6 +55,17 @@ func TestE2ERestartMidMixedState(t *testing.T) {
 			t.Errorf("variant %s not classified as breaking after the restart: %v", short(v.key), v.report)
 		}
 	}
+	tgt.stateMu.Lock()
+	status := r.serverStatus(tgt)
+	tgt.stateMu.Unlock()
+	if !status.Mixed || len(status.Variants) != 2 {
+		t.Fatalf("control plane status after the restart: mixed %v, variants %+v", status.Mixed, status.Variants)
+	}
+	for _, v := range status.Variants {
+		if !v.Baseline && (v.Severity != "breaking" || len(v.Changes) == 0 || v.Summary == "") {
+			t.Errorf("status variant %+v, want breaking with its changes", v)
+		}
+	}
 	for range 10 {
 		r.runProbe(ctx, tgt)
 	}
