@@ -35,6 +35,9 @@ func TestE2ERestartMidMixedState(t *testing.T) {
 		r.runProbe(ctx, tgt)
 	}
 	before := tgt.tracker.mixedVariants()
+	if n := len(eventsNamed(logs, semconv.EventMixedContract)); n != 1 {
+		t.Fatalf("%d mixed events before the restart, want the open one", n)
+	}
 	stop(t, r, host)
 
 	host = newStorageHost(t, dir, nil)
