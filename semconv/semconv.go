@@ -73,8 +73,8 @@ const (
 	ImpactSessionSample  = "mcpdrift.impact.session_ids"            // bounded sample of the most recently active session ids
 	ImpactDigestsUsed    = "mcpdrift.impact.digests_used"           // map stale/before/new/ahead/unknown to the number of calls of each kind (they add up to the calls)
 	ImpactNoRecentCaller = "mcpdrift.impact.no_recent_callers"      // true on the one record for a changed tool nobody called in the window
-	MixedVariants        = "mcpdrift.mixed.variants"                // list of maps {contract_digest, count, share, first_seen, last_seen}
-	MixedState           = "mcpdrift.mixed.state"                   // open or resolved
+	MixedVariants        = "mcpdrift.mixed.variants"                // list of maps, one per contract of a mixed fleet (keys below)
+	MixedState           = "mcpdrift.mixed.state"                   // open, updated (a new variant) or resolved
 	PreviousToolDigests  = "mcpdrift.tools.previous_digests"        // map tool name -> digest in the previous contract
 	VolatileSubject      = "mcpdrift.volatile.subject"              // kind of definition holding a volatile field (tool, prompt, ...)
 	VolatileName         = "mcpdrift.volatile.name"                 // name of the definition holding a volatile field
@@ -188,6 +188,20 @@ const (
 	ChangeBefore   = "before"   // the value before, as JSON text; empty when absent
 	ChangeAfter    = "after"    // the value after, as JSON text; empty when absent
 	ChangeMessage  = "message"  // one sentence on the consequence
+)
+
+// Keys inside each map of mcpdrift.mixed.variants. While a mixed state is
+// open, a variant other than the baseline also carries its classification
+// against the baseline under the keys a drift uses: mcpdrift.drift.severity,
+// the mcpdrift.drift.breaking… counts and mcpdrift.drift.changes.
+const (
+	MixedVariantDigest    = "contract_digest" // the variant's contract digest (masked when volatile fields are known)
+	MixedVariantCount     = "count"           // observations of the variant since the fleet started to disagree
+	MixedVariantShare     = "share"           // count over all those observations
+	MixedVariantFirstSeen = "first_seen"      // RFC 3339 time of its first observation
+	MixedVariantLastSeen  = "last_seen"       // RFC 3339 time of its last observation
+	MixedVariantBaseline  = "baseline"        // true for the contract drift is reported against
+	MixedVariantSummary   = "summary"         // one line on what the variant changes against the baseline
 )
 
 // Event names (the event.name of log records).

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
@@ -218,5 +219,26 @@ func TestAcceptCommand(t *testing.T) {
 	api.fail(http.StatusConflict, `{"error":{"code":"no_open_drift","message":"\"demo-tools\" has no open drift to accept"}}`)
 	if code, _, errOut := cli(t, "", "accept", "demo-tools", "--api", api.url); code != exitConflict || !strings.Contains(errOut, "no open drift") {
 		t.Errorf("409: exit %d %s", code, errOut)
+	}
+}
+
+// TestStatusShowsMixedVariants: a mixed server's variants are listed under
+// the table with their shares and what the variant breaks.
+func TestStatusShowsMixedVariants(t *testing.T) {
+	list := &apiwire.ServerList{Servers: []apiwire.ServerStatus{{
+		Name: "search", Status: apiwire.StatusUp, Mixed: true,
+		Variants: []apiwire.MixedVariant{
+			{Digest: strings.Repeat("a", 64), Count: 90, Share: 0.9, Baseline: true},
+			{Digest: strings.Repeat("b", 64), Count: 10, Share: 0.1, Severity: "breaking", Summary: "search: new required parameter filters"},
+		},
+	}}}
+	var out strings.Builder
+	if err := writeStatus(&out, list); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"UP (mixed)", "search is MIXED:", "aaaaaaaaaaaa   90.0 %  baseline", "bbbbbbbbbbbb   10.0 %  breaking: search: new required parameter filters"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -81,7 +81,32 @@ func writeStatus(w io.Writer, list *apiwire.ServerList) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", contract.SanitizeText(st.Name), status, last, class, digest,
 			gen, contract.SanitizeText(proto), contract.SanitizeText(version), open)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeVariants(w, list)
+}
+
+// writeVariants lists the contracts of each mixed fleet under the table:
+// which share of the probes each serves and what it breaks against the
+// baseline, so a canary can be rolled back before it reaches 100 %.
+func writeVariants(w io.Writer, list *apiwire.ServerList) error {
+	for _, st := range list.Servers {
+		if len(st.Variants) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s is MIXED:\n", contract.SanitizeText(st.Name))
+		for _, v := range st.Variants {
+			what := "baseline"
+			if !v.Baseline {
+				what = orDash(v.Severity) + ": " + orDash(contract.SanitizeText(v.Summary))
+			}
+			if _, err := fmt.Fprintf(w, "  %s  %5.1f %%  %s\n", short(v.Digest), 100*v.Share, what); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // when formats a time for tables, in UTC to the second.

@@ -149,7 +149,7 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (apiwi
 		out.Change = &apiwire.ToolChange{DriftID: c.driftID, Severity: c.severity, At: time.Unix(0, c.at).UTC()}
 	}
 	imp := st.impact(srv, []toolChange{{tool: q.Tool, severity: severity}},
-		map[string]string{q.Tool: previous}, map[string]string{q.Tool: current}, now, span, changeAt)
+		map[string]string{q.Tool: previous}, map[string]string{q.Tool: current}, now, span, changeAt, false)
 	var total recovery
 	for _, ti := range imp.tools {
 		for i := range ti.agents {

@@ -112,8 +112,11 @@ func (sc *scratch) grow(sessions int) {
 // impact computes what a drift of target means for the callers of its
 // changed tools within span before now. previous and current are the tool
 // digests before and after. With changeAt (unix seconds, the tools' last
-// change) each agent's sessions are classified by their recovery.
-func (st *state) impact(target *server, changes []toolChange, previous, current map[string]string, now time.Time, span time.Duration, changeAt uint32) driftImpact {
+// change) each agent's sessions are classified by their recovery. With
+// variant, current is a mixed fleet's variant, not yet the server's
+// contract: calls made with its digests were served it, whatever the
+// staleness judgement said of them (ahead of the probes) when they came.
+func (st *state) impact(target *server, changes []toolChange, previous, current map[string]string, now time.Time, span time.Duration, changeAt uint32, variant bool) driftImpact {
 	ix := st.index
 	sc := &st.scratch
 	sc.grow(ix.sessions.span())
@@ -122,6 +125,7 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 		cutoff:   unixSec(now.Add(-span).UnixNano()),
 		recent:   unixSec(now.Add(-st.cfg.RecentWindow).UnixNano()),
 		changeAt: changeAt,
+		variant:  variant,
 	}
 	servers := st.serverIDs(target)
 	var out driftImpact
@@ -198,7 +202,11 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 			timed += int64(e.timed)
 			latency += e.latency
 			last = max(last, e.last)
-			judged := int64(e.stale) + int64(e.ahead)
+			ahead := int64(e.ahead)
+			if w.variant && e.digest == newID {
+				ahead = 0 // served the variant: new, not ahead
+			}
+			judged := int64(e.stale) + ahead
 			rest := max(int64(e.calls)-judged, 0)
 			class := 0
 			if e.digest == oldID {
@@ -208,11 +216,11 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 			}
 			byClass[class] += rest
 			byClass[3] += int64(e.stale)
-			byClass[4] += int64(e.ahead)
+			byClass[4] += ahead
 			if e.last >= recentCut {
 				recentByClass[class] += rest
 				recentByClass[3] += int64(e.stale)
-				recentByClass[4] += int64(e.ahead)
+				recentByClass[4] += ahead
 			}
 			group.mark(e.session)
 			if e.last > sample.floor && e.session != 0 {
@@ -277,6 +285,7 @@ type window struct {
 	oldID, newID   uint32
 	seenID         uint32 // a digest a prompt probe saw served, not confirmed yet
 	changeAt       uint32 // the tool's last change, unix seconds; 0: no recovery asked
+	variant        bool   // newID is a mixed fleet's variant (see impact)
 }
 
 // noDigest is an id no entry has: the digest was never seen on a span.

@@ -235,6 +235,15 @@ func (p *impactProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.L
 					}
 					at = append(at, k)
 					extra = append(extra, records)
+				case semconv.EventMixedContract:
+					records := plog.NewLogRecordSlice()
+					for risk, n := range p.mixedImpact(res, rec, records, now) {
+						byRisk[risk] += n
+					}
+					if records.Len() > 0 {
+						at = append(at, k)
+						extra = append(extra, records)
+					}
 				}
 			}
 			if len(at) > 0 {
@@ -244,6 +253,64 @@ func (p *impactProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.L
 	}
 	p.tel.impactRecords(ctx, byRisk)
 	return ld, nil
+}
+
+// mixedImpact answers an open (or updated) mixed fleet: for each variant
+// other than the baseline, who called the tools it changes, split by the
+// digest each call was made with (the baseline's: before; the variant's:
+// new), as for a drift. The variant's map gets the totals and dst one
+// impact record per (tool, agent), naming the variant's contract. The
+// server's current digests are left alone: the fleet has not converged.
+func (p *impactProcessor) mixedImpact(res pcommon.Map, rec plog.LogRecord, dst plog.LogRecordSlice, now time.Time) map[string]int64 {
+	attrs := rec.Attributes()
+	if state := strAttr(attrs, semconv.MixedState); state != "open" && state != "updated" {
+		return nil
+	}
+	l := &listing{
+		name: first(strAttr(attrs, semconv.ServerName), strAttr(res, semconv.ServerName)),
+		url:  first(strAttr(attrs, semconv.ServerURL), strAttr(res, semconv.ServerURL)),
+	}
+	vs, ok := attrs.Get(semconv.MixedVariants)
+	if l.name == "" || !ok || vs.Type() != pcommon.ValueTypeSlice {
+		return nil
+	}
+	previous := readDigests(attrs, semconv.PreviousToolDigests)
+	byRisk := map[string]int64{}
+	for _, v := range vs.Slice().All() {
+		if v.Type() != pcommon.ValueTypeMap {
+			continue
+		}
+		m := v.Map()
+		if b, ok := m.Get(semconv.MixedVariantBaseline); ok && b.Bool() {
+			continue
+		}
+		changes := readToolChanges(m)
+		if len(changes) == 0 {
+			continue
+		}
+		p.mu.Lock()
+		target := p.state.contracts.servers[l.name]
+		var imp driftImpact
+		if target != nil {
+			imp = p.state.impact(target, changes, previous, readDigests(m, semconv.ToolDigests), now, p.cfg.Window, 0, true)
+		}
+		p.mu.Unlock()
+		if target == nil {
+			continue // no snapshot of the server yet: nobody's calls are known against it
+		}
+		m.PutInt(semconv.ImpactAgents, int64(imp.agents))
+		m.PutInt(semconv.ImpactSessions, int64(imp.sessions))
+		m.PutInt(semconv.ImpactCalls, imp.calls)
+		from := dst.Len()
+		for risk, n := range appendImpactRecords(dst, rec, l, &imp, p.cfg.Window, pcommon.NewTimestampFromTime(now)) {
+			byRisk[risk] += n
+		}
+		digest := strAttr(m, semconv.MixedVariantDigest)
+		for i := from; i < dst.Len(); i++ {
+			dst.At(i).Attributes().PutStr(semconv.ContractDigest, digest)
+		}
+	}
+	return byRisk
 }
 
 func (p *impactProcessor) applyListing(l *listing) {
@@ -269,5 +336,5 @@ func (p *impactProcessor) driftImpact(l *listing, changes []toolChange, now time
 	}
 	target := p.state.contracts.servers[l.name]
 	p.state.settle(target)
-	return p.state.impact(target, changes, l.previous, l.digests, now, p.cfg.Window, 0), true
+	return p.state.impact(target, changes, l.previous, l.digests, now, p.cfg.Window, 0, false), true
 }

@@ -52,7 +52,9 @@ func newImpactRecord(dst plog.LogRecordSlice, drift plog.LogRecord, driftID stri
 	rec.SetObservedTimestamp(now)
 	attrs := rec.Attributes()
 	attrs.PutStr(semconv.EventName, semconv.EventImpact)
-	attrs.PutStr(semconv.DriftID, driftID)
+	if driftID != "" { // a mixed fleet's variant has none
+		attrs.PutStr(semconv.DriftID, driftID)
+	}
 	attrs.PutStr(semconv.ServerName, l.name)
 	if l.url != "" {
 		attrs.PutStr(semconv.ServerURL, l.url)

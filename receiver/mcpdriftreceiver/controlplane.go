@@ -3,6 +3,7 @@ package mcpdriftreceiver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -182,6 +183,14 @@ func (r *driftReceiver) serverStatus(t *target) apiwire.ServerStatus {
 		Receiver:     r.set.ID.String(),
 		Mixed:        tr.mixedOpen(),
 		History:      t.history.memory(),
+	}
+	for _, v := range tr.mixedVariants() {
+		mv := apiwire.MixedVariant{Digest: v.key, Count: v.count, Share: v.share, Baseline: v.baseline}
+		if v.report != nil {
+			mv.Severity, mv.Summary = v.report.Worst().String(), contract.SanitizeText(v.report.OneLine())
+			mv.Changes = slices.Clone(v.report.Changes)
+		}
+		out.Variants = append(out.Variants, mv)
 	}
 	open := t.history.open()
 	if len(open) > 0 {

@@ -43,7 +43,7 @@ func buildLogs(t *target, events []event, now time.Time) plog.Logs {
 		case eventDrift:
 			setEventName(lr, semconv.EventDrift)
 			fillDrift(lr, t, e)
-		case eventMixedOpen, eventMixedResolved:
+		case eventMixedOpen, eventMixedUpdated, eventMixedResolved:
 			setEventName(lr, semconv.EventMixedContract)
 			fillMixed(lr, t, e)
 		case eventAccepted:
@@ -132,6 +132,14 @@ func fillDrift(lr plog.LogRecord, t *target, e event) {
 	attrs.PutStr(semconv.DriftSeverity, worst.String())
 	attrs.PutStr(semconv.PreviousContract, e.previous.Digests.Contract)
 	attrs.PutStr(semconv.ContractDigest, e.current.Digests.Contract)
+	putClassification(attrs, r)
+	putDigests(attrs.PutEmptyMap(semconv.PreviousToolDigests), e.previous.Tools)
+	putDigests(attrs.PutEmptyMap(semconv.ToolDigests), e.current.Tools)
+}
+
+// putClassification writes what a drift, or a mixed fleet's variant,
+// changes against the baseline: counts by severity and every change.
+func putClassification(attrs pcommon.Map, r *contract.Report) {
 	counts := r.Summary()
 	attrs.PutInt(semconv.DriftBreaking, int64(counts.Count(contract.Breaking)))
 	attrs.PutInt(semconv.DriftWarning, int64(counts.Count(contract.Warning)))
@@ -149,35 +157,61 @@ func fillDrift(lr plog.LogRecord, t *target, e event) {
 		m.PutStr(semconv.ChangeAfter, string(c.After))
 		m.PutStr(semconv.ChangeMessage, c.Message)
 	}
-	putDigests(attrs.PutEmptyMap(semconv.PreviousToolDigests), e.previous.Tools)
-	putDigests(attrs.PutEmptyMap(semconv.ToolDigests), e.current.Tools)
 }
 
+// mixedStates names the mixed events' mcpdrift.mixed.state.
+var mixedStates = map[eventKind]string{eventMixedOpen: "open", eventMixedUpdated: "updated", eventMixedResolved: "resolved"}
+
+// fillMixed describes a mixed fleet. While it is open (open, updated) each
+// variant other than the baseline carries its classification against the
+// baseline, and the record is as severe as the worst of them (at least
+// WARN): a breaking canary is an error now, not when it reaches 100 %.
 func fillMixed(lr plog.LogRecord, t *target, e event) {
 	attrs := lr.Attributes()
-	state := "open"
-	lr.SetSeverityNumber(plog.SeverityNumberWarn)
-	if e.kind == eventMixedResolved {
-		state = "resolved"
-		lr.SetSeverityNumber(plog.SeverityNumberInfo)
-		attrs.PutStr(semconv.ContractDigest, e.current.Digests.Contract)
-	}
-	lr.SetSeverityText(state)
+	state := mixedStates[e.kind]
 	attrs.PutStr(semconv.MixedState, state)
+	worst, worstVariant := contract.Info, (*mixedVariant)(nil)
 	vs := attrs.PutEmptySlice(semconv.MixedVariants)
-	for _, v := range e.variants {
+	for i, v := range e.variants {
 		m := vs.AppendEmpty().SetEmptyMap()
-		m.PutStr("contract_digest", v.key)
-		m.PutInt("count", int64(v.count))
-		m.PutDouble("share", v.share)
-		m.PutStr("first_seen", v.first.UTC().Format(time.RFC3339))
-		m.PutStr("last_seen", v.last.UTC().Format(time.RFC3339))
+		m.PutStr(semconv.MixedVariantDigest, v.key)
+		m.PutInt(semconv.MixedVariantCount, int64(v.count))
+		m.PutDouble(semconv.MixedVariantShare, v.share)
+		m.PutStr(semconv.MixedVariantFirstSeen, v.first.UTC().Format(time.RFC3339))
+		m.PutStr(semconv.MixedVariantLastSeen, v.last.UTC().Format(time.RFC3339))
+		m.PutBool(semconv.MixedVariantBaseline, v.baseline)
+		if v.report == nil || e.kind == eventMixedResolved {
+			continue
+		}
+		sev := v.report.Worst()
+		if v.snap != nil { // for mcpimpact: which calls were made with this variant's tools
+			putDigests(m.PutEmptyMap(semconv.ToolDigests), v.snap.Tools)
+		}
+		m.PutStr(semconv.DriftSeverity, sev.String())
+		m.PutStr(semconv.MixedVariantSummary, contract.SanitizeText(v.report.OneLine()))
+		putClassification(m, v.report)
+		if worstVariant == nil || sev > worst {
+			worst, worstVariant = sev, &e.variants[i]
+		}
 	}
-	if state == "open" {
-		lr.Body().SetStr(fmt.Sprintf("%s serves %d contracts alternately (mixed fleet); drift is held until one holds", t.name, len(e.variants)))
-	} else {
+	if e.kind == eventMixedResolved {
+		lr.SetSeverityNumber(plog.SeverityNumberInfo)
+		lr.SetSeverityText(state)
+		attrs.PutStr(semconv.ContractDigest, e.current.Digests.Contract)
 		lr.Body().SetStr(fmt.Sprintf("%s mixed fleet resolved: contract %s holds", t.name, short(e.current.Digests.Contract)))
+		return
 	}
+	if e.previous != nil {
+		putDigests(attrs.PutEmptyMap(semconv.PreviousToolDigests), e.previous.Tools)
+	}
+	lr.SetSeverityNumber(max(plog.SeverityNumberWarn, logSeverity(worst)))
+	lr.SetSeverityText(state)
+	body := fmt.Sprintf("%s serves %d contracts alternately (mixed fleet); drift is held until one holds", t.name, len(e.variants))
+	if worstVariant != nil {
+		attrs.PutStr(semconv.DriftSeverity, worst.String())
+		body += fmt.Sprintf(". Variant %s (%.0f %% of probes): %s", short(worstVariant.key), 100*worstVariant.share, contract.SanitizeText(worstVariant.report.OneLine()))
+	}
+	lr.Body().SetStr(body)
 }
 
 // fillAccepted describes an accept: who, when (the record's time) and which

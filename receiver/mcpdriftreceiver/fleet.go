@@ -21,12 +21,15 @@ import (
 //     back after another was seen);
 //   - while mixed, a contract is converged when it has held the last
 //     hold(x) observations: at least minHold, longer when the contracts it
-//     replaces were rare in the window, up to 2W;
+//     replaces were rare in the window, up to 2W; with samples, from its
+//     c-th observation the receiver samples the fleet at once, and the run
+//     with the samples must reach 2W (sampleHold);
 //   - otherwise a new contract seen c times in a row is confirmed when the
 //     window is clean (it is new there, or the window holds at most two
 //     contracts' runs back to back), after the receiver has sampled the
 //     fleet `samples` more times and seen only it; with a window that is not
-//     clean it must hold hold(x) observations, as when mixed.
+//     clean it must hold hold(x) observations, or reach 2W with samples, as
+//     when mixed.
 type fleet struct {
 	par fleetParams
 
@@ -39,12 +42,19 @@ type fleet struct {
 	run struct {
 		key     string
 		n, need int
+		since   time.Time // its first observation
 	}
 	pending string // the contract the samples asked for would confirm
+	want    int    // the samples asked for
+	needRun int    // the run, samples included, that confirms pending (0: any, with every sample agreeing)
 
 	mixed   bool
 	episode map[string]*variant // variants since the fleet started to disagree
 	total   int                 // observations in the episode
+	// announced are the episode's variants an event has named; grew is set
+	// when another reached minCount since (an update event names it).
+	announced map[string]bool
+	grew      bool
 }
 
 type sample struct {
@@ -59,6 +69,12 @@ type fleetParams struct {
 	window       int // W
 	minCount     int // observations in W that make a contract part of a mixed fleet
 	minHold      int // observations a contract must hold to end a mixed state
+	// sampleHold is the run, samples included, that ends a mixed state
+	// when samples complete it: the longest hold, whatever the window's
+	// shares said. Samples are one picture of the fleet now, but the
+	// window's shares are the past: in a ramp the old contract's share
+	// falls, and a hold sized for its past share would be too short.
+	sampleHold int
 }
 
 // The window and hold sizes, chosen from the simulation in fleet_sim_test.go
@@ -97,6 +113,7 @@ func newFleetParams(confirmAfter, samples int) fleetParams {
 		window:       w,
 		minCount:     max(2, int(math.Ceil(fleetMinShare*float64(w)))),
 		minHold:      max(fleetMinHold, 2*c),
+		sampleHold:   fleetMaxHold * w,
 	}
 }
 
@@ -107,11 +124,13 @@ func newFleet(par fleetParams) *fleet {
 // fleetVerdict is what one observation (or one set of samples) decided.
 type fleetVerdict struct {
 	opened    bool      // a mixed state opened
+	grown     bool      // a mixed state that stays open has a new variant
 	resolved  bool      // the mixed state ended
-	variants  []variant // on opened and resolved
+	variants  []variant // on opened, grown and resolved
 	confirmed bool      // the last observation's contract is now current
 	since     time.Time // when confirmed: the first observation of the run that confirmed it
-	sample    bool      // take par.samples more observations, then call sampled
+	sample    bool      // take up to want more observations, then call sampled
+	want      int
 }
 
 // start sets the current contract without history (first observation or a
@@ -119,7 +138,7 @@ type fleetVerdict struct {
 func (f *fleet) start(key string) {
 	f.rekey(key)
 	f.mixed = false
-	f.episode, f.total = nil, 0
+	f.episode, f.total, f.announced = nil, 0, nil
 }
 
 // rekey forgets every observation and sets the current contract's key: keys
@@ -134,6 +153,7 @@ func (f *fleet) rekey(current string) {
 	f.pending = ""
 	if f.mixed {
 		f.episode, f.total = map[string]*variant{}, 0
+		f.announced = map[string]bool{}
 	}
 }
 
@@ -150,12 +170,17 @@ func (f *fleet) observe(key string, at time.Time) fleetVerdict {
 	f.openIfMixed(&v)
 	x := f.run.key
 	if f.mixed {
-		if f.run.n >= f.run.need {
-			v.resolved, v.variants = true, f.episodeVariants()
-			f.settle(x)
-			v.confirmed = x != f.current
-			f.current = x
-			v.since = f.runSince(x)
+		switch {
+		case f.run.n >= f.run.need:
+			f.resolve(&v)
+		case f.par.samples > 0 && f.run.n >= f.par.confirmAfter:
+			// The run may be the fleet converging: samples taken now
+			// either show another contract (a fleet still mixed, most
+			// often in the first round) or complete the hold at once.
+			f.ask(&v, x, f.par.sampleHold-f.run.n, f.par.sampleHold)
+			f.noteGrowth(&v)
+		default:
+			f.noteGrowth(&v)
 		}
 		return v
 	}
@@ -164,23 +189,47 @@ func (f *fleet) observe(key string, at time.Time) fleetVerdict {
 	}
 	switch {
 	case f.clean(x) && f.par.samples > 0:
-		f.pending = x
-		v.sample = true
+		f.ask(&v, x, f.par.samples, 0)
 	case f.clean(x) || f.run.n >= f.run.need:
 		f.current = x
 		v.confirmed = true
 		v.since = f.runSince(x)
+	case f.par.samples > 0:
+		// Contracts interleaved without opening a mixed state (a ramp
+		// that went fast): complete the longest hold at once, as a mixed
+		// state would.
+		f.ask(&v, x, f.par.sampleHold-f.run.n, f.par.sampleHold)
 	}
 	return v
 }
 
-// sampled takes the samples observe asked for: the pending contract is
-// confirmed when at least half the samples were taken and every one shows
-// it; anything else is evidence of a fleet and goes to the window.
+// ask asks for n samples that would confirm x if they all show it and the
+// run, with them, is at least needRun.
+func (f *fleet) ask(v *fleetVerdict, x string, n, needRun int) {
+	f.pending, f.want, f.needRun = x, n, needRun
+	v.sample, v.want = true, n
+}
+
+// resolve ends the mixed state on the trailing run's contract.
+func (f *fleet) resolve(v *fleetVerdict) {
+	x := f.run.key
+	v.resolved, v.variants = true, f.episodeVariants()
+	f.settle(x)
+	v.confirmed = x != f.current
+	f.current = x
+	v.since = f.runSince(x)
+}
+
+// sampled takes the samples observe asked for (possibly fewer: failed
+// probes are left out, and the taker may stop at the first round that shows
+// another contract). Outside a mixed state the pending contract is confirmed
+// when at least half the samples were taken and every one shows it; in one,
+// they count toward the pending run's hold and end the state when it is
+// complete. Anything else is evidence of a fleet and goes to the window.
 func (f *fleet) sampled(keys []string, at time.Time) fleetVerdict {
-	x := f.pending
-	f.pending = ""
-	agree := len(keys) > 0 && 2*len(keys) >= f.par.samples
+	x, want, needRun := f.pending, f.want, f.needRun
+	f.pending, f.want, f.needRun = "", 0, 0
+	agree := len(keys) > 0 && 2*len(keys) >= want
 	for _, k := range keys {
 		f.push(k, at)
 		agree = agree && k == x
@@ -189,26 +238,45 @@ func (f *fleet) sampled(keys []string, at time.Time) fleetVerdict {
 	if x == "" {
 		return v
 	}
-	if agree {
+	if f.mixed {
+		if f.run.key == x && f.run.n >= needRun {
+			f.resolve(&v)
+		} else {
+			f.noteGrowth(&v)
+		}
+		return v
+	}
+	if agree && f.run.n >= needRun {
 		f.current = x
 		v.confirmed = true
 		v.since = f.runSince(x)
 		return v
 	}
 	f.openIfMixed(&v)
+	if f.mixed {
+		f.noteGrowth(&v)
+	}
 	return v
 }
 
-// runSince is when the window's trailing run of key began: the first
-// observation, of those kept, after which the fleet served only key. A drift
-// is dated there (its log record's Timestamp), not at its confirmation some
-// probes later, so calls made in between are judged against the new contract.
-func (f *fleet) runSince(key string) time.Time {
-	var since time.Time
-	for i := len(f.win) - 1; i >= 0 && f.win[i].key == key; i-- {
-		since = f.win[i].at
+// noteGrowth reports, once, that an open mixed state has a variant no event
+// named yet.
+func (f *fleet) noteGrowth(v *fleetVerdict) {
+	if f.grew && !v.opened {
+		v.grown, v.variants = true, f.episodeVariants()
 	}
-	return since
+	f.grew = false
+}
+
+// runSince is when the trailing run of key began: the first observation
+// after which the fleet served only key. A drift is dated there (its log
+// record's Timestamp), not at its confirmation some probes later, so calls
+// made in between are judged against the new contract.
+func (f *fleet) runSince(key string) time.Time {
+	if f.run.key != key {
+		return time.Time{}
+	}
+	return f.run.since
 }
 
 // openIfMixed opens a mixed state when the window shows one.
@@ -230,7 +298,7 @@ func (f *fleet) push(key string, at time.Time) {
 	if key == f.run.key {
 		f.run.n++
 	} else {
-		f.run.key, f.run.n, f.run.need = key, 1, f.hold(key)
+		f.run.key, f.run.n, f.run.need, f.run.since = key, 1, f.hold(key), at
 	}
 	if len(f.win) == f.par.window {
 		f.evict()
@@ -344,6 +412,11 @@ func (f *fleet) open() {
 	for _, s := range f.win[n:] {
 		f.count(s.key, s.at)
 	}
+	f.announced = map[string]bool{}
+	for k := range f.episode {
+		f.announced[k] = true
+	}
+	f.grew = false
 }
 
 func (f *fleet) count(key string, at time.Time) {
@@ -358,19 +431,28 @@ func (f *fleet) count(key string, at time.Time) {
 	}
 	v.count++
 	v.last = at
+	if f.announced != nil && !f.announced[key] && v.count >= f.par.minCount {
+		f.announced[key] = true
+		f.grew = true
+	}
 }
 
 // settle ends a mixed episode on x: the window keeps only x's run, so the
 // interleaving that opened the episode cannot reopen it.
 func (f *fleet) settle(x string) {
 	f.mixed = false
-	f.episode, f.total = nil, 0
+	f.episode, f.total, f.announced, f.grew = nil, 0, nil, false
 	keep := f.win[len(f.win)-min(f.run.n, len(f.win)):]
 	f.win = append(f.win[:0], keep...)
 	clear(f.inWin)
 	f.switches = 0
 	v := &variant{key: x, count: len(f.win), first: f.win[0].at, last: f.win[len(f.win)-1].at}
 	f.inWin[x] = v
+}
+
+// names reports whether key is in the window or the mixed episode.
+func (f *fleet) names(key string) bool {
+	return f.inWin[key] != nil || f.episode[key] != nil
 }
 
 // episodeVariants lists the episode's contracts, most seen first, with

@@ -3,6 +3,7 @@ package mcpdriftreceiver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +100,8 @@ func runBalancerCase(t *testing.T, sc fleetScenario, bc balancerCase, seed uint6
 	probe := 0
 	driftAt := -1
 	converged := -1
+	var convergedAt time.Time
+	var convergeWall time.Duration // from the first all-B probe's start to the drift
 	drifts := func() int { return len(eventsNamed(logs, semconv.EventDrift)) }
 	for pi, ph := range sc.phases {
 		lb.setShare(ph.share)
@@ -114,6 +117,9 @@ func runBalancerCase(t *testing.T, sc fleetScenario, bc balancerCase, seed uint6
 			n = 30 // the simulation covers long phases
 		}
 		for range n {
+			if last && probe == converged {
+				convergedAt = time.Now()
+			}
 			before := drifts()
 			r.runProbe(ctx, tgt)
 			if !tgt.up {
@@ -125,6 +131,7 @@ func runBalancerCase(t *testing.T, sc fleetScenario, bc balancerCase, seed uint6
 				}
 				if driftAt < 0 {
 					driftAt = probe
+					convergeWall = time.Since(convergedAt)
 				}
 			}
 			probe++
@@ -135,6 +142,9 @@ func runBalancerCase(t *testing.T, sc fleetScenario, bc balancerCase, seed uint6
 	}
 	if n := drifts(); n != 1 || driftAt < converged {
 		t.Fatalf("%d drifts (first at probe %d, converged at %d), want exactly 1 after convergence", n, driftAt, converged)
+	}
+	if d := driftAt - converged + 1; d > max(2, sc.confirmAfter) {
+		t.Errorf("drift %d probes after convergence, want at most %d (samples complete the hold at once)", d, max(2, sc.confirmAfter))
 	}
 	snaps := eventsNamed(logs, semconv.EventSnapshot)
 	digestA := attrStr(snaps[0], semconv.ContractDigest)
@@ -165,8 +175,38 @@ func runBalancerCase(t *testing.T, sc fleetScenario, bc balancerCase, seed uint6
 		if len(shares) != 2 || shares[digestA] == 0 || shares[digestB] == 0 || shares[digestA]+shares[digestB] < 0.999 {
 			t.Errorf("mixed variants %v, want A %s and B %s sharing the episode", shares, short(digestA), short(digestB))
 		}
+		if sev := attrStr(m, semconv.DriftSeverity); sev != "breaking" || m.SeverityNumber() != plog.SeverityNumberError {
+			t.Errorf("open event severity %q (%v), want breaking: B adds a required parameter", sev, m.SeverityNumber())
+		}
+		if got, want := variantChanges(m, digestB), variantChanges(eventsNamed(logs, semconv.EventDrift)[0], ""); got != want {
+			t.Errorf("open event's changes for B %q, want the drift's %q", got, want)
+		}
 	}
-	t.Logf("picks A %d B %d; drift %d probes after convergence; mixed events %d", lb.picks[0], lb.picks[1], driftAt-converged+1, len(mixed))
+	t.Logf("picks A %d B %d; drift %d probes (%s) after convergence; mixed events %d", lb.picks[0], lb.picks[1], driftAt-converged+1, convergeWall.Round(time.Millisecond), len(mixed))
+}
+
+// variantChanges lists "rule tool path" of the changes a drift record carries,
+// or, with a digest, those of that variant on a mixed record.
+func variantChanges(lr plog.LogRecord, digest string) string {
+	m := lr.Attributes()
+	if digest != "" {
+		vs, _ := m.Get(semconv.MixedVariants)
+		for i := range vs.Slice().Len() {
+			if d, _ := vs.Slice().At(i).Map().Get(semconv.MixedVariantDigest); d.Str() == digest {
+				m = vs.Slice().At(i).Map()
+			}
+		}
+	}
+	cs, _ := m.Get(semconv.DriftChanges)
+	var out []string
+	for i := range cs.Slice().Len() {
+		c := cs.Slice().At(i).Map()
+		rule, _ := c.Get(semconv.ChangeRule)
+		name, _ := c.Get(semconv.ChangeName)
+		path, _ := c.Get(semconv.ChangePath)
+		out = append(out, rule.Str()+" "+name.Str()+" "+path.Str())
+	}
+	return strings.Join(out, "; ")
 }
 
 func attrStr(lr plog.LogRecord, key string) string {
@@ -177,7 +217,7 @@ func attrStr(lr plog.LogRecord, key string) string {
 // BenchmarkPlainUpgrade measures what confirm_samples costs a plain upgrade of
 // one go-sdk server: the drift still comes on the confirm_after-th probe of
 // the new contract (probes/confirm, as before samples existed), and that
-// probe takes confirm_samples more probes, sampleParallelism at a time
+// probe takes confirm_samples more probes, in rounds (takeSamples)
 // (confirm-probe/probe: its wall time against an ordinary probe's), with
 // settling off and at its default.
 //

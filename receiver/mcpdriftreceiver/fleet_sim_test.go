@@ -67,7 +67,9 @@ var fleetScenarios = []fleetScenario{
 // fleetRun is what one seeded run produced, in scheduled probe indexes.
 type fleetRun struct {
 	converged int   // first probe of the final all-B phase (-1: none)
+	rollback  int   // first probe of a final all-A phase after B was served (-1: none)
 	drifts    []int // probes that emitted a drift
+	resolved  []int // probes that resolved a mixed state
 	opens     []int // probes that opened a mixed state
 	resolves  int
 	firstB    int // first probe that saw B (scheduled or sampled; -1: none)
@@ -91,6 +93,18 @@ func (r fleetRun) falseDrifts() int {
 		}
 	}
 	return n
+}
+
+// resolveDelay is the number of probes from the first all-A probe after a
+// rollback to the end of the mixed state, counting both; -1 when none ended
+// after the rollback.
+func (r fleetRun) resolveDelay() int {
+	for _, d := range r.resolved {
+		if d >= r.rollback {
+			return d - r.rollback + 1
+		}
+	}
+	return -1
 }
 
 // delay is the number of probes from the first all-B probe to the drift,
@@ -171,12 +185,15 @@ func runFleetScenario(sc fleetScenario, seed uint64, snaps fleetSnapshots, sampl
 	tr := newTracker(trackerConfig{limits: contract.DefaultLimits(), confirmAfter: sc.confirmAfter, samples: samples, volatileAfter: 3, ignoreVolatile: true},
 		func(old, new *contract.Snapshot) *contract.Report { return contract.Diff(old, new, snaps.policy) })
 	p := newPicker(sc.robin, seed)
-	run := fleetRun{converged: -1, firstB: -1}
+	run := fleetRun{converged: -1, rollback: -1, firstB: -1}
 	t0 := time.Unix(0, 0)
 	i, glitches := 0, 0
 	for pi, ph := range sc.phases {
 		if sc.converges && pi == len(sc.phases)-1 {
 			run.converged = i
+		}
+		if !sc.converges && pi == len(sc.phases)-1 && pi > 1 && ph.share == 0 {
+			run.rollback = i
 		}
 		for range ph.probes {
 			at := t0.Add(time.Duration(i) * time.Second)
@@ -197,10 +214,13 @@ func runFleetScenario(sc fleetScenario, seed uint64, snaps fleetSnapshots, sampl
 			}
 			st := tr.observe(pick(), at)
 			if st.sample {
-				var more []*contract.Snapshot
-				for range samples {
-					more = append(more, pick())
-				}
+				more := takeSamples(st.sampleN, tr.agrees, func(k int) []*contract.Snapshot {
+					round := make([]*contract.Snapshot, k)
+					for j := range round {
+						round[j] = pick()
+					}
+					return round
+				})
 				run.samples += len(more)
 				next := tr.sampled(more, at)
 				st.events = append(st.events, next.events...)
@@ -216,6 +236,7 @@ func runFleetScenario(sc fleetScenario, seed uint64, snaps fleetSnapshots, sampl
 					}
 				case eventMixedResolved:
 					run.resolves++
+					run.resolved = append(run.resolved, i)
 				}
 			}
 			i++
@@ -233,7 +254,12 @@ type fleetStats struct {
 	missed      int   // converging runs with no drift after convergence
 	opens       []int // mixed states opened per run
 	detect      []int // first B -> first mixed open, per run that opened one
+	resolve     []int // rollback -> mixed resolved, per rolled-back run that opened one
+	unresolved  int   // rolled-back runs whose mixed state never ended
 	samples     int
+	// misclassified counts open events that did not say B breaks search
+	// (B's classification against the baseline A).
+	misclassified int
 }
 
 func measureFleetScenario(t testing.TB, sc fleetScenario, seeds, samples int) fleetStats {
@@ -254,12 +280,42 @@ func measureFleetScenario(t testing.TB, sc fleetScenario, seeds, samples int) fl
 			}
 		}
 		s.opens = append(s.opens, len(r.opens))
+		if r.rollback >= 0 && len(r.opens) > 0 {
+			if d := r.resolveDelay(); d >= 0 {
+				s.resolve = append(s.resolve, d)
+			} else {
+				s.unresolved++
+			}
+		}
+		if len(r.opens) > 0 && !classifiedBreaking(r.openEvent, snaps.b) {
+			s.misclassified++
+		}
 		if len(r.opens) > 0 && r.firstB >= 0 {
 			s.detect = append(s.detect, r.opens[0]-r.firstB)
 		}
 		s.samples += r.samples
 	}
 	return s
+}
+
+// classifiedBreaking reports whether a mixed open event says that variant b
+// (when among its variants) is breaking, with a change to the search tool.
+func classifiedBreaking(e event, b *contract.Snapshot) bool {
+	for _, v := range e.variants {
+		if v.key != b.Digests.Contract {
+			continue
+		}
+		if v.baseline || v.report.Worst() != contract.Breaking {
+			return false
+		}
+		for _, c := range v.report.Changes {
+			if c.Name == "search" && c.Severity == contract.Breaking {
+				return true
+			}
+		}
+		return false
+	}
+	return true // b not among them (a glitch fleet): nothing to classify
 }
 
 // dist formats a distribution: min / median / p90 / max.
@@ -284,6 +340,25 @@ func TestFleetScenarios(t *testing.T) {
 			if sc.converges && s.missed != 0 {
 				t.Errorf("%d of %d runs never reported the drift after convergence", s.missed, s.runs)
 			}
+			// Fast convergence: samples complete the hold at once.
+			for _, d := range s.delays {
+				if d > max(2, sc.confirmAfter) {
+					t.Errorf("drift %d probes after convergence, want at most %d: %s", d, max(2, sc.confirmAfter), dist(s.delays))
+					break
+				}
+			}
+			for _, d := range s.resolve {
+				if d > 2 {
+					t.Errorf("mixed state resolved %d probes after the rollback, want at most 2: %s", d, dist(s.resolve))
+					break
+				}
+			}
+			if s.unresolved != 0 {
+				t.Errorf("%d rolled-back runs stayed mixed", s.unresolved)
+			}
+			if s.misclassified != 0 {
+				t.Errorf("%d open events did not classify B as breaking search", s.misclassified)
+			}
 			for _, n := range s.opens {
 				if (sc.wantMixed && n != 1) || n > 1 {
 					t.Errorf("mixed states opened per run: %v (want %s)", s.opens, map[bool]string{true: "exactly 1", false: "at most 1"}[sc.wantMixed])
@@ -298,8 +373,8 @@ func TestFleetScenarios(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("false drifts %d, delay %s, opens %s, detect %s, samples/run %.1f",
-				s.falseDrifts, dist(s.delays), dist(s.opens), dist(s.detect), float64(s.samples)/float64(s.runs))
+			t.Logf("false drifts %d, delay %s, rollback → resolved %s, opens %s, detect %s, samples/run %.1f",
+				s.falseDrifts, dist(s.delays), dist(s.resolve), dist(s.opens), dist(s.detect), float64(s.samples)/float64(s.runs))
 		})
 	}
 }
@@ -325,8 +400,8 @@ func BenchmarkFleetScenarios(b *testing.B) {
 	for b.Loop() {
 		var out strings.Builder
 		fmt.Fprintf(&out, "\n%d seeded runs per row; probes counted per scheduled probe; distributions are min / median / p90 / max\n\n", seeds)
-		out.WriteString("| scenario | confirm_samples | false drifts per run | runs with a false drift | convergence → drift, probes | mixed states opened per run | first B → mixed open, probes | extra probes per run |\n")
-		out.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+		out.WriteString("| scenario | confirm_samples | false drifts per run | runs with a false drift | convergence → drift, probes | rollback → resolved, probes | mixed states opened per run | first B → classified open, probes | extra probes per run |\n")
+		out.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 		worst := 0.0
 		row := func(sc fleetScenario, samples int) {
 			s := measureFleetScenario(b, sc, seeds, samples)
@@ -341,7 +416,14 @@ func BenchmarkFleetScenarios(b *testing.B) {
 					delays += fmt.Sprintf(" (%d runs none)", s.missed)
 				}
 			}
-			fmt.Fprintf(&out, "| %s | %d | %.4f | %d | %s | %s | %s | %.1f |\n", sc.name, samples, perRun, s.runsFalse, delays, dist(s.opens), dist(s.detect), float64(s.samples)/float64(s.runs))
+			resolves := "–"
+			if len(s.resolve) > 0 || s.unresolved > 0 {
+				resolves = dist(s.resolve)
+				if s.unresolved > 0 {
+					resolves += fmt.Sprintf(" (%d runs none)", s.unresolved)
+				}
+			}
+			fmt.Fprintf(&out, "| %s | %d | %.4f | %d | %s | %s | %s | %s | %.1f |\n", sc.name, samples, perRun, s.runsFalse, delays, resolves, dist(s.opens), dist(s.detect), float64(s.samples)/float64(s.runs))
 		}
 		for _, sc := range fleetScenarios {
 			row(sc, DefaultConfirmSamples)

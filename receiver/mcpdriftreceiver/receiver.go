@@ -160,6 +160,12 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 		// Announce the restored contract, so consumers (mcpimpact) know the
 		// current digests before any drift.
 		t.tracker.restore(state.baseline, state.current, state.volatile)
+		if state.fleet != nil {
+			if err := t.tracker.restoreFleet(state.fleet); err != nil {
+				r.set.Logger.Warn("Discarding stored rollout evidence that cannot be used; the fleet's evidence starts over",
+					zap.String("target", t.name), zap.Error(err))
+			}
+		}
 		cur := t.tracker.current
 		r.emitEvents(ctx, t, []event{{kind: eventSnapshot, at: cur.ObservedAt, current: cur}})
 		restored++
@@ -258,7 +264,7 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	st := t.tracker.observe(snap, finished)
 	if st.sample {
 		t.stateMu.Unlock()
-		samples := r.samples(ctx, t)
+		samples := r.samples(ctx, t, st.sampleN)
 		t.stateMu.Lock()
 		more := t.tracker.sampled(samples, r.now())
 		st.events = append(st.events, more.events...)
@@ -292,38 +298,36 @@ func (r *driftReceiver) persist(ctx context.Context, t *target) {
 	}
 }
 
-// sampleParallelism bounds a target's samples in flight: they are meant to
-// see the fleet as it is now, and settling makes each take at least settle
-// (the default 12 run in two rounds), but each may hold a probe's worth of
-// memory.
-const sampleParallelism = 6
-
-// samples probes t again, at once, as many times as its tracker asked: each
-// is one more pick of a balancer in front of a fleet. Failed samples are left
-// out (a failed probe is neither drift nor evidence against it).
-func (r *driftReceiver) samples(ctx context.Context, t *target) []*contract.Snapshot {
-	results := make([]*contract.Snapshot, t.tracker.cfg.samples)
-	sem := make(chan struct{}, sampleParallelism)
-	var wg sync.WaitGroup
-	for i := range results {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-			defer cancel()
-			if snap, err := r.prober.probe(pctx, t, true); err == nil {
-				snap.Server.Name = t.name
-				results[i] = snap
-			}
-		}()
-	}
-	wg.Wait()
+// samples probes t again, at once, up to n times, in rounds of sampleRound
+// (takeSamples): each is one more pick of a balancer in front of a fleet.
+// A round probes in parallel: samples are meant to see the fleet as it is
+// now, and settling makes each take at least settle, but each may hold a
+// probe's worth of memory. Failed samples are left out (a failed probe is
+// neither drift nor evidence against it).
+func (r *driftReceiver) samples(ctx context.Context, t *target, n int) []*contract.Snapshot {
+	out := takeSamples(n, t.tracker.agrees, func(k int) []*contract.Snapshot {
+		results := make([]*contract.Snapshot, k)
+		var wg sync.WaitGroup
+		for i := range results {
+			wg.Go(func() {
+				pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+				defer cancel()
+				if snap, err := r.prober.probe(pctx, t, true); err == nil {
+					snap.Server.Name = t.name
+					results[i] = snap
+				}
+			})
+		}
+		wg.Wait()
+		if ctx.Err() != nil {
+			return nil
+		}
+		return slices.DeleteFunc(results, func(s *contract.Snapshot) bool { return s == nil })
+	})
 	if ctx.Err() != nil {
 		return nil // shutting down: no decision on part of the samples
 	}
-	return slices.DeleteFunc(results, func(s *contract.Snapshot) bool { return s == nil })
+	return out
 }
 
 // emitEvents builds and sends events (Start: restored snapshots).

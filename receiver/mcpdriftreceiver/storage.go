@@ -34,12 +34,16 @@ type storedState struct {
 	// drift is open); absent otherwise.
 	Current  json.RawMessage `json:"current,omitempty"`
 	Volatile []fieldKey      `json:"volatile,omitempty"`
+	// Fleet is the evidence of a rollout in progress (fleetstate.go);
+	// absent when the target serves one contract.
+	Fleet *storedFleet `json:"fleet,omitempty"`
 }
 
 type restoredState struct {
 	baseline *contract.Snapshot
 	current  *contract.Snapshot
 	volatile []fieldKey
+	fleet    *storedFleet
 }
 
 // baselineStore keeps baselines in a storage extension, or nowhere (memory
@@ -112,7 +116,7 @@ func (s *baselineStore) load(ctx context.Context, target string) (*restoredState
 	if err != nil {
 		return nil, err
 	}
-	out := &restoredState{baseline: snap, volatile: st.Volatile}
+	out := &restoredState{baseline: snap, volatile: st.Volatile, fleet: st.Fleet}
 	if len(st.Current) > 0 {
 		if out.current, err = contract.DecodeSnapshot(st.Current); err != nil {
 			return nil, fmt.Errorf("stored served contract: %w", err)
@@ -138,6 +142,9 @@ func (s *baselineStore) save(ctx context.Context, target string, t *tracker) err
 	}
 	for f := range t.volatile.known {
 		st.Volatile = append(st.Volatile, f)
+	}
+	if st.Fleet, err = t.exportFleet(); err != nil {
+		return err
 	}
 	return s.write(ctx, target, storageKey(target), st)
 }

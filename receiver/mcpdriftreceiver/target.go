@@ -203,6 +203,9 @@ func (t *target) recordMetrics(mb *metadata.MetricsBuilder, now time.Time) pmetr
 		mb.RecordMcpdriftDriftCountDataPoint(ts, n, severityAttr(sev))
 	}
 	mb.RecordMcpdriftContractMixedDataPoint(ts, boolInt(t.tracker.mixedOpen()))
+	for sev, share := range t.tracker.variantShares() {
+		mb.RecordMcpdriftContractVariantShareDataPoint(ts, share, severityAttr(sev.String()))
+	}
 	mb.RecordMcpdriftDriftOpenDataPoint(ts, boolInt(!t.tracker.openDrift.Empty()))
 	mb.RecordMcpdriftDriftHistorySizeDataPoint(ts, t.history.bytes)
 

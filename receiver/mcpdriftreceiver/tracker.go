@@ -31,6 +31,12 @@ type tracker struct {
 	current *contract.Snapshot
 
 	fleet *fleet
+	// seen holds the snapshot behind each key the fleet may still name (in
+	// its window or its mixed episode), so a mixed event can classify its
+	// variants; classified caches those classifications against the
+	// baseline while a mixed state is open.
+	seen       map[string]*contract.Snapshot
+	classified map[string]*contract.Report
 
 	// pinned mode: the drift open while the target serves current, not the
 	// baseline. It is reported once; the repeats are state (drift.open).
@@ -54,6 +60,7 @@ func newTracker(cfg trackerConfig, classify func(old, new *contract.Snapshot) *c
 		classify: classify,
 		fleet:    newFleet(newFleetParams(cfg.confirmAfter, cfg.samples)),
 		volatile: newVolatileDetector(cfg.volatileAfter),
+		seen:     map[string]*contract.Snapshot{},
 	}
 }
 
@@ -64,6 +71,7 @@ const (
 	eventSnapshot eventKind = iota
 	eventDrift
 	eventMixedOpen
+	eventMixedUpdated // an open mixed state has a new variant
 	eventMixedResolved
 	eventVolatile
 	eventAccepted // an operator accepted a drift (controlplane.go)
@@ -75,9 +83,9 @@ type event struct {
 	at       time.Time
 	since    time.Time          // drift: when the new contract was first observed (zero: at)
 	current  *contract.Snapshot // snapshot, drift (after), mixed resolved (winner)
-	previous *contract.Snapshot // drift (before)
+	previous *contract.Snapshot // drift (before), mixed open and updated (the baseline)
 	report   *contract.Report   // drift
-	variants []variant          // mixed
+	variants []mixedVariant     // mixed
 	field    fieldKey           // volatile
 	accepted *apiwire.Drift     // accepted: the drift, as it is now
 	mode     string             // accepted: the baseline mode
@@ -88,10 +96,12 @@ type step struct {
 	events []event
 	// persist is set when the baseline or the volatile set changed.
 	persist bool
-	// sample asks the receiver for cfg.samples more observations now, to be
-	// passed to sampled: a new contract would be confirmed if the fleet
-	// shows nothing else.
-	sample bool
+	// sample asks the receiver for up to sampleN more observations now, to
+	// be passed to sampled: a new contract would be confirmed, or a mixed
+	// state end, if the fleet shows nothing else. The receiver may stop at
+	// the first round of samples that shows another contract (takeSamples).
+	sample  bool
+	sampleN int
 	// reverted is set when a pinned target went back to its baseline: the
 	// open drift closed by itself.
 	reverted bool
@@ -99,6 +109,81 @@ type step struct {
 
 // mixedOpen reports an open mixed state (for the contract.mixed metric).
 func (t *tracker) mixedOpen() bool { return t.fleet.mixed }
+
+// mixedVariant is one contract of a mixed fleet as events, metrics and the
+// control plane show it: its share and, unless it is the baseline, what it
+// changes against the baseline, classified as a drift would be.
+type mixedVariant struct {
+	variant
+	baseline bool
+	report   *contract.Report   // nil for the baseline, or a contract no longer kept
+	snap     *contract.Snapshot // the contract as served; nil when no longer kept
+}
+
+// mixedVariants classifies the open mixed state's variants (nil when none
+// is open), most seen first.
+func (t *tracker) mixedVariants() []mixedVariant {
+	if !t.fleet.mixed {
+		return nil
+	}
+	return t.classifyVariants(t.fleet.episodeVariants())
+}
+
+func (t *tracker) classifyVariants(vs []variant) []mixedVariant {
+	out := make([]mixedVariant, len(vs))
+	for i, v := range vs {
+		out[i] = mixedVariant{variant: v, baseline: v.key == t.baselineKey, snap: t.seen[v.key]}
+		if !out[i].baseline {
+			out[i].report = t.classifyKey(v.key)
+		}
+	}
+	return out
+}
+
+// variantShares adds up the open mixed state's variants other than the
+// baseline by worst severity (none counts as info): what an alert on "a
+// breaking variant serves more than X %" reads.
+func (t *tracker) variantShares() map[contract.Severity]float64 {
+	out := map[contract.Severity]float64{}
+	for _, v := range t.mixedVariants() {
+		if !v.baseline {
+			out[max(v.report.Worst(), contract.Info)] += v.share
+		}
+	}
+	return out
+}
+
+// classifyKey is the classification of the contract behind key against the
+// baseline, through the same classifier a drift uses, cached for the open
+// mixed state.
+func (t *tracker) classifyKey(key string) *contract.Report {
+	if r, ok := t.classified[key]; ok {
+		return r
+	}
+	s := t.seen[key]
+	if s == nil || t.baseline == nil {
+		return nil
+	}
+	r := t.classify(t.compared(t.baseline), t.compared(s))
+	if t.classified == nil {
+		t.classified = map[string]*contract.Report{}
+	}
+	t.classified[key] = r
+	return r
+}
+
+// remember keeps s under key for the mixed events and forgets the
+// snapshots the fleet no longer names.
+func (t *tracker) remember(key string, s *contract.Snapshot) {
+	if _, ok := t.seen[key]; !ok && len(t.seen) >= 2*maxEpisodeVariants {
+		for k := range t.seen {
+			if !t.fleet.names(k) && k != t.baselineKey {
+				delete(t.seen, k)
+			}
+		}
+	}
+	t.seen[key] = s
+}
 
 // restore installs a stored baseline and volatile set (receiver start).
 // current, when set, is the contract a pinned target served, other than its
@@ -140,6 +225,7 @@ func (t *tracker) pinnedCurrent() *contract.Snapshot {
 func (t *tracker) setBaseline(s *contract.Snapshot) {
 	t.baseline = s
 	t.baselineKey = t.key(s)
+	t.classified = nil
 }
 
 // key is the identity of an observed contract: its contract digest, or,
@@ -189,10 +275,62 @@ func (t *tracker) observe(s *contract.Snapshot, now time.Time) step {
 		st.persist = true
 		return st
 	}
-	v := t.fleet.observe(t.key(s), now)
-	st.sample = v.sample
+	key := t.key(s)
+	t.remember(key, s)
+	inFlight := t.fleet.inFlight()
+	v := t.fleet.observe(key, now)
+	st.sample, st.sampleN = v.sample, v.want
 	t.apply(v, s, now, &st)
+	// A rollout's evidence is stored as it grows, and once more when it
+	// ends (so the store does not keep it).
+	st.persist = st.persist || inFlight || t.fleet.inFlight()
 	return st
+}
+
+// agrees reports whether s is the contract the samples asked for would
+// confirm: a round of samples with one that does not has shown a fleet, and
+// more are not needed.
+func (t *tracker) agrees(s *contract.Snapshot) bool {
+	return t.fleet.pending != "" && t.key(s) == t.fleet.pending
+}
+
+// Samples are taken in rounds, at once within a round; after a round that
+// shows another contract no more are taken. The first round is small: while
+// a fleet is evenly mixed it usually ends the sampling alone.
+const (
+	firstSampleRound = 2
+	sampleRound      = 6
+)
+
+// takeSamples takes up to n samples in rounds, stopping after a round in
+// which one does not agree. Whole rounds are kept, so the samples stay an
+// unbiased picture of the fleet.
+func takeSamples(n int, agrees func(*contract.Snapshot) bool, take func(k int) []*contract.Snapshot) []*contract.Snapshot {
+	var out []*contract.Snapshot
+	for len(out) < n {
+		size := sampleRound
+		if len(out) == 0 {
+			size = firstSampleRound
+		}
+		round := take(min(size, n-len(out)))
+		if len(round) == 0 {
+			break
+		}
+		out = append(out, round...)
+		if !all(round, agrees) {
+			break
+		}
+	}
+	return out
+}
+
+func all[T any](xs []T, f func(T) bool) bool {
+	for _, x := range xs {
+		if !f(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // sampled feeds the extra observations a step asked for.
@@ -204,12 +342,15 @@ func (t *tracker) sampled(samples []*contract.Snapshot, now time.Time) step {
 	keys := make([]string, len(samples))
 	for i, s := range samples {
 		keys[i] = t.key(s)
+		t.remember(keys[i], s)
 	}
 	var last *contract.Snapshot
 	if len(samples) > 0 {
 		last = samples[len(samples)-1]
 	}
+	inFlight := t.fleet.inFlight()
 	t.apply(t.fleet.sampled(keys, now), last, now, &st)
+	st.persist = st.persist || inFlight || t.fleet.inFlight()
 	return st
 }
 
@@ -229,16 +370,23 @@ func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 	}
 	t.baselineKey = t.key(t.baseline)
 	t.fleet.rekey(t.key(t.current))
+	clear(t.seen) // keyed by the old mask
+	t.classified = nil
 }
 
 // apply turns a fleet verdict into events; s is the observation it was
 // reached on.
 func (t *tracker) apply(v fleetVerdict, s *contract.Snapshot, now time.Time, st *step) {
-	if v.opened {
-		st.events = append(st.events, event{kind: eventMixedOpen, at: now, variants: v.variants})
+	if v.opened || v.grown {
+		kind := eventMixedOpen
+		if v.grown {
+			kind = eventMixedUpdated
+		}
+		st.events = append(st.events, event{kind: kind, at: now, previous: t.baseline, variants: t.classifyVariants(v.variants)})
 	}
 	if v.resolved {
-		st.events = append(st.events, event{kind: eventMixedResolved, at: now, current: s, variants: v.variants})
+		st.events = append(st.events, event{kind: eventMixedResolved, at: now, current: s, variants: t.classifyVariants(v.variants)})
+		t.classified = nil
 	}
 	if v.confirmed {
 		t.confirm(s, now, v.since, st)

@@ -52,7 +52,7 @@ func kinds(st step) []eventKind {
 func observeAgreed(tr *tracker, s *contract.Snapshot, now time.Time) step {
 	st := tr.observe(s, now)
 	if st.sample {
-		more := make([]*contract.Snapshot, tr.cfg.samples)
+		more := make([]*contract.Snapshot, st.sampleN)
 		for i := range more {
 			more[i] = s
 		}

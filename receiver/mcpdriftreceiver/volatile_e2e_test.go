@@ -44,7 +44,18 @@ func rotatingServer(n *atomic.Int64) *mcp.Server {
 // description rotates on every listing settles in two listings once the
 // field is known (not MaxSettleRounds), and a real change elsewhere is
 // confirmed and reported with the volatile field unmasked.
+//
+// Issue 25 saw the change go unreported with confirm_after 1; here it is
+// reported with both (the subtest guards it). Where the change landed while
+// the first probe was still settling, the baseline itself was the changed
+// contract, which is no drift.
 func TestE2EVolatileFieldNotIgnored(t *testing.T) {
+	for _, c := range []int{2, 1} {
+		t.Run(fmt.Sprintf("confirm_after %d", c), func(t *testing.T) { testVolatileFieldNotIgnored(t, c) })
+	}
+}
+
+func testVolatileFieldNotIgnored(t *testing.T, confirmAfter int) {
 	var n atomic.Int64
 	srv := rotatingServer(&n)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
@@ -54,6 +65,7 @@ func TestE2EVolatileFieldNotIgnored(t *testing.T) {
 	cfg := e2eConfig(httpTarget("svc", ts.URL+"/mcp"))
 	cfg.Settle = 5 * time.Millisecond
 	cfg.Volatile.Ignore = false
+	cfg.ConfirmAfter = confirmAfter
 	r, logs, _ := startManual(t, cfg, newProber(cfg))
 	tgt := r.targets[0]
 	probe := func() int64 {

@@ -106,6 +106,25 @@ type ServerStatus struct {
 	// canary): two or more contracts served alternately.
 	Mixed   bool          `json:"mixed"`
 	History HistoryMemory `json:"history"`
+	// Variants are the contracts of the open mixed fleet, most seen first;
+	// absent when the server is not mixed.
+	Variants []MixedVariant `json:"variants,omitempty"`
+}
+
+// MixedVariant is one contract of a mixed fleet: its share of the
+// observations since the fleet started to disagree and, unless it is the
+// baseline, what it changes against the baseline, classified as its drift
+// would be.
+type MixedVariant struct {
+	Digest   string  `json:"digest"`
+	Count    int     `json:"count"`
+	Share    float64 `json:"share"`
+	Baseline bool    `json:"baseline"`
+	// Severity, Summary and Changes are absent for the baseline (and for a
+	// contract the receiver no longer keeps).
+	Severity string            `json:"severity,omitempty"`
+	Summary  string            `json:"summary,omitempty"`
+	Changes  []contract.Change `json:"changes,omitempty"`
 }
 
 // ProbeStatus is the outcome of the last probe.

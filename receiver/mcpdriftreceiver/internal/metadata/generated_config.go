@@ -29,6 +29,54 @@ func (ms *McpdriftContractMixedMetricConfig) Unmarshal(parser *confmap.Conf) err
 	return nil
 }
 
+// McpdriftContractVariantShareMetricAttributeKey specifies the key of an attribute for the mcpdrift.contract.variant.share metric.
+type McpdriftContractVariantShareMetricAttributeKey string
+
+const (
+	McpdriftContractVariantShareMetricAttributeKeySeverity McpdriftContractVariantShareMetricAttributeKey = "mcpdrift.drift.severity"
+)
+
+// McpdriftContractVariantShareMetricConfig provides config for the mcpdrift.contract.variant.share metric.
+type McpdriftContractVariantShareMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []McpdriftContractVariantShareMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *McpdriftContractVariantShareMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *McpdriftContractVariantShareMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case McpdriftContractVariantShareMetricAttributeKeySeverity:
+		default:
+			return fmt.Errorf("metric mcpdrift.contract.variant.share doesn't have an attribute %v, valid attributes: [mcpdrift.drift.severity]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // McpdriftDefinitionsMetricAttributeKey specifies the key of an attribute for the mcpdrift.definitions metric.
 type McpdriftDefinitionsMetricAttributeKey string
 
@@ -304,21 +352,27 @@ func (ms *McpdriftProbeUpMetricConfig) Validate() error {
 
 // MetricsConfig provides config for mcpdrift metrics.
 type MetricsConfig struct {
-	McpdriftContractMixed    McpdriftContractMixedMetricConfig    `mapstructure:"mcpdrift.contract.mixed"`
-	McpdriftDefinitions      McpdriftDefinitionsMetricConfig      `mapstructure:"mcpdrift.definitions"`
-	McpdriftDriftChanges     McpdriftDriftChangesMetricConfig     `mapstructure:"mcpdrift.drift.changes"`
-	McpdriftDriftCount       McpdriftDriftCountMetricConfig       `mapstructure:"mcpdrift.drift.count"`
-	McpdriftDriftHistorySize McpdriftDriftHistorySizeMetricConfig `mapstructure:"mcpdrift.drift.history.size"`
-	McpdriftDriftOpen        McpdriftDriftOpenMetricConfig        `mapstructure:"mcpdrift.drift.open"`
-	McpdriftProbeDuration    McpdriftProbeDurationMetricConfig    `mapstructure:"mcpdrift.probe.duration"`
-	McpdriftProbeLastSuccess McpdriftProbeLastSuccessMetricConfig `mapstructure:"mcpdrift.probe.last_success"`
-	McpdriftProbeUp          McpdriftProbeUpMetricConfig          `mapstructure:"mcpdrift.probe.up"`
+	McpdriftContractMixed        McpdriftContractMixedMetricConfig        `mapstructure:"mcpdrift.contract.mixed"`
+	McpdriftContractVariantShare McpdriftContractVariantShareMetricConfig `mapstructure:"mcpdrift.contract.variant.share"`
+	McpdriftDefinitions          McpdriftDefinitionsMetricConfig          `mapstructure:"mcpdrift.definitions"`
+	McpdriftDriftChanges         McpdriftDriftChangesMetricConfig         `mapstructure:"mcpdrift.drift.changes"`
+	McpdriftDriftCount           McpdriftDriftCountMetricConfig           `mapstructure:"mcpdrift.drift.count"`
+	McpdriftDriftHistorySize     McpdriftDriftHistorySizeMetricConfig     `mapstructure:"mcpdrift.drift.history.size"`
+	McpdriftDriftOpen            McpdriftDriftOpenMetricConfig            `mapstructure:"mcpdrift.drift.open"`
+	McpdriftProbeDuration        McpdriftProbeDurationMetricConfig        `mapstructure:"mcpdrift.probe.duration"`
+	McpdriftProbeLastSuccess     McpdriftProbeLastSuccessMetricConfig     `mapstructure:"mcpdrift.probe.last_success"`
+	McpdriftProbeUp              McpdriftProbeUpMetricConfig              `mapstructure:"mcpdrift.probe.up"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
 		McpdriftContractMixed: McpdriftContractMixedMetricConfig{
 			Enabled: true,
+		},
+		McpdriftContractVariantShare: McpdriftContractVariantShareMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []McpdriftContractVariantShareMetricAttributeKey{McpdriftContractVariantShareMetricAttributeKeySeverity},
 		},
 		McpdriftDefinitions: McpdriftDefinitionsMetricConfig{
 			Enabled:             true,

@@ -29,6 +29,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					McpdriftContractMixed: McpdriftContractMixedMetricConfig{
 						Enabled: true,
 					},
+					McpdriftContractVariantShare: McpdriftContractVariantShareMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []McpdriftContractVariantShareMetricAttributeKey{McpdriftContractVariantShareMetricAttributeKeySeverity},
+					},
 					McpdriftDefinitions: McpdriftDefinitionsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -78,6 +83,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					McpdriftContractMixed: McpdriftContractMixedMetricConfig{
 						Enabled: false,
 					},
+					McpdriftContractVariantShare: McpdriftContractVariantShareMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []McpdriftContractVariantShareMetricAttributeKey{McpdriftContractVariantShareMetricAttributeKeySeverity},
+					},
 					McpdriftDefinitions: McpdriftDefinitionsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -124,10 +134,22 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(McpdriftContractMixedMetricConfig{}, McpdriftDefinitionsMetricConfig{}, McpdriftDriftChangesMetricConfig{}, McpdriftDriftCountMetricConfig{}, McpdriftDriftHistorySizeMetricConfig{}, McpdriftDriftOpenMetricConfig{}, McpdriftProbeDurationMetricConfig{}, McpdriftProbeLastSuccessMetricConfig{}, McpdriftProbeUpMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(McpdriftContractMixedMetricConfig{}, McpdriftContractVariantShareMetricConfig{}, McpdriftDefinitionsMetricConfig{}, McpdriftDriftChangesMetricConfig{}, McpdriftDriftCountMetricConfig{}, McpdriftDriftHistorySizeMetricConfig{}, McpdriftDriftOpenMetricConfig{}, McpdriftProbeDurationMetricConfig{}, McpdriftProbeLastSuccessMetricConfig{}, McpdriftProbeUpMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
+}
+
+func TestMcpdriftContractVariantShareMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().McpdriftContractVariantShare
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []McpdriftContractVariantShareMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric mcpdrift.contract.variant.share doesn't have an attribute invalid, valid attributes: [mcpdrift.drift.severity]")
+
+	cfg = DefaultMetricsConfig().McpdriftContractVariantShare
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
 func TestMcpdriftDefinitionsMetricsConfig_Validate(t *testing.T) {

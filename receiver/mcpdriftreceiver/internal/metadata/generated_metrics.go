@@ -145,6 +145,10 @@ var MetricsInfo = metricsInfo{
 	McpdriftContractMixed: metricInfo{
 		Name: "mcpdrift.contract.mixed",
 	},
+	McpdriftContractVariantShare: metricInfo{
+		Name:       "mcpdrift.contract.variant.share",
+		Attributes: []string{"severity"},
+	},
 	McpdriftDefinitions: metricInfo{
 		Name:       "mcpdrift.definitions",
 		Attributes: []string{"definition.kind"},
@@ -176,15 +180,16 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	McpdriftContractMixed    metricInfo
-	McpdriftDefinitions      metricInfo
-	McpdriftDriftChanges     metricInfo
-	McpdriftDriftCount       metricInfo
-	McpdriftDriftHistorySize metricInfo
-	McpdriftDriftOpen        metricInfo
-	McpdriftProbeDuration    metricInfo
-	McpdriftProbeLastSuccess metricInfo
-	McpdriftProbeUp          metricInfo
+	McpdriftContractMixed        metricInfo
+	McpdriftContractVariantShare metricInfo
+	McpdriftDefinitions          metricInfo
+	McpdriftDriftChanges         metricInfo
+	McpdriftDriftCount           metricInfo
+	McpdriftDriftHistorySize     metricInfo
+	McpdriftDriftOpen            metricInfo
+	McpdriftProbeDuration        metricInfo
+	McpdriftProbeLastSuccess     metricInfo
+	McpdriftProbeUp              metricInfo
 }
 
 type metricInfo struct {
@@ -234,6 +239,95 @@ func (m *metricMcpdriftContractMixed) emit(metrics pmetric.MetricSlice) {
 
 func newMetricMcpdriftContractMixed(cfg McpdriftContractMixedMetricConfig) metricMcpdriftContractMixed {
 	m := metricMcpdriftContractMixed{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricMcpdriftContractVariantShare struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        McpdriftContractVariantShareMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []float64                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills mcpdrift.contract.variant.share metric with initial data.
+func (m *metricMcpdriftContractVariantShare) init() {
+	m.data.SetName("mcpdrift.contract.variant.share")
+	m.data.SetDescription("While the target is a mixed fleet, the share of its observations (probes and samples since the fleet started to disagree) that served a contract other than the baseline, by that contract's worst severity against the baseline (variants of the same severity add up); no data point otherwise.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricMcpdriftContractVariantShare) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, severityAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, McpdriftContractVariantShareMetricAttributeKeySeverity) {
+		dp.Attributes().PutStr("mcpdrift.drift.severity", severityAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricMcpdriftContractVariantShare) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricMcpdriftContractVariantShare) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricMcpdriftContractVariantShare(cfg McpdriftContractVariantShareMetricConfig) metricMcpdriftContractVariantShare {
+	m := metricMcpdriftContractVariantShare{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -808,22 +902,23 @@ func newMetricMcpdriftProbeUp(cfg McpdriftProbeUpMetricConfig) metricMcpdriftPro
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                         MetricsBuilderConfig // config of the metrics builder.
-	startTime                      pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                int                  // maximum observed number of metrics per resource.
-	metricsBuffer                  pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                      component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter map[string]filter.Filter
-	resourceAttributeExcludeFilter map[string]filter.Filter
-	metricMcpdriftContractMixed    metricMcpdriftContractMixed
-	metricMcpdriftDefinitions      metricMcpdriftDefinitions
-	metricMcpdriftDriftChanges     metricMcpdriftDriftChanges
-	metricMcpdriftDriftCount       metricMcpdriftDriftCount
-	metricMcpdriftDriftHistorySize metricMcpdriftDriftHistorySize
-	metricMcpdriftDriftOpen        metricMcpdriftDriftOpen
-	metricMcpdriftProbeDuration    metricMcpdriftProbeDuration
-	metricMcpdriftProbeLastSuccess metricMcpdriftProbeLastSuccess
-	metricMcpdriftProbeUp          metricMcpdriftProbeUp
+	config                             MetricsBuilderConfig // config of the metrics builder.
+	startTime                          pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                    int                  // maximum observed number of metrics per resource.
+	metricsBuffer                      pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                          component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter     map[string]filter.Filter
+	resourceAttributeExcludeFilter     map[string]filter.Filter
+	metricMcpdriftContractMixed        metricMcpdriftContractMixed
+	metricMcpdriftContractVariantShare metricMcpdriftContractVariantShare
+	metricMcpdriftDefinitions          metricMcpdriftDefinitions
+	metricMcpdriftDriftChanges         metricMcpdriftDriftChanges
+	metricMcpdriftDriftCount           metricMcpdriftDriftCount
+	metricMcpdriftDriftHistorySize     metricMcpdriftDriftHistorySize
+	metricMcpdriftDriftOpen            metricMcpdriftDriftOpen
+	metricMcpdriftProbeDuration        metricMcpdriftProbeDuration
+	metricMcpdriftProbeLastSuccess     metricMcpdriftProbeLastSuccess
+	metricMcpdriftProbeUp              metricMcpdriftProbeUp
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -845,21 +940,22 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                         mbc,
-		startTime:                      pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                  pmetric.NewMetrics(),
-		buildInfo:                      settings.BuildInfo,
-		metricMcpdriftContractMixed:    newMetricMcpdriftContractMixed(mbc.Metrics.McpdriftContractMixed),
-		metricMcpdriftDefinitions:      newMetricMcpdriftDefinitions(mbc.Metrics.McpdriftDefinitions),
-		metricMcpdriftDriftChanges:     newMetricMcpdriftDriftChanges(mbc.Metrics.McpdriftDriftChanges),
-		metricMcpdriftDriftCount:       newMetricMcpdriftDriftCount(mbc.Metrics.McpdriftDriftCount),
-		metricMcpdriftDriftHistorySize: newMetricMcpdriftDriftHistorySize(mbc.Metrics.McpdriftDriftHistorySize),
-		metricMcpdriftDriftOpen:        newMetricMcpdriftDriftOpen(mbc.Metrics.McpdriftDriftOpen),
-		metricMcpdriftProbeDuration:    newMetricMcpdriftProbeDuration(mbc.Metrics.McpdriftProbeDuration),
-		metricMcpdriftProbeLastSuccess: newMetricMcpdriftProbeLastSuccess(mbc.Metrics.McpdriftProbeLastSuccess),
-		metricMcpdriftProbeUp:          newMetricMcpdriftProbeUp(mbc.Metrics.McpdriftProbeUp),
-		resourceAttributeIncludeFilter: make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter: make(map[string]filter.Filter),
+		config:                             mbc,
+		startTime:                          pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                      pmetric.NewMetrics(),
+		buildInfo:                          settings.BuildInfo,
+		metricMcpdriftContractMixed:        newMetricMcpdriftContractMixed(mbc.Metrics.McpdriftContractMixed),
+		metricMcpdriftContractVariantShare: newMetricMcpdriftContractVariantShare(mbc.Metrics.McpdriftContractVariantShare),
+		metricMcpdriftDefinitions:          newMetricMcpdriftDefinitions(mbc.Metrics.McpdriftDefinitions),
+		metricMcpdriftDriftChanges:         newMetricMcpdriftDriftChanges(mbc.Metrics.McpdriftDriftChanges),
+		metricMcpdriftDriftCount:           newMetricMcpdriftDriftCount(mbc.Metrics.McpdriftDriftCount),
+		metricMcpdriftDriftHistorySize:     newMetricMcpdriftDriftHistorySize(mbc.Metrics.McpdriftDriftHistorySize),
+		metricMcpdriftDriftOpen:            newMetricMcpdriftDriftOpen(mbc.Metrics.McpdriftDriftOpen),
+		metricMcpdriftProbeDuration:        newMetricMcpdriftProbeDuration(mbc.Metrics.McpdriftProbeDuration),
+		metricMcpdriftProbeLastSuccess:     newMetricMcpdriftProbeLastSuccess(mbc.Metrics.McpdriftProbeLastSuccess),
+		metricMcpdriftProbeUp:              newMetricMcpdriftProbeUp(mbc.Metrics.McpdriftProbeUp),
+		resourceAttributeIncludeFilter:     make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:     make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.McpdriftServerName.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["mcpdrift.server.name"] = filter.CreateFilter(mbc.ResourceAttributes.McpdriftServerName.MetricsInclude)
@@ -961,6 +1057,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
 	mb.metricMcpdriftContractMixed.emit(ils.Metrics())
+	mb.metricMcpdriftContractVariantShare.emit(ils.Metrics())
 	mb.metricMcpdriftDefinitions.emit(ils.Metrics())
 	mb.metricMcpdriftDriftChanges.emit(ils.Metrics())
 	mb.metricMcpdriftDriftCount.emit(ils.Metrics())
@@ -1003,6 +1100,11 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 // RecordMcpdriftContractMixedDataPoint adds a data point to mcpdrift.contract.mixed metric.
 func (mb *MetricsBuilder) RecordMcpdriftContractMixedDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricMcpdriftContractMixed.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordMcpdriftContractVariantShareDataPoint adds a data point to mcpdrift.contract.variant.share metric.
+func (mb *MetricsBuilder) RecordMcpdriftContractVariantShareDataPoint(ts pcommon.Timestamp, val float64, severityAttributeValue AttributeSeverity) {
+	mb.metricMcpdriftContractVariantShare.recordDataPoint(mb.startTime, ts, val, severityAttributeValue.String())
 }
 
 // RecordMcpdriftDefinitionsDataPoint adds a data point to mcpdrift.definitions metric.

@@ -67,6 +67,7 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["mcpdrift.contract.variant.share"] = mb.metricMcpdriftContractVariantShare.config.AggregationStrategy
 			aggMap["mcpdrift.definitions"] = mb.metricMcpdriftDefinitions.config.AggregationStrategy
 			aggMap["mcpdrift.drift.changes"] = mb.metricMcpdriftDriftChanges.config.AggregationStrategy
 			aggMap["mcpdrift.drift.count"] = mb.metricMcpdriftDriftCount.config.AggregationStrategy
@@ -82,6 +83,12 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordMcpdriftContractMixedDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordMcpdriftContractVariantShareDataPoint(ts, 1, AttributeSeverityBreaking)
+			if tt.name == "reaggregate_set" {
+				mb.RecordMcpdriftContractVariantShareDataPoint(ts, 3, AttributeSeverityWarning)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordMcpdriftDefinitionsDataPoint(ts, 1, AttributeDefinitionKindTool)
@@ -128,6 +135,7 @@ func TestMetricsBuilder(t *testing.T) {
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricMcpdriftContractVariantShare.aggDataPoints)
 				assert.Empty(t, mb.metricMcpdriftDefinitions.aggDataPoints)
 				assert.Empty(t, mb.metricMcpdriftDriftChanges.aggDataPoints)
 				assert.Empty(t, mb.metricMcpdriftDriftCount.aggDataPoints)
@@ -171,6 +179,46 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "mcpdrift.contract.variant.share":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["mcpdrift.contract.variant.share"], "Found a duplicate in the metrics slice: mcpdrift.contract.variant.share")
+						validatedMetrics["mcpdrift.contract.variant.share"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "While the target is a mixed fleet, the share of its observations (probes and samples since the fleet started to disagree) that served a contract other than the baseline, by that contract's worst severity against the baseline (variants of the same severity add up); no data point otherwise.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						severityAttrVal, ok := dp.Attributes().Get("mcpdrift.drift.severity")
+						assert.True(t, ok)
+						assert.Equal(t, "breaking", severityAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["mcpdrift.contract.variant.share"], "Found a duplicate in the metrics slice: mcpdrift.contract.variant.share")
+						validatedMetrics["mcpdrift.contract.variant.share"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "While the target is a mixed fleet, the share of its observations (probes and samples since the fleet started to disagree) that served a contract other than the baseline, by that contract's worst severity against the baseline (variants of the same severity add up); no data point otherwise.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["mcpdrift.contract.variant.share"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("mcpdrift.drift.severity")
+						assert.False(t, ok)
+					}
 				case "mcpdrift.definitions":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["mcpdrift.definitions"], "Found a duplicate in the metrics slice: mcpdrift.definitions")

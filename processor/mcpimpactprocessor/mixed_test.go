@@ -1,0 +1,102 @@
+package mcpimpactprocessor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/mcpdrift/mcpdrift/semconv"
+)
+
+// mixedLogs is an open mcpdrift.mixed_contract record as the receiver emits
+// it: the baseline (search d1) and a variant (search d2) that makes search
+// break.
+func mixedLogs(at time.Time) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr(semconv.ServerName, srv)
+	rec := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	rec.SetEventName(semconv.EventMixedContract)
+	rec.SetTimestamp(pcommon.NewTimestampFromTime(at))
+	a := rec.Attributes()
+	a.PutStr(semconv.MixedState, "open")
+	a.PutStr(semconv.ServerName, srv)
+	prev := a.PutEmptyMap(semconv.PreviousToolDigests)
+	prev.PutStr("search", "d1")
+	prev.PutStr("fetch", "f1")
+	vs := a.PutEmptySlice(semconv.MixedVariants)
+	base := vs.AppendEmpty().SetEmptyMap()
+	base.PutStr(semconv.MixedVariantDigest, "contract-a")
+	base.PutBool(semconv.MixedVariantBaseline, true)
+	v := vs.AppendEmpty().SetEmptyMap()
+	v.PutStr(semconv.MixedVariantDigest, "contract-b")
+	v.PutBool(semconv.MixedVariantBaseline, false)
+	v.PutDouble(semconv.MixedVariantShare, 0.1)
+	v.PutStr(semconv.DriftSeverity, semconv.DriftSeverityBreaking)
+	cur := v.PutEmptyMap(semconv.ToolDigests)
+	cur.PutStr("search", "d2")
+	cur.PutStr("fetch", "f1")
+	ch := v.PutEmptySlice(semconv.DriftChanges).AppendEmpty().SetEmptyMap()
+	ch.PutStr(semconv.ChangeRule, "input.property.added_required")
+	ch.PutStr(semconv.ChangeSeverity, semconv.DriftSeverityBreaking)
+	ch.PutStr(semconv.ChangeSubject, "tool")
+	ch.PutStr(semconv.ChangeName, "search")
+	return ld
+}
+
+// TestMixedVariantImpact: while a canary serves a breaking variant, the
+// impact names the agents whose sessions reached it (calls with the
+// variant's digest) apart from those the baseline served, and leaves the
+// server's current digests alone.
+func TestMixedVariantImpact(t *testing.T) {
+	h := newHarness(t, nil)
+	h.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-time.Hour))))
+	h.sendSpans(callsOf(
+		call{agent: "planner", service: "agents", server: srv, url: srvURL, tool: "search", session: "s1", digest: "d1", at: t0.Add(-3 * time.Minute)},
+		call{agent: "writer", service: "agents", server: srv, url: srvURL, tool: "search", session: "s2", digest: "d2", at: t0.Add(-2 * time.Minute), failed: true},
+		call{agent: "reader", service: "agents", server: srv, url: srvURL, tool: "fetch", session: "s3", digest: "f1", at: t0.Add(-time.Minute)},
+	))
+
+	recs := h.sendLogs(mixedLogs(t0))
+	require.Len(t, recs, 3, "the mixed record, then search×planner and search×writer")
+	vs, _ := recs[0].Attributes().Get(semconv.MixedVariants)
+	variant := vs.Slice().At(1).Map()
+	agents, _ := variant.Get(semconv.ImpactAgents)
+	calls, _ := variant.Get(semconv.ImpactCalls)
+	assert.Equal(t, int64(2), agents.Int())
+	assert.Equal(t, int64(2), calls.Int())
+	_, onBaseline := vs.Slice().At(0).Map().Get(semconv.ImpactAgents)
+	assert.False(t, onBaseline, "the baseline has no impact of its own")
+
+	byAgent := map[string]impactOf{}
+	for _, r := range recs[1:] {
+		imp := readImpact(t, r)
+		byAgent[imp.agent] = imp
+		d, _ := r.Attributes().Get(semconv.ContractDigest)
+		assert.Equal(t, "contract-b", d.Str(), "the record names the variant")
+		_, hasDrift := r.Attributes().Get(semconv.DriftID)
+		assert.False(t, hasDrift)
+	}
+	assert.Equal(t, int64(1), byAgent["writer"].new, "writer's session was served the variant")
+	assert.Equal(t, int64(1), byAgent["writer"].errors)
+	assert.Equal(t, int64(1), byAgent["planner"].before, "planner's session was served the baseline")
+	assert.Zero(t, byAgent["planner"].new)
+
+	p := instance(t, h)
+	p.mu.Lock()
+	current := p.state.contracts.servers[srv]
+	p.mu.Unlock()
+	require.NotNil(t, current)
+	// A later drift from the baseline still sees d1 as the previous digest:
+	// the mixed event did not move the server's contract.
+	recs = h.sendLogs(driftLogs(searchDrift(t0.Add(time.Minute))))
+	for _, r := range recs[1:] {
+		if imp := readImpact(t, r); imp.agent == "planner" {
+			assert.Equal(t, int64(1), imp.before)
+		}
+	}
+}
