@@ -25,15 +25,51 @@ const helm = "helm.sh/helm/v4/cmd/helm@v4.3.2"
 // vendored for this test: no registry here serves charts.
 const chart = "testdata/helm/opentelemetry-collector"
 
-// TestHelmValues renders the upstream chart with deploy/helm/values.yaml and
-// validates the Collector configuration it renders with the distribution;
-// the workload must run our image's binary with that configuration.
+// TestHelmValues renders the upstream chart with deploy/helm/values.yaml, and
+// with discovery-values.yaml over it, and validates the Collector
+// configuration each renders with the distribution; the workload must run
+// our image's binary with that configuration.
 func TestHelmValues(t *testing.T) {
 	dist := distribution(t)
+	for _, c := range []struct {
+		name   string
+		values []string
+	}{
+		{"static targets", []string{"values.yaml"}},
+		{"discovery", []string{"values.yaml", "discovery-values.yaml"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			relay, workload, kinds := renderChart(t, c.values...)
+			container := dig(t, workload, "spec", "template", "spec", "containers").([]any)[0].(map[string]any)
+			if got := container["command"].([]any)[0]; got != "/otelcol-mcpdrift" {
+				t.Errorf("the chart runs %v, want /otelcol-mcpdrift", got)
+			}
+			if img := container["image"].(string); !strings.Contains(img, "otelcol-mcpdrift") {
+				t.Errorf("the chart runs image %s", img)
+			}
+			if c.name == "discovery" {
+				// The observer needs to watch pods: the preset's ClusterRole.
+				if !strings.Contains(relay, "k8s_observer") || !strings.Contains(relay, "receiver_creator/mcpdrift") || !kinds["ClusterRole"] {
+					t.Errorf("rendered kinds %v; the configuration has no k8s_observer or receiver_creator/mcpdrift:\n%s", kinds, relay)
+				}
+			}
+			validate(t, dist, "helm-relay.yaml", []byte(relay))
+		})
+	}
+}
+
+// renderChart renders the vendored chart with deploy/helm's values files,
+// in order, and returns the Collector configuration (the relay ConfigMap),
+// the workload and the kinds of everything rendered.
+func renderChart(t *testing.T, values ...string) (string, map[string]any, map[string]bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "run", helm, "template", "mcpdrift", filepath.Join(root, chart),
-		"--namespace", "observability", "-f", filepath.Join(root, "deploy", "helm", "values.yaml"))
+	args := []string{"run", helm, "template", "mcpdrift", filepath.Join(root, chart), "--namespace", "observability"}
+	for _, v := range values {
+		args = append(args, "-f", filepath.Join(root, "deploy", "helm", v))
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -43,6 +79,7 @@ func TestHelmValues(t *testing.T) {
 	}
 	var relay string
 	var workload map[string]any
+	kinds := map[string]bool{}
 	dec := yaml.NewDecoder(bytes.NewReader(out))
 	for {
 		var doc map[string]any
@@ -51,7 +88,9 @@ func TestHelmValues(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("helm template's output: %v", err)
 		}
-		switch doc["kind"] {
+		kind, _ := doc["kind"].(string)
+		kinds[kind] = true
+		switch kind {
 		case "ConfigMap":
 			if data, ok := doc["data"].(map[string]any); ok {
 				if r, ok := data["relay"].(string); ok {
@@ -65,14 +104,7 @@ func TestHelmValues(t *testing.T) {
 	if relay == "" || workload == nil {
 		t.Fatalf("helm template rendered no relay ConfigMap or no workload:\n%s", out)
 	}
-	container := dig(t, workload, "spec", "template", "spec", "containers").([]any)[0].(map[string]any)
-	if got := container["command"].([]any)[0]; got != "/otelcol-mcpdrift" {
-		t.Errorf("the chart runs %v, want /otelcol-mcpdrift", got)
-	}
-	if img := container["image"].(string); !strings.Contains(img, "otelcol-mcpdrift") {
-		t.Errorf("the chart runs image %s", img)
-	}
-	validate(t, dist, "helm-relay.yaml", []byte(relay))
+	return relay, workload, kinds
 }
 
 // TestOperatorExample validates the config of deploy/operator/collector.yaml,

@@ -174,8 +174,17 @@ func (o *Outputs) ToolCalls() []Span {
 
 // GaugeValue returns the last value of an int gauge for a server, and whether any was seen.
 func (o *Outputs) GaugeValue(metric, server string) (int64, bool) {
-	var v int64
-	seen := false
+	points := o.GaugePoints(metric, server)
+	if len(points) == 0 {
+		return 0, false
+	}
+	return points[len(points)-1].IntValue(), true
+}
+
+// GaugePoints returns the first data point of every batch's gauge metric for
+// a server, in the order written.
+func (o *Outputs) GaugePoints(metric, server string) []pmetric.NumberDataPoint {
+	var points []pmetric.NumberDataPoint
 	for _, md := range o.Metrics {
 		for i := 0; i < md.ResourceMetrics().Len(); i++ {
 			rm := md.ResourceMetrics().At(i)
@@ -186,13 +195,13 @@ func (o *Outputs) GaugeValue(metric, server string) (int64, bool) {
 				ms := rm.ScopeMetrics().At(j).Metrics()
 				for k := 0; k < ms.Len(); k++ {
 					if m := ms.At(k); m.Name() == metric && m.Type() == pmetric.MetricTypeGauge && m.Gauge().DataPoints().Len() > 0 {
-						v, seen = m.Gauge().DataPoints().At(0).IntValue(), true
+						points = append(points, m.Gauge().DataPoints().At(0))
 					}
 				}
 			}
 		}
 	}
-	return v, seen
+	return points
 }
 
 // Summary is what the quickstart shows.
