@@ -91,15 +91,19 @@ fuzz:
 	done; done
 
 ## distro: the otelcol-mcpdrift collector distribution, with ocb (pinned in tools/)
-# ocb writes the sources and go build compiles them: ocb's own compile step
-# always adds -trimpath, which recompiles every Collector package the tests
-# already compiled (measured cold: 355 CPU-s that way, 184 this way).
+# ocb writes the sources and go build compiles them with the flags of ocb's
+# own compile step (-trimpath, no cgo), which make dist, make image and
+# e2e's TestReleaseOffline (ocb building a user's manifest) use too: one
+# build cache serves them all. Without -trimpath a package's directory is
+# part of its cache key, so this build shared only the packages go test had
+# compiled, and every later -trimpath build (ocb's, the release test's, the
+# binaries') compiled the whole Collector again.
 # ocb writes the manifest's dist.version into main.go, which --version prints:
 # the build's copy of the manifest says which version and commit it is.
 OTELCOL_VERSION = $(patsubst v%,%,$(or $(VERSION),v0.0.0-dev))+$(COMMIT)
 ocb = sed 's|^  version: .*|  version: $(OTELCOL_VERSION)|' $(1) >_build/$(notdir $(1)) && \
 	$(GO) tool -modfile=tools/go.mod builder --config _build/$(notdir $(1)) --skip-compilation && \
-	$(GO) -C $(dir $(2)) build -ldflags='-s -w' -o $(notdir $(2)) .
+	$(GO) -C $(dir $(2)) build -trimpath -ldflags='-s -w' -o $(notdir $(2)) .
 # Rewritten only when the version or commit changes, so that a new commit
 # rebuilds the distributions (relinks them) with the new stamp.
 VERSION_STAMP := _build/version.stamp
@@ -139,8 +143,12 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 
 ## e2e: end-to-end tests against the built distributions, real npm servers and backends,
 ## and the scale-out throughput figures (spans/s, two tiers versus one instance)
+# The image is built for this machine's architecture only: its binary is
+# make distro's build-cache hits plus a link, where a second architecture
+# would compile the whole Collector again (make image builds both).
 e2e: build distro distro-extras demo-bins jaeger
-	@$(call with_skips,$(GO) test -count=1 -tags e2e -run TestJaeger ./internal/dev/backends/ && $(GO) test -count=1 -tags e2e -timeout 30m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
+	$(MAKE) image IMAGE_ARCHS=$$($(GO) env GOARCH)
+	@$(call with_skips,$(GO) test -count=1 -tags e2e -run 'TestJaeger|TestBuiltImages' ./internal/dev/backends/ ./internal/dev/image/ && $(GO) test -count=1 -tags e2e -timeout 30m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
 
 ## release: cut release RELEASE (make release RELEASE=v0.1.0): every module tagged at it, from a
 ## scratch clone of HEAD (CONTRIBUTING.md "Releases"); the modules also land in _build/release/
@@ -153,10 +161,11 @@ release:
 dist:
 	VERSION=$(or $(VERSION),v0.0.0-dev) COMMIT=$(COMMIT) scripts/dist.sh
 
-## image: OCI image layouts (linux/amd64 + arm64, built without a daemon) of otelcol-mcpdrift and
-## the CLI into _build/image/
+## image: OCI image layouts (linux/amd64 + arm64, IMAGE_ARCHS, built without a daemon) of
+## otelcol-mcpdrift and the CLI into _build/image/
+IMAGE_ARCHS ?= amd64 arm64
 image:
-	VERSION=$(or $(VERSION),v0.0.0-dev) COMMIT=$(COMMIT) scripts/image.sh
+	VERSION=$(or $(VERSION),v0.0.0-dev) COMMIT=$(COMMIT) IMAGE_ARCHS='$(IMAGE_ARCHS)' scripts/image.sh
 
 ## e2e-stale: only issue 23's stale-call judgements end to end (make e2e runs them too), with the
 ## real Claude Code CLI (pinned in testdata/npm) driven by a scripted stand-in for the Messages

@@ -53,8 +53,11 @@ func TestReleaseOffline(t *testing.T) {
 	run(t, ctx, src, nil, "git", "fetch", "-q", repo, "HEAD")
 	run(t, ctx, src, nil, "git", "checkout", "-q", "--detach", "FETCH_HEAD")
 	proxyDir := filepath.Join(work, "proxy")
+	// One module cache of the test's own for the release and the builds
+	// below: each module is extracted into it once.
+	modcacheDir := filepath.Join(work, "modcache")
 	at := time.Now()
-	res, err := release.Cut(ctx, release.Options{Repo: src, Version: releaseVersion, Proxy: proxyDir, Log: tlog{t}})
+	res, err := release.Cut(ctx, release.Options{Repo: src, Version: releaseVersion, Proxy: proxyDir, ModCache: modcacheDir, Log: tlog{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +78,13 @@ func TestReleaseOffline(t *testing.T) {
 	modcache := run(t, ctx, repo, nil, "go", "env", "GOMODCACHE")
 	usual := run(t, ctx, repo, nil, "go", "env", "GOPROXY")
 	bin := filepath.Join(work, "bin")
-	// -trimpath makes compiled packages independent of the scratch module
-	// cache's path, so the build cache serves them from one run to the next;
+	// The flags of ocb's compile step and of make distro (-trimpath, no
+	// cgo): a package's cache key then names its module and version, not
+	// the scratch module cache's directory, so the build cache of make
+	// distro, or of an earlier run, serves every third-party package.
 	// -modcacherw lets the test remove that cache.
-	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -modcacherw -trimpath",
-		"GOMODCACHE="+filepath.Join(work, "modcache"), "GONOSUMDB="+release.RootModule, "GOBIN="+bin,
+	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -modcacherw -trimpath", "CGO_ENABLED=0",
+		"GOMODCACHE="+modcacheDir, "GONOSUMDB="+release.RootModule, "GOBIN="+bin,
 		"GOPROXY="+release.ProxyChain(proxyDir, strings.TrimSpace(modcache), strings.TrimSpace(usual)))
 
 	t.Run("agent go get", func(t *testing.T) {

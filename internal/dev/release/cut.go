@@ -33,6 +33,11 @@ type Options struct {
 	Proxy string
 	// Env is the environment of the go commands (os.Environ() if nil).
 	Env []string
+	// ModCache is the module cache of the go commands, which must not be
+	// the user's (see goEnv); empty: a temporary one, removed after. The
+	// offline release test passes the cache its own builds then use, so
+	// that every module is extracted once.
+	ModCache string
 	// Log receives progress lines (nothing if nil).
 	Log io.Writer
 }
@@ -200,15 +205,18 @@ func goEnv(ctx context.Context, o Options) ([]string, func(), error) {
 	if len(lines) < 3 {
 		return nil, nil, fmt.Errorf("go env printed %q", out)
 	}
-	cache, err := os.MkdirTemp("", "mcpdrift-release-modcache-")
-	if err != nil {
-		return nil, nil, err
+	cache, cleanup := o.ModCache, func() {}
+	if cache == "" {
+		if cache, err = os.MkdirTemp("", "mcpdrift-release-modcache-"); err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { _ = os.RemoveAll(cache) }
 	}
 	env = slices.Clone(env)
 	env = append(env, "GOWORK=off", "GOMODCACHE="+cache,
 		"GOPROXY="+ProxyChain(o.Proxy, lines[0], lines[1]),
 		"GONOSUMDB="+RootModule, "GOFLAGS="+strings.TrimSpace(lines[2]+" -modcacherw"))
-	return env, func() { _ = os.RemoveAll(cache) }, nil
+	return env, cleanup, nil
 }
 
 // ProxyChain is a GOPROXY that serves our modules from the proxy directory,
