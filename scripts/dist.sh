@@ -5,7 +5,7 @@
 # cyclonedx-gomod pinned in tools/), and SHA256SUMS. VERSION and COMMIT come
 # from the Makefile. Builds are reproducible: no paths (-trimpath), no build
 # id, no VCS stamp, no cgo; the SBOMs carry no serial number or timestamp.
-# scripts/dist-verify.sh rebuilds elsewhere and compares.
+# To check, build twice into different DIST_DIRs and compare SHA256SUMS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=${VERSION:?VERSION is set by make}

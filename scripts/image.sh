@@ -9,18 +9,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 version=${VERSION:?VERSION is set by make}
 commit=${COMMIT:?COMMIT is set by make}
+# IMAGE_ARCHS narrows the index (make e2e builds the host's only: a second
+# architecture is a whole Collector compile more).
+archs=${IMAGE_ARCHS:-amd64 arm64}
 bins=_build/image/bin
-DIST_PLATFORMS="linux/amd64 linux/arm64" DIST_DIR=$bins scripts/dist.sh
+DIST_PLATFORMS=$(for a in $archs; do echo "linux/$a"; done) DIST_DIR=$bins scripts/dist.sh
 created=$(git show -s --format=%cI HEAD)
 v=${version#v}
+# platforms NAME: the -platform flags of NAME's binaries, one per architecture.
+platforms() { for a in $archs; do echo "-platform" "$a=$bins/${1}_${v}_linux_$a"; done; }
 image() { GOWORK=off go run ./internal/dev/image/cmd/build-image -version "$version" -commit "$commit" -created "$created" "$@"; }
+# shellcheck disable=SC2046
 image -title otelcol-mcpdrift -description "OpenTelemetry Collector with MCP contract drift detection (mcpdrift) and impact analysis (mcpimpact)" \
   -binary /otelcol-mcpdrift -config docs/examples/image.yaml -config-path /etc/otelcol-mcpdrift/config.yaml \
   -cmd --config -cmd /etc/otelcol-mcpdrift/config.yaml -port 4317/tcp -port 4318/tcp -port 13133/tcp \
-  -platform "amd64=$bins/otelcol-mcpdrift_${v}_linux_amd64" -platform "arm64=$bins/otelcol-mcpdrift_${v}_linux_arm64" \
-  -out _build/image/otelcol-mcpdrift
+  $(platforms otelcol-mcpdrift) -out _build/image/otelcol-mcpdrift
+# shellcheck disable=SC2046
 image -title mcpdrift -description "mcpdrift CLI: contract drift checks, and mcpdrift proxy as a sidecar" \
-  -binary /mcpdrift -cmd --help \
-  -platform "amd64=$bins/mcpdrift_${v}_linux_amd64" -platform "arm64=$bins/mcpdrift_${v}_linux_arm64" \
-  -out _build/image/mcpdrift
+  -binary /mcpdrift -cmd --help $(platforms mcpdrift) -out _build/image/mcpdrift
 du -sh _build/image/otelcol-mcpdrift _build/image/mcpdrift

@@ -58,39 +58,7 @@ func TestDistributionImage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	back, err := layout.ImageIndexFromPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := back.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(top.Manifests) != 1 || top.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "0.1.0" {
-		t.Fatalf("the layout's index holds %v, want the image index, tagged 0.1.0", top.Manifests)
-	}
-	inner, err := back.ImageIndex(top.Manifests[0].Digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := inner.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var archs []string
-	var img v1.Image
-	for _, m := range im.Manifests {
-		if m.Platform == nil || m.Platform.OS != "linux" {
-			t.Fatalf("index entry %s has platform %v", m.Digest, m.Platform)
-		}
-		archs = append(archs, m.Platform.Architecture)
-		if m.Platform.Architecture == runtime.GOARCH {
-			if img, err = inner.Image(m.Digest); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	slices.Sort(archs)
+	img, archs := readLayout(t, dir, "0.1.0")
 	if !slices.Equal(archs, []string{"amd64", "arm64"}) {
 		t.Errorf("platforms %v, want amd64 and arm64", archs)
 	}
@@ -136,6 +104,51 @@ func TestDistributionImage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the image's entrypoint, validate on its default configuration: %v\n%s", err, out)
 	}
+}
+
+// readLayout reads the OCI image layout in dir back: its index.json must
+// name one image index tagged ref (any tag when ref is ""), of linux images.
+// It returns the image for this machine's architecture and the
+// architectures of all, sorted.
+func readLayout(t *testing.T, dir, ref string) (v1.Image, []string) {
+	t.Helper()
+	back, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := back.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(top.Manifests) != 1 || ref != "" && top.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != ref {
+		t.Fatalf("the layout's index holds %v, want the image index, tagged %s", top.Manifests, ref)
+	}
+	inner, err := back.ImageIndex(top.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := inner.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var archs []string
+	var img v1.Image
+	for _, m := range im.Manifests {
+		if m.Platform == nil || m.Platform.OS != "linux" {
+			t.Fatalf("index entry %s has platform %v", m.Digest, m.Platform)
+		}
+		archs = append(archs, m.Platform.Architecture)
+		if m.Platform.Architecture == runtime.GOARCH {
+			if img, err = inner.Image(m.Digest); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if img == nil {
+		t.Fatalf("%s has no linux/%s image (it has %v)", dir, runtime.GOARCH, archs)
+	}
+	slices.Sort(archs)
+	return img, archs
 }
 
 func other(arch string) string {
