@@ -17,9 +17,21 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
-// releaseVersion is the version cut in the scratch clone: the one
-// docs/collector.md's manifest names, so that it is used exactly as written.
+// releaseVersion is the version docs/collector.md's manifest names. The
+// test cuts a prerelease of it named by the source commit (testVersion), so
+// that it can use the module cache everyone uses: every third-party module
+// is already extracted there, where a cache of the test's own took 2.3 GB
+// of extraction, most of the test's time. A cut of one commit gives the same
+// modules byte for byte, so a run never finds different modules under its
+// version; and a second run of one commit finds its packages (cached by
+// module version under -trimpath) in the build cache. Two runs of one commit
+// at once would race on removing the modules at the end.
 const releaseVersion = "v0.1.0"
+
+// testVersion is releaseVersion with a prerelease naming the source commit.
+func testVersion(source string) string {
+	return releaseVersion + "-releasetest.c" + source[:min(12, len(source))]
+}
 
 // agentForbidden are module paths an agent that imports the interceptor must
 // not have in its build list.
@@ -29,9 +41,10 @@ var agentForbidden = regexp.MustCompile(`^(go\.opentelemetry\.io/collector|githu
 // a file-based module proxy, and uses it as users do, from directories outside
 // the repository with no workspace and no replace: an agent `go get`s
 // interceptor/gosdk, `go install …/cmd/mcpdrift@v0.1.0` works, and ocb builds
-// the complete distribution manifest of docs/collector.md. Third-party
-// modules come from the module cache's downloads, then the usual proxy; our
-// modules land in a module cache of the test's own.
+// the complete distribution manifest of docs/collector.md (its version of
+// mcpdrift replaced by the run's, testVersion). Third-party modules come from
+// the module cache, then the usual proxy; our modules are removed from the
+// module cache when the test ends.
 func TestReleaseOffline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
@@ -53,11 +66,11 @@ func TestReleaseOffline(t *testing.T) {
 	run(t, ctx, src, nil, "git", "fetch", "-q", repo, "HEAD")
 	run(t, ctx, src, nil, "git", "checkout", "-q", "--detach", "FETCH_HEAD")
 	proxyDir := filepath.Join(work, "proxy")
-	// One module cache of the test's own for the release and the builds
-	// below: each module is extracted into it once.
-	modcacheDir := filepath.Join(work, "modcache")
+	version := testVersion(strings.TrimSpace(run(t, ctx, src, nil, "git", "rev-parse", "HEAD")))
+	modcache := strings.TrimSpace(run(t, ctx, repo, nil, "go", "env", "GOMODCACHE"))
+	t.Cleanup(func() { removeRelease(t, modcache, version) })
 	at := time.Now()
-	res, err := release.Cut(ctx, release.Options{Repo: src, Version: releaseVersion, Proxy: proxyDir, ModCache: modcacheDir, Log: tlog{t}})
+	res, err := release.Cut(ctx, release.Options{Repo: src, Version: version, Proxy: proxyDir, ModCache: modcache, Log: tlog{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +79,7 @@ func TestReleaseOffline(t *testing.T) {
 		if got := strings.TrimSpace(run(t, ctx, src, nil, "git", "rev-parse", tag+"^{commit}")); got != res.Commit {
 			t.Errorf("tag %s names %s, want the release commit %s", tag, got, res.Commit)
 		}
-		dir := strings.TrimSuffix(strings.TrimSuffix(tag, releaseVersion), "/")
+		dir := strings.TrimSuffix(strings.TrimSuffix(tag, version), "/")
 		if dir == "" {
 			dir = "."
 		}
@@ -75,17 +88,16 @@ func TestReleaseOffline(t *testing.T) {
 		}
 	}
 
-	modcache := run(t, ctx, repo, nil, "go", "env", "GOMODCACHE")
 	usual := run(t, ctx, repo, nil, "go", "env", "GOPROXY")
 	bin := filepath.Join(work, "bin")
 	// The flags of ocb's compile step and of make distro (-trimpath, no
 	// cgo): a package's cache key then names its module and version, not
 	// the scratch module cache's directory, so the build cache of make
 	// distro, or of an earlier run, serves every third-party package.
-	// -modcacherw lets the test remove that cache.
+	// -modcacherw lets the test remove its modules from the module cache.
 	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -modcacherw -trimpath", "CGO_ENABLED=0",
-		"GOMODCACHE="+modcacheDir, "GONOSUMDB="+release.RootModule, "GOBIN="+bin,
-		"GOPROXY="+release.ProxyChain(proxyDir, strings.TrimSpace(modcache), strings.TrimSpace(usual)))
+		"GONOSUMDB="+release.RootModule, "GOBIN="+bin,
+		"GOPROXY="+release.ProxyChain(proxyDir, modcache, strings.TrimSpace(usual)))
 
 	t.Run("agent go get", func(t *testing.T) {
 		at := time.Now()
@@ -104,7 +116,7 @@ import (
 func main() { fmt.Println(gosdk.New().Interceptor() != nil) }
 `)
 		run(t, ctx, agent, env, "go", "mod", "init", "example.com/agent")
-		run(t, ctx, agent, env, "go", "get", release.RootModule+"/interceptor/gosdk@"+releaseVersion)
+		run(t, ctx, agent, env, "go", "get", release.RootModule+"/interceptor/gosdk@"+version)
 		run(t, ctx, agent, env, "go", "build", "-o", filepath.Join(work, "agent-bin"), ".")
 		if out := strings.TrimSpace(run(t, ctx, agent, env, filepath.Join(work, "agent-bin"))); out != "true" {
 			t.Errorf("the agent printed %q", out)
@@ -120,12 +132,12 @@ func main() { fmt.Println(gosdk.New().Interceptor() != nil) }
 
 	t.Run("go install", func(t *testing.T) {
 		at := time.Now()
-		run(t, ctx, work, env, "go", "install", release.RootModule+"/cmd/mcpdrift@"+releaseVersion)
+		run(t, ctx, work, env, "go", "install", release.RootModule+"/cmd/mcpdrift@"+version)
 		out := run(t, ctx, work, env, filepath.Join(bin, "mcpdrift"), "version")
-		if want := "mcpdrift " + releaseVersion + " (commit " + res.Source + ","; !strings.HasPrefix(out, want) {
+		if want := "mcpdrift " + version + " (commit " + res.Source + ","; !strings.HasPrefix(out, want) {
 			t.Errorf("mcpdrift version printed %q, want it to begin %q", out, want)
 		}
-		step("go install cmd/mcpdrift@"+releaseVersion, at)
+		step("go install cmd/mcpdrift@"+version, at)
 	})
 
 	t.Run("ocb", func(t *testing.T) {
@@ -137,7 +149,8 @@ func main() { fmt.Println(gosdk.New().Interceptor() != nil) }
 		if err := os.MkdirAll(filepath.Join(dir, "_build"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		manifest := docsManifest(t, filepath.Join(repo, "docs", "collector.md"))
+		manifest := strings.ReplaceAll(docsManifest(t, filepath.Join(repo, "docs", "collector.md")),
+			release.RootModule+" "+releaseVersion, release.RootModule+" "+version)
 		writeFile(t, filepath.Join(dir, "builder-config.yaml"), manifest)
 		run(t, ctx, dir, env, builder, "--config", "builder-config.yaml")
 		bin := filepath.Join(dir, "_build", "otelcol-mine", "otelcol-mine")
@@ -148,12 +161,39 @@ func main() { fmt.Println(gosdk.New().Interceptor() != nil) }
 			}
 		}
 		built := run(t, ctx, dir, env, "go", "version", "-m", bin)
-		if !strings.Contains(built, release.RootModule+"\t"+releaseVersion) {
-			t.Errorf("otelcol-mine is not built from %s %s:\n%s", release.RootModule, releaseVersion, built)
+		if !strings.Contains(built, release.RootModule+"\t"+version) {
+			t.Errorf("otelcol-mine is not built from %s %s:\n%s", release.RootModule, version, built)
 		}
 		step("ocb: the docs' manifest", at)
 	})
 	step("total", began)
+}
+
+// removeRelease removes our modules at version from the module cache:
+// the extracted modules (made writable by -modcacherw) and their downloads.
+func removeRelease(t *testing.T, modcache, version string) {
+	ours := filepath.FromSlash(release.RootModule)
+	for _, dir := range []string{filepath.Join(modcache, filepath.Dir(ours)), filepath.Join(modcache, "cache", "download", ours)} {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			name := d.Name()
+			if d.IsDir() && strings.HasSuffix(name, "@"+version) && strings.HasPrefix(path, filepath.Join(modcache, ours)) {
+				if err := os.RemoveAll(path); err != nil {
+					return err
+				}
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && strings.HasPrefix(name, version+".") && filepath.Base(filepath.Dir(path)) == "@v" {
+				return os.Remove(path)
+			}
+			return nil
+		})
+		if err != nil && !os.IsNotExist(err) {
+			t.Errorf("removing %s from the module cache: %v", version, err)
+		}
+	}
 }
 
 // docsManifest is the complete ocb manifest of docs/collector.md (the YAML

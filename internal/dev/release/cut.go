@@ -33,10 +33,11 @@ type Options struct {
 	Proxy string
 	// Env is the environment of the go commands (os.Environ() if nil).
 	Env []string
-	// ModCache is the module cache of the go commands, which must not be
-	// the user's (see goEnv); empty: a temporary one, removed after. The
-	// offline release test passes the cache its own builds then use, so
-	// that every module is extracted once.
+	// ModCache is the module cache of the go commands; empty: a temporary
+	// one, removed after. It may be the user's only for a version no other
+	// cut makes (see goEnv): the offline release test cuts a prerelease of
+	// its own and passes the user's, where third-party modules are already
+	// extracted.
 	ModCache string
 	// Log receives progress lines (nothing if nil).
 	Log io.Writer
