@@ -242,3 +242,43 @@ func TestStatusShowsMixedVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatJSONErrors: with --format json a failure is JSON on standard
+// output too (the API's own error body when it sent one, else the exit
+// code's name), and the exit code is the table's.
+func TestFormatJSONErrors(t *testing.T) {
+	api := newFakeAPI(t)
+	errorJSON := func(out string) apiwire.ErrorDetail {
+		t.Helper()
+		var body apiwire.ErrorBody
+		dec := json.NewDecoder(strings.NewReader(out))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil || dec.More() {
+			t.Fatalf("stdout is not one error object (%v): %q", err, out)
+		}
+		return body.Error
+	}
+	code, out, errOut := cli(t, "", "history", "nope", "--api", api.url, "--format", "json")
+	if e := errorJSON(out); code != exitNotFound || e.Code != "unknown_server" || !strings.Contains(errOut, "no server named") {
+		t.Errorf("404: exit %d, %+v, stderr %q", code, e, errOut)
+	}
+	api.fail(http.StatusConflict, `{"error":{"code":"no_open_drift","message":"\"demo-tools\" has no open drift to accept"}}`)
+	if code, out, _ := cli(t, "", "accept", "demo-tools", "--api", api.url, "--format", "json"); code != exitConflict || errorJSON(out).Code != "no_open_drift" {
+		t.Errorf("409: exit %d %q", code, out)
+	}
+	api.fail(http.StatusBadRequest, `{"error":{"code":"bad_parameter","message":"hours must be at most 24","parameter":"hours"}}`)
+	if code, out, _ := cli(t, "", "impact", "demo-tools", "--tool", "x", "--api", api.url, "--format", "json"); code != exitUsage || errorJSON(out).Parameter != "hours" {
+		t.Errorf("400: exit %d %q", code, out)
+	}
+	api.fail(http.StatusBadGateway, `<html>proxy error</html>`)
+	if code, out, _ := cli(t, "", "status", "--api", api.url, "--format", "json"); code != exitUnreachable || errorJSON(out).Code != "unreachable" {
+		t.Errorf("502 without the API's body: exit %d %q", code, out)
+	}
+	code, out, _ = cli(t, "", "status", "--api", "http://127.0.0.1:1", "--format", "json")
+	if e := errorJSON(out); code != exitUnreachable || e.Code != "unreachable" || !strings.Contains(e.Message, "did not answer") {
+		t.Errorf("unreachable: exit %d %+v", code, e)
+	}
+	if code, out, _ := cli(t, "", "status", "--api", api.url, "--format", "json", "--timeout", "-1s"); code != exitUsage || errorJSON(out).Code != "usage" {
+		t.Errorf("bad --timeout: exit %d %q", code, out)
+	}
+}
