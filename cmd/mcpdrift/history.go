@@ -106,8 +106,8 @@ func driftState(d *apiwire.Drift) string {
 		if !d.Accepted.Authenticated {
 			s += " (unauthenticated)"
 		}
-		if d.Accepted.Comment != "" {
-			s += ": " + contract.QuoteForDisplay(d.Accepted.Comment)
+		if d.Accepted.Comment != nil {
+			s += ": " + contract.QuoteForDisplay(*d.Accepted.Comment)
 		}
 		return s
 	case d.State == apiwire.DriftOpen:

@@ -101,7 +101,7 @@ func (e *apiExtension) getServer(r *http.Request) (any, *apiError) {
 
 func (e *apiExtension) listDrifts(r *http.Request) (any, *apiError) {
 	q := r.URL.Query()
-	if err := onlyParams(q, "limit"); err != nil {
+	if err := onlyParams(q, "limit", "before"); err != nil {
 		return nil, err
 	}
 	limit := defaultDriftLimit
@@ -112,8 +112,25 @@ func (e *apiExtension) listDrifts(r *http.Request) (any, *apiError) {
 		}
 		limit = n
 	}
+	query := controlplane.DriftQuery{Limit: limit, Before: q.Get("before")}
+	if _, ok := q["before"]; ok && query.Before == "" {
+		return nil, badParameter("before", "before must be a drift id: the previous page's next")
+	}
 	name := r.PathValue("name")
-	return firstOf(e, func(s controlplane.DriftSource) (apiwire.DriftPage, error) { return s.Drifts(name, limit) }, name)
+	unknownCursor := false
+	out, apiErr := firstOf(e, func(s controlplane.DriftSource) (apiwire.DriftPage, error) {
+		p, err := s.Drifts(name, query)
+		if errors.Is(err, controlplane.ErrUnknownDrift) {
+			unknownCursor = true
+			return p, nil
+		}
+		return p, err
+	}, name)
+	if unknownCursor {
+		return nil, badParameter("before", "no drift "+echo(query.Before)+" in the history of "+echo(name)+
+			": it was evicted (the history keeps the newest drifts; nothing older is left) or never was")
+	}
+	return out, apiErr
 }
 
 func (e *apiExtension) getDrift(r *http.Request) (any, *apiError) {
@@ -131,6 +148,9 @@ func (e *apiExtension) getDrift(r *http.Request) (any, *apiError) {
 			continue
 		}
 		if err != nil {
+			return nil, e.internal(err)
+		}
+		if out.NextStep, err = e.nextStep(r.Context(), &out); err != nil {
 			return nil, e.internal(err)
 		}
 		return out, nil

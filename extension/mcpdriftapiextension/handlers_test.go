@@ -1,7 +1,9 @@
 package mcpdriftapiextension
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -161,6 +163,108 @@ func TestDrifts(t *testing.T) {
 	if e := errorOf(t, a.get("/api/v1/drifts/{id}", "/api/v1/drifts/0000", http.StatusNotFound)); e.Code != codeUnknownDrift {
 		t.Errorf("unknown drift: %+v", e)
 	}
+}
+
+// TestDriftPaging: the history is paged with before and next, to the
+// oldest drift.
+func TestDriftPaging(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	a.register(newFakeDrift(t).withHistory(230), nil)
+	const route = "/api/v1/servers/{name}/drifts"
+	var ids []string
+	path := "/api/v1/servers/demo-tools/drifts?limit=100"
+	for pages := 0; ; pages++ {
+		if pages > 3 {
+			t.Fatalf("paging does not end: %d drifts", len(ids))
+		}
+		var p apiwire.DriftPage
+		decode(t, a.get(route, path, http.StatusOK), &p)
+		for _, d := range p.Drifts {
+			ids = append(ids, d.ID)
+		}
+		if p.Total != 230 {
+			t.Errorf("total %d", p.Total)
+		}
+		if p.Next == "" {
+			break
+		}
+		if p.Next != p.Drifts[len(p.Drifts)-1].ID {
+			t.Errorf("next %q is not the page's last drift", p.Next)
+		}
+		path = "/api/v1/servers/demo-tools/drifts?limit=100&before=" + p.Next
+	}
+	if len(ids) != 230 || ids[0] != "91f3ecb6ead24f65" || ids[229] != fmt.Sprintf("%016x", 0xa000+229) {
+		t.Errorf("paged %d drifts, %q to %q", len(ids), ids[0], ids[len(ids)-1])
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("drift %s on two pages", id)
+		}
+		seen[id] = true
+	}
+	for _, q := range []string{"before=", "before=0000000000000000", "before=a&before=b"} {
+		if e := errorOf(t, a.get(route, "/api/v1/servers/demo-tools/drifts?"+q, http.StatusBadRequest)); e.Parameter != "before" {
+			t.Errorf("%s: %+v", q, e)
+		}
+	}
+}
+
+// TestNextStep: an open drift says what to do, from the impact of its
+// changed tools; a closed one says nothing.
+func TestNextStep(t *testing.T) {
+	const route, path = "/api/v1/drifts/{id}", "/api/v1/drifts/91f3ecb6ead24f65"
+	get := func(a *api) *apiwire.NextStep {
+		t.Helper()
+		var d apiwire.DriftDetail
+		decode(t, a.get(route, path, http.StatusOK), &d)
+		return d.NextStep
+	}
+	// The example: a breaking change, two agents with sessions failed or
+	// still stale since it.
+	a := startAPI(t, nil, nil)
+	a.register(newFakeDrift(t), &fakeImpact{window: 24 * time.Hour, recent: time.Hour})
+	s := get(a)
+	if s == nil || s.Action != apiwire.StepRollback || !s.ImpactKnown || s.Rollback == nil || s.Rollback.Contract != "f35a9f28db9e36cf2583ebcdeb99f80a53fd712a06a1e6fd3d6f813976854aef" ||
+		s.Rollback.ServerVersion == nil || *s.Rollback.ServerVersion != "0.9.0" || len(s.Agents) != 2 || *s.Agents[0].Agent != "planner" ||
+		!strings.Contains(s.Summary, "roll demo-tools back to contract f35a9f28db9e (version 0.9.0), or restart or update planner, researcher") {
+		t.Errorf("rollback: %+v", s)
+	}
+	// Nobody hurt: every session recovered.
+	b := startAPI(t, nil, nil)
+	b.register(newFakeDrift(t), recoveredImpact{&fakeImpact{window: 24 * time.Hour, recent: time.Hour}})
+	if s := get(b); s == nil || s.Action != apiwire.StepAccept || len(s.Agents) != 0 || s.ToolsChecked != 3 {
+		t.Errorf("nobody hurt: %+v", s)
+	}
+	// No processor: nobody can say.
+	c := startAPI(t, nil, nil)
+	c.register(newFakeDrift(t), nil)
+	if s := get(c); s == nil || s.Action != apiwire.StepReview || s.ImpactKnown || s.Rollback == nil {
+		t.Errorf("no processor: %+v", s)
+	}
+	// A closed drift: no step.
+	f := newFakeDrift(t)
+	f.drift.State = apiwire.DriftAccepted
+	d := startAPI(t, nil, nil)
+	d.register(f, &fakeImpact{window: 24 * time.Hour, recent: time.Hour})
+	if s := get(d); s != nil {
+		t.Errorf("accepted drift: %+v", s)
+	}
+}
+
+// recoveredImpact is the example impact with every session recovered.
+type recoveredImpact struct{ *fakeImpact }
+
+func (r recoveredImpact) Impact(ctx context.Context, q controlplane.ImpactQuery) (apiwire.Impact, error) {
+	out, err := r.fakeImpact.Impact(ctx, q)
+	for i, a := range out.Agents {
+		if a.Recovery != nil {
+			rec := *a.Recovery
+			rec.Recovered, rec.StillStale, rec.Failed = rec.Recovered+rec.StillStale+rec.Failed, 0, 0
+			out.Agents[i].Recovery = &rec
+		}
+	}
+	return out, err
 }
 
 func TestImpact(t *testing.T) {
