@@ -158,35 +158,68 @@ func (c *apiClient) redact(err error) string {
 }
 
 // apiStatusError maps an API error response to an exit code, with the
-// API's message (server text, escaped).
+// API's message (server text, escaped). The API's error body rides along
+// for --format json.
 func apiStatusError(status int, raw []byte, where string) error {
 	var body apiwire.ErrorBody
 	msg := fmt.Sprintf("HTTP %d", status)
 	if json.Unmarshal(raw, &body) == nil && body.Error.Message != "" {
 		msg = contract.SanitizeText(body.Error.Message)
+	} else {
+		body = apiwire.ErrorBody{}
 	}
+	var err error
+	code := exitUnreachable
 	switch status {
 	case http.StatusBadRequest, http.StatusUnsupportedMediaType, http.StatusRequestEntityTooLarge:
-		return usageError("the API refused the request: %s", msg)
+		code, err = exitUsage, fmt.Errorf("the API refused the request: %s", msg)
 	case http.StatusNotFound:
-		return &exitError{code: exitNotFound, err: errors.New(msg)}
+		code, err = exitNotFound, errors.New(msg)
 	case http.StatusConflict:
-		return &exitError{code: exitConflict, err: errors.New(msg)}
+		code, err = exitConflict, errors.New(msg)
 	case http.StatusUnauthorized:
-		return &exitError{code: exitUnreachable, err: fmt.Errorf("%s refused the credentials (set --token or $%s, or user:password@ in --api): %s", where, envToken, msg)}
+		err = fmt.Errorf("%s refused the credentials (set --token or $%s, or user:password@ in --api): %s", where, envToken, msg)
+	default:
+		err = fmt.Errorf("%s: %s", where, msg)
 	}
-	return &exitError{code: exitUnreachable, err: fmt.Errorf("%s: %s", where, msg)}
+	if body.Error.Code != "" {
+		err = &apiAnswerError{body: body, err: err}
+	}
+	return &exitError{code: code, err: err}
+}
+
+// apiAnswerError is an error the API answered with its own error body.
+type apiAnswerError struct {
+	body apiwire.ErrorBody
+	err  error
+}
+
+func (e *apiAnswerError) Error() string { return e.err.Error() }
+func (e *apiAnswerError) Unwrap() error { return e.err }
+
+// writeErrorJSON writes a failed command's error to standard output as the
+// API writes its errors, {"error": {"code", "message", "parameter"}}, so a
+// script reading --format json always gets JSON: the API's own body when it
+// answered with one, else the exit code's name (unreachable, usage, ...)
+// and the message. The exit code is the one the table gives either way.
+func writeErrorJSON(w io.Writer, err error) error {
+	var answer *apiAnswerError
+	body := apiwire.ErrorBody{Error: apiwire.ErrorDetail{Code: exitName(err), Message: err.Error()}}
+	if errors.As(err, &answer) {
+		body = answer.body
+	}
+	b, mErr := json.Marshal(body)
+	if mErr != nil {
+		return mErr
+	}
+	return writeRaw(w, b)
 }
 
 // fetch calls the API (segments under /api/v1/, with query and body),
 // decodes the answer into out and prints it: as it came with --format json,
 // else with text.
 func (f *apiFlags) fetch(cmd *cobra.Command, method string, query url.Values, body, out any, text func(io.Writer) error, segments ...string) error {
-	c, err := f.client()
-	if err != nil {
-		return err
-	}
-	raw, err := c.call(cmd.Context(), method, c.endpoint(query, segments...), body, out)
+	raw, err := f.get(cmd, method, query, body, out, segments...)
 	if err != nil {
 		return err
 	}
@@ -194,6 +227,20 @@ func (f *apiFlags) fetch(cmd *cobra.Command, method string, query url.Values, bo
 		return writeRaw(cmd.OutOrStdout(), raw)
 	}
 	return text(cmd.OutOrStdout())
+}
+
+// get calls the API and decodes its answer into out; with --format json a
+// failure is also written to standard output as JSON (writeErrorJSON).
+func (f *apiFlags) get(cmd *cobra.Command, method string, query url.Values, body, out any, segments ...string) ([]byte, error) {
+	c, err := f.client()
+	var raw []byte
+	if err == nil {
+		raw, err = c.call(cmd.Context(), method, c.endpoint(query, segments...), body, out)
+	}
+	if err != nil && f.format == "json" {
+		_ = writeErrorJSON(cmd.OutOrStdout(), err) // the message goes to stderr regardless
+	}
+	return raw, err
 }
 
 // writeRaw writes the API's JSON answer as it came, newline-terminated.

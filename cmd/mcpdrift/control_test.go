@@ -38,6 +38,7 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 	routes := map[string]string{
 		"GET /api/v1/servers":                        "servers.json",
 		"GET /api/v1/servers/demo-tools/drifts":      "drifts.json",
+		"GET /api/v1/drifts/91f3ecb6ead24f65":        "drift.json",
 		"GET /api/v1/servers/demo-tools/impact":      "impact.json",
 		"POST /api/v1/servers/demo-tools/accept":     "accept.json",
 		"GET /api/v1/servers/demo-tools/impact#none": "impact_no_callers.json",
@@ -119,7 +120,7 @@ func TestControlEnvironment(t *testing.T) {
 	t.Setenv(envAPI, api.url)
 	t.Setenv(envToken, "env-token-987")
 	cli(t, "", "history", "demo-tools")
-	req, _ := api.last()
+	req := api.requests[0]
 	if req.Header.Get("Authorization") != "Bearer env-token-987" || req.URL.Query().Get("limit") != "20" {
 		t.Errorf("request %s %v", req.URL, req.Header)
 	}
@@ -140,12 +141,33 @@ func TestHistoryCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"2 of 2 drifts", "OPEN", "accepted by alice", `"search rollout"`, "BREAKING", "input.property.added_required", "BEFORE:", "AFTER:"} {
+	for _, want := range []string{"2 of 2 drifts", "OPEN", "accepted by alice", `"search rollout"`, "BREAKING", "input.property.added_required", "BEFORE:", "AFTER:",
+		"(server 0.9.0 -> 1.0.0)",
+		"next step (rollback): A breaking change hurts 2 agents: roll demo-tools back to contract f35a9f28db9e (version 0.9.0), or restart or update planner, researcher.",
+		"  planner (high risk; 1 sessions failed, 14 stale calls): create_ticket; sessions planner-s3, planner-s2, planner-s1",
+		// The drift's description is the summary, and each change says its
+		// consequence once.
+		"breaking (1 breaking, 1 warning, 1 compatible, 0 info)\ncreate_ticket: required param project added; get_weather: description changed; added 1 tool (get_forecast)\n",
+		"ADDED TOOLS\n  get_forecast(city: string, days?: integer)\n      Get tomorrow's forecast for a city.",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("history output lacks %q:\n%s", want, out)
 		}
 	}
-	if req, _ := api.last(); req.URL.Query().Get("limit") != "5" {
+	if n := strings.Count(out, "agents calling create_ticket without project will now get a validation error"); n != 1 {
+		t.Errorf("the change's consequence is printed %d times:\n%s", n, out)
+	}
+	// The page, then the details: the open drift's (next step) and the
+	// older one's (it added a tool; the stand-in knows no such drift, and
+	// the history is printed without its signature).
+	var paths []string
+	for _, r := range api.requests {
+		paths = append(paths, r.URL.Path)
+	}
+	if strings.Join(paths, " ") != "/api/v1/servers/demo-tools/drifts /api/v1/drifts/91f3ecb6ead24f65 /api/v1/drifts/3f1d2a9c0b7e6d54" {
+		t.Errorf("requests %q", paths)
+	}
+	if req := api.requests[0]; req.URL.Query().Get("limit") != "5" {
 		t.Errorf("limit not sent: %s", req.URL)
 	}
 	if code, _, _ := cli(t, "", "history", "nope", "--api", api.url); code != exitNotFound {
@@ -240,5 +262,45 @@ func TestStatusShowsMixedVariants(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestFormatJSONErrors: with --format json a failure is JSON on standard
+// output too (the API's own error body when it sent one, else the exit
+// code's name), and the exit code is the table's.
+func TestFormatJSONErrors(t *testing.T) {
+	api := newFakeAPI(t)
+	errorJSON := func(out string) apiwire.ErrorDetail {
+		t.Helper()
+		var body apiwire.ErrorBody
+		dec := json.NewDecoder(strings.NewReader(out))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil || dec.More() {
+			t.Fatalf("stdout is not one error object (%v): %q", err, out)
+		}
+		return body.Error
+	}
+	code, out, errOut := cli(t, "", "history", "nope", "--api", api.url, "--format", "json")
+	if e := errorJSON(out); code != exitNotFound || e.Code != "unknown_server" || !strings.Contains(errOut, "no server named") {
+		t.Errorf("404: exit %d, %+v, stderr %q", code, e, errOut)
+	}
+	api.fail(http.StatusConflict, `{"error":{"code":"no_open_drift","message":"\"demo-tools\" has no open drift to accept"}}`)
+	if code, out, _ := cli(t, "", "accept", "demo-tools", "--api", api.url, "--format", "json"); code != exitConflict || errorJSON(out).Code != "no_open_drift" {
+		t.Errorf("409: exit %d %q", code, out)
+	}
+	api.fail(http.StatusBadRequest, `{"error":{"code":"bad_parameter","message":"hours must be at most 24","parameter":"hours"}}`)
+	if code, out, _ := cli(t, "", "impact", "demo-tools", "--tool", "x", "--api", api.url, "--format", "json"); code != exitUsage || errorJSON(out).Parameter != "hours" {
+		t.Errorf("400: exit %d %q", code, out)
+	}
+	api.fail(http.StatusBadGateway, `<html>proxy error</html>`)
+	if code, out, _ := cli(t, "", "status", "--api", api.url, "--format", "json"); code != exitUnreachable || errorJSON(out).Code != "unreachable" {
+		t.Errorf("502 without the API's body: exit %d %q", code, out)
+	}
+	code, out, _ = cli(t, "", "status", "--api", "http://127.0.0.1:1", "--format", "json")
+	if e := errorJSON(out); code != exitUnreachable || e.Code != "unreachable" || !strings.Contains(e.Message, "did not answer") {
+		t.Errorf("unreachable: exit %d %+v", code, e)
+	}
+	if code, out, _ := cli(t, "", "status", "--api", api.url, "--format", "json", "--timeout", "-1s"); code != exitUsage || errorJSON(out).Code != "usage" {
+		t.Errorf("bad --timeout: exit %d %q", code, out)
 	}
 }

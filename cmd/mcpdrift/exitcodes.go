@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -78,6 +79,21 @@ func outputError(err error) error {
 		return nil
 	}
 	return &exitError{code: exitOutput, err: err}
+}
+
+// exitName is the table's name of the code err exits with.
+func exitName(err error) string {
+	code := exitUsage
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	for _, c := range exitCodes {
+		if c.code == code {
+			return c.name
+		}
+	}
+	return "error"
 }
 
 // appliesTo reports whether a command can exit with c ("" asks for all).

@@ -44,14 +44,28 @@ func Text(r *contract.Report) string {
 		return "mcpdrift: no changes\n"
 	}
 	fmt.Fprintf(&b, "mcpdrift: %s (%s)\n%s\n", r.Worst(), r.Summary().String(), r.OneLine())
+	b.WriteString(TextChanges(r))
+	return b.String()
+}
+
+// TextChanges is the part of Text after its summary: every change grouped
+// by severity with BEFORE and AFTER (for a caller that writes its own
+// summary, as mcpdrift history does with the drift's description).
+func TextChanges(r *contract.Report) string {
+	var b strings.Builder
 	current := contract.None
 	for _, c := range r.Changes {
 		if c.Severity != current {
 			current = c.Severity
 			fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(current.String()))
 		}
-		fmt.Fprintf(&b, "  %s: %s  [%s]\n", subjectLabel(c), c.Brief(), contract.SafeText(string(c.Rule)))
-		fmt.Fprintf(&b, "      %s\n", contract.SafeText(c.Message))
+		brief := c.Brief()
+		fmt.Fprintf(&b, "  %s: %s  [%s]\n", subjectLabel(c), brief, contract.SafeText(string(c.Rule)))
+		// A change read back from JSON has no brief of its own: Brief is
+		// then the message, said once.
+		if msg := contract.SafeText(c.Message); msg != brief {
+			fmt.Fprintf(&b, "      %s\n", msg)
+		}
 		if c.Path != "" {
 			fmt.Fprintf(&b, "      path:   %s\n", contract.SanitizeText(c.Path))
 		}

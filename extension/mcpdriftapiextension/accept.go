@@ -8,10 +8,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/client"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
@@ -51,10 +53,10 @@ func (e *apiExtension) accept(r *http.Request) (any, *apiError) {
 		case errors.Is(err, controlplane.ErrUnknownServer):
 			continue
 		case errors.Is(err, controlplane.ErrNoOpenDrift):
-			return nil, newAPIError(http.StatusConflict, codeNoOpenDrift, fmt.Sprintf("%q has no open drift to accept", name))
+			return nil, newAPIError(http.StatusConflict, codeNoOpenDrift, echo(name)+" has no open drift to accept")
 		case errors.Is(err, controlplane.ErrDriftMismatch):
 			return nil, newAPIError(http.StatusConflict, codeDriftMismatch,
-				fmt.Sprintf("drift %q is not the newest open drift of %q (GET its drifts again, then accept what you see)", req.Drift, name))
+				fmt.Sprintf("drift %s is not the newest open drift of %s (GET its drifts again, then accept what you see)", echo(req.Drift), echo(name)))
 		case err != nil:
 			return nil, e.internal(err)
 		}
@@ -76,8 +78,14 @@ func readAcceptRequest(r *http.Request) (apiwire.AcceptRequest, *apiError) {
 	if len(body) > maxAcceptBody {
 		return req, newAPIError(http.StatusRequestEntityTooLarge, codeTooLarge, fmt.Sprintf("the body is larger than %d bytes", maxAcceptBody))
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return req, nil
+	}
+	// null, [] or "x" would decode into the zero request and accept as
+	// anonymous: only an object says what the client meant.
+	if trimmed[0] != '{' {
+		return req, badParameter("body", "the body must be a JSON object with optional drift, by and comment ({} accepts the newest open drift)")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -88,14 +96,27 @@ func readAcceptRequest(r *http.Request) (apiwire.AcceptRequest, *apiError) {
 		return req, badParameter("body", "the body must hold one JSON object")
 	}
 	switch {
-	case !utf8.ValidString(req.By) || len(req.By) > maxByLen:
-		return req, badParameter("by", fmt.Sprintf("by must be UTF-8 of at most %d bytes", maxByLen))
-	case !utf8.ValidString(req.Comment) || len(req.Comment) > maxCommentLen:
-		return req, badParameter("comment", fmt.Sprintf("comment must be UTF-8 of at most %d bytes", maxCommentLen))
+	case !displayable(req.By, false) || len(req.By) > maxByLen:
+		return req, badParameter("by", fmt.Sprintf("by must be one line of UTF-8 of at most %d bytes, without control, bidi or invisible characters", maxByLen))
+	case !displayable(req.Comment, true) || len(req.Comment) > maxCommentLen:
+		return req, badParameter("comment", fmt.Sprintf("comment must be UTF-8 of at most %d bytes, without control (other than newline and tab), bidi or invisible characters", maxCommentLen))
 	case len(req.Drift) > 64:
 		return req, badParameter("drift", "drift must be a drift id")
 	}
 	return req, nil
+}
+
+// displayable reports whether s is UTF-8 that shows as what it says: the
+// audit record names who accepted, and a U+202E or a zero-width character
+// would let a name read as another on screen. Line breaks and tabs pass
+// only when multiline. The JSON decoder turns bytes that are not UTF-8 into
+// U+FFFD, which HasInvisible counts: a name sent as invalid UTF-8 is
+// refused, not stored mangled.
+func displayable(s string, multiline bool) bool {
+	if !utf8.ValidString(s) || contract.HasInvisible(s) {
+		return false
+	}
+	return multiline || !strings.ContainsAny(s, "\n\r\t")
 }
 
 // principalAttributes are the auth data attributes that name the

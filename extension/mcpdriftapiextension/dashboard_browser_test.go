@@ -1,14 +1,18 @@
 package mcpdriftapiextension
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 
 	"github.com/mcpdrift/mcpdrift/internal/dev/dashboardtest"
@@ -327,4 +331,166 @@ func openBehindAuth(t *testing.T, auth string, exts map[component.ID]component.C
 	b := dashboardtest.Open(t)
 	b.Load(serveExamples(t, drift, newExampleImpact(), withAuth(component.MustNewID(auth)), exts) + demoRoute)
 	return drift, b
+}
+
+// On a phone (390×844) and a small tablet (768×1024) the first screen of a
+// drifted server shows its status, the worst change and the agents it
+// hurts; nothing needs a sideways scroll, and the breadcrumb is whole.
+func TestDashboardSmallScreens(t *testing.T) {
+	b := dashboardtest.Open(t)
+	url := serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil)
+	for _, size := range []struct {
+		name          string
+		width, height int64
+	}{{"phone", 390, 844}, {"tablet", 768, 1024}} {
+		b.Viewport(size.width, size.height)
+		screen := float64(size.height)
+		b.Load(url + demoRoute)
+		for _, sel := range []string{".server-title [data-status]", ".next-step .worst", ".agents-hurt li[data-agent=\"planner\"]", ".agents-hurt li[data-agent=\"researcher\"]", ".next-summary"} {
+			if r := b.Box(sel); r.Bottom() > screen || r.Right() > float64(size.width) {
+				t.Errorf("%s: %s ends at (%.0f, %.0f), off the first %dx%d screen", size.name, sel, r.Right(), r.Bottom(), size.width, size.height)
+			}
+		}
+		if got := b.Text(".next-step [data-step]"); got != "Roll back" {
+			t.Errorf("%s: next step %q", size.name, got)
+		}
+		crumb := b.Box(".crumbs .current")
+		if got := b.Text(".crumbs .current"); got != "demo-tools" || crumb.Right() > float64(size.width) {
+			t.Errorf("%s: breadcrumb %q ends at x=%.0f", size.name, got, crumb.Right())
+		}
+		checkFits(t, b, size.name+" drift tab")
+		b.Screenshot("dashboard-"+size.name+".png", int(size.height))
+
+		b.Load(url)
+		checkFits(t, b, size.name+" server list")
+		// A DOWN server says since when, on its first screen.
+		b.Go("#/servers/billing")
+		if r := b.Box(".down-since"); r.Bottom() > screen || !strings.Contains(b.Text(".down-since"), "auth required") {
+			t.Errorf("%s: down since %q at y=%.0f", size.name, b.Text(".down-since"), r.Bottom())
+		}
+		checkFits(t, b, size.name+" DOWN server")
+	}
+	b.CheckConsole()
+}
+
+// checkFits fails when the page or a table in it is wider than the screen.
+func checkFits(t *testing.T, b *dashboardtest.Browser, what string) {
+	t.Helper()
+	var got struct {
+		Scroll int      `json:"scroll"`
+		Inner  int      `json:"inner"`
+		Wide   []string `json:"wide"`
+	}
+	b.Eval(`({ scroll: document.documentElement.scrollWidth, inner: innerWidth,
+  wide: [...document.querySelectorAll('table, .crumbs .current, pre:not(.box-value)')].filter((n) => n.offsetParent && n.scrollWidth > n.clientWidth + 1)
+    .map((n) => n.tagName + '.' + n.className + ' ' + n.scrollWidth + '>' + n.clientWidth) })`, &got)
+	if got.Scroll > got.Inner || len(got.Wide) > 0 {
+		t.Errorf("%s: page %dpx wide in a %dpx window; cut or scrolling: %q", what, got.Scroll, got.Inner, got.Wide)
+	}
+}
+
+// A drift of 60 changes to 15 tools shows collapsed: the first items open
+// with their first changes, the rest as headings; the filter narrows it
+// to a severity and to one tool.
+func TestDashboardBigDrift(t *testing.T) {
+	x := newExampleDrift(t)
+	x.drift.Changes = manyChanges(60, 15)
+	x.drift.Summary = contract.Summary{}
+	for _, c := range x.drift.Changes {
+		switch c.Severity {
+		case contract.Breaking:
+			x.drift.Summary.Breaking++
+		case contract.Warning:
+			x.drift.Summary.Warning++
+		default:
+			x.drift.Summary.Compatible++
+		}
+	}
+	b := dashboardtest.Open(t)
+	b.Load(serveExamples(t, x, newExampleImpact(), nil, nil) + demoRoute)
+	var got struct {
+		Groups    int `json:"groups"`
+		Collapsed int `json:"collapsed"`
+		Cards     int `json:"cards"`
+		Height    int `json:"height"`
+	}
+	read := func() {
+		b.Eval(`({ groups: document.querySelectorAll('.item-group:not([hidden])').length,
+  collapsed: document.querySelectorAll('.item-group[data-collapsed="true"]').length,
+  cards: [...document.querySelectorAll('.change-card')].filter((c) => c.offsetParent).length,
+  height: document.documentElement.scrollHeight })`, &got)
+	}
+	read()
+	if got.Groups != 15 || got.Collapsed != 11 || got.Cards != 12 || got.Height > 9000 {
+		t.Errorf("60 changes: %d items, %d collapsed, %d changes shown, %dpx tall (want 15, 11, 12, a few screens)", got.Groups, got.Collapsed, got.Cards, got.Height)
+	}
+	b.Screenshot("dashboard-big-drift.png", 0)
+
+	// Breaking only: every breaking change, and nothing else.
+	b.Do(chromedp.Click(chromedp.CSS(`[data-filter-severity="breaking"]`)))
+	read()
+	if got.Cards != x.drift.Summary.Breaking || b.Text(`.change-card:not([hidden])[data-severity="warning"]`) != "" {
+		t.Errorf("breaking only: %d changes shown, want %d", got.Cards, x.drift.Summary.Breaking)
+	}
+	// One tool (and breaking): that tool's breaking changes.
+	b.Do(chromedp.SetValue(chromedp.CSS(`select[data-filter="item"]`), "14"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('select[data-filter="item"]').dispatchEvent(new Event('change'))`))
+	read()
+	if got.Groups != 1 || b.Text(`.item-group:not([hidden]) .name`) != "tool_14" || got.Cards != 2 {
+		t.Errorf("tool_14, breaking: %d items (%q), %d changes", got.Groups, b.Text(`.item-group:not([hidden]) .name`), got.Cards)
+	}
+	// Filters off: laid out as at first.
+	b.Do(chromedp.Click(chromedp.CSS(`[data-filter-severity="breaking"]`)), chromedp.SetValue(chromedp.CSS(`select[data-filter="item"]`), ""),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('select[data-filter="item"]').dispatchEvent(new Event('change'))`))
+	read()
+	if got.Groups != 15 || got.Cards < 12 {
+		t.Errorf("filters off: %d items, %d changes", got.Groups, got.Cards)
+	}
+	// An item's other changes are a click away.
+	b.Do(chromedp.Click(chromedp.CSS(`.item-group[data-name="tool_0"] [data-action="more-changes"]`)))
+	var tool0 int
+	b.Eval(`[...document.querySelectorAll('.item-group[data-name="tool_0"] .change-card')].filter((c) => c.offsetParent).length`, &tool0)
+	if tool0 != 4 {
+		t.Errorf("tool_0 after more: %d changes shown", tool0)
+	}
+	b.CheckConsole()
+}
+
+// manyChanges is a drift of n changes spread over tools tool_0..; each
+// tool's first two changes are breaking, the rest warnings.
+func manyChanges(n, tools int) []contract.Change {
+	out := make([]contract.Change, 0, n)
+	for i := range n {
+		tool, k := i%tools, i/tools
+		sev, rule := contract.Warning, contract.RuleID("tool.description.changed")
+		if k < 2 {
+			sev, rule = contract.Breaking, "input.property.added_required"
+		}
+		out = append(out, contract.Change{Rule: rule, Severity: sev, Subject: contract.KindTool, Name: fmt.Sprintf("tool_%d", tool),
+			Path: fmt.Sprintf("/inputSchema/properties/p%d", k), After: json.RawMessage(`{"type":"string"}`),
+			Message: fmt.Sprintf("agents calling tool_%d without p%d will now get a validation error", tool, k)})
+	}
+	slices.SortStableFunc(out, func(a, b contract.Change) int { return int(b.Severity) - int(a.Severity) })
+	return out
+}
+
+// The history pages through the API's cursor to the oldest drift.
+func TestDashboardHistoryPaging(t *testing.T) {
+	x := newExampleDrift(t)
+	x.withHistory(130)
+	b := dashboardtest.Open(t)
+	b.Load(serveExamples(t, x, newExampleImpact(), nil, nil) + demoRoute)
+	for clicks := 0; b.Text(`[data-action="older"]`) != ""; clicks++ {
+		if clicks > 3 {
+			t.Fatalf("Show older does not end: %d drifts listed", len(b.ReadDrift().History))
+		}
+		before := len(b.ReadDrift().History)
+		b.Do(chromedp.Click(chromedp.CSS(`[data-action="older"]`)))
+		b.WaitFor(`document.querySelectorAll('.history a[data-drift]').length > ` + strconv.Itoa(before))
+	}
+	h := b.ReadDrift().History
+	if len(h) != 130 || h[0] != "91f3ecb6ead24f65" || h[129] != fmt.Sprintf("%016x", 0xa000+129) {
+		t.Errorf("history lists %d drifts, %q … %q", len(h), h[0], h[len(h)-1])
+	}
+	b.CheckConsole()
 }

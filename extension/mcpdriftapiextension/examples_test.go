@@ -156,8 +156,8 @@ func (x *exampleDrift) Server(name string) (apiwire.ServerDetail, error) {
 	return d, err
 }
 
-func (x *exampleDrift) Drifts(name string, limit int) (apiwire.DriftPage, error) {
-	p, err := x.fakeDrift.Drifts(name, limit)
+func (x *exampleDrift) Drifts(name string, q controlplane.DriftQuery) (apiwire.DriftPage, error) {
+	p, err := x.fakeDrift.Drifts(name, q)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	p.Drifts = append([]apiwire.Drift(nil), p.Drifts...)

@@ -101,19 +101,36 @@ func (e *apiExtension) getServer(r *http.Request) (any, *apiError) {
 
 func (e *apiExtension) listDrifts(r *http.Request) (any, *apiError) {
 	q := r.URL.Query()
-	if err := onlyParams(q, "limit"); err != nil {
+	if err := onlyParams(q, "limit", "before"); err != nil {
 		return nil, err
 	}
 	limit := defaultDriftLimit
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 1 || n > maxDriftLimit {
-			return nil, badParameter("limit", fmt.Sprintf("limit must be an integer from 1 to %d, not %q", maxDriftLimit, v[0]))
+			return nil, badParameter("limit", fmt.Sprintf("limit must be an integer from 1 to %d, not %s", maxDriftLimit, echo(v[0])))
 		}
 		limit = n
 	}
+	query := controlplane.DriftQuery{Limit: limit, Before: q.Get("before")}
+	if _, ok := q["before"]; ok && query.Before == "" {
+		return nil, badParameter("before", "before must be a drift id: the previous page's next")
+	}
 	name := r.PathValue("name")
-	return firstOf(e, func(s controlplane.DriftSource) (apiwire.DriftPage, error) { return s.Drifts(name, limit) }, name)
+	unknownCursor := false
+	out, apiErr := firstOf(e, func(s controlplane.DriftSource) (apiwire.DriftPage, error) {
+		p, err := s.Drifts(name, query)
+		if errors.Is(err, controlplane.ErrUnknownDrift) {
+			unknownCursor = true
+			return p, nil
+		}
+		return p, err
+	}, name)
+	if unknownCursor {
+		return nil, badParameter("before", "no drift "+echo(query.Before)+" in the history of "+echo(name)+
+			": it was evicted (the history keeps the newest drifts; nothing older is left) or never was")
+	}
+	return out, apiErr
 }
 
 func (e *apiExtension) getDrift(r *http.Request) (any, *apiError) {
@@ -133,9 +150,12 @@ func (e *apiExtension) getDrift(r *http.Request) (any, *apiError) {
 		if err != nil {
 			return nil, e.internal(err)
 		}
+		if out.NextStep, err = e.nextStep(r.Context(), &out); err != nil {
+			return nil, e.internal(err)
+		}
 		return out, nil
 	}
-	return nil, newAPIError(http.StatusNotFound, codeUnknownDrift, fmt.Sprintf("no drift with id %q in the history", id))
+	return nil, newAPIError(http.StatusNotFound, codeUnknownDrift, "no drift with id "+echo(id)+" in the history")
 }
 
 // toolQuery checks the parameters of a query about one tool of the
@@ -168,8 +188,8 @@ func (e *apiExtension) getImpact(r *http.Request) (any, *apiError) {
 		// Compared in hours (a huge value would overflow a Duration), with a
 		// millisecond of slack: the window printed in hours may round.
 		if err != nil || math.IsNaN(h) || h <= 0 || h > (window+time.Millisecond).Hours() {
-			return nil, badParameter("hours", fmt.Sprintf("hours must be a number greater than 0 and at most %s (the mcpimpact processor's window), not %q",
-				strconv.FormatFloat(window.Hours(), 'f', -1, 64), v[0]))
+			return nil, badParameter("hours", fmt.Sprintf("hours must be a number greater than 0 and at most %s (the mcpimpact processor's window), not %s",
+				strconv.FormatFloat(window.Hours(), 'f', -1, 64), echo(v[0])))
 		}
 		hours = h
 	}
@@ -196,7 +216,7 @@ func (e *apiExtension) getDigestUsage(r *http.Request) (any, *apiError) {
 	if v, ok := q["days"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 1 || n > apiwire.MaxDigestUsageDays {
-			return nil, badParameter("days", fmt.Sprintf("days must be an integer from 1 to %d, not %q", apiwire.MaxDigestUsageDays, v[0]))
+			return nil, badParameter("days", fmt.Sprintf("days must be an integer from 1 to %d, not %s", apiwire.MaxDigestUsageDays, echo(v[0])))
 		}
 		days = n
 	}
@@ -216,12 +236,12 @@ func (e *apiExtension) viewError(err error, im *impactSource, name, tool string)
 	case errors.Is(err, controlplane.ErrUnknownServer):
 		if e.probed(name) {
 			return newAPIError(http.StatusNotFound, codeUnknownServer,
-				fmt.Sprintf("%q is probed, but no snapshot of it has reached the mcpimpact processor %s yet", name, im.id))
+				fmt.Sprintf("%s is probed, but no snapshot of it has reached the mcpimpact processor %s yet", echo(name), im.id))
 		}
 		return unknownServer(name)
 	case errors.Is(err, controlplane.ErrUnknownTool):
 		return newAPIError(http.StatusNotFound, codeUnknownTool,
-			fmt.Sprintf("server %q never listed a tool %q and nobody called one in the window", name, tool))
+			fmt.Sprintf("server %s never listed a tool %s and nobody called one in the window", echo(name), echo(tool)))
 	}
 	return e.internal(err)
 }
@@ -257,7 +277,7 @@ func firstOf[T any](e *apiExtension, get func(controlplane.DriftSource) (T, erro
 }
 
 func unknownServer(name string) *apiError {
-	return newAPIError(http.StatusNotFound, codeUnknownServer, fmt.Sprintf("no server named %q (GET /api/v1/servers lists them)", name))
+	return newAPIError(http.StatusNotFound, codeUnknownServer, "no server named "+echo(name)+" (GET /api/v1/servers lists them)")
 }
 
 // internal logs an unexpected view error and answers 500 without it: a
@@ -273,12 +293,12 @@ func onlyParams(q url.Values, allowed ...string) *apiError {
 	for k, v := range q {
 		if !slices.Contains(allowed, k) {
 			if len(allowed) == 0 {
-				return badParameter(k, fmt.Sprintf("unknown parameter %q: this route takes none", k))
+				return badParameter(k, "unknown parameter "+echo(k)+": this route takes none")
 			}
-			return badParameter(k, fmt.Sprintf("unknown parameter %q: this route takes %s", k, strings.Join(allowed, ", ")))
+			return badParameter(k, "unknown parameter "+echo(k)+": this route takes "+strings.Join(allowed, ", "))
 		}
 		if len(v) > 1 {
-			return badParameter(k, fmt.Sprintf("parameter %q is given %d times", k, len(v)))
+			return badParameter(k, fmt.Sprintf("parameter %s is given %d times", echo(k), len(v)))
 		}
 	}
 	return nil

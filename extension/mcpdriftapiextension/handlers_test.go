@@ -1,7 +1,9 @@
 package mcpdriftapiextension
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -80,6 +82,35 @@ func TestServers(t *testing.T) {
 	a.get("/api/v1/servers/{name}", "/api/v1/servers/a%2Fb", http.StatusNotFound)
 }
 
+// TestEchoBounded: what a client sent comes back in an error bounded, so
+// an 8,000-character name is not answered with 8,000 characters.
+func TestEchoBounded(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	a.register(newFakeDrift(t), &fakeImpact{window: 24 * time.Hour, recent: time.Hour})
+	long := strings.Repeat("n", 8000)
+	for _, c := range []struct {
+		route, path string
+		status      int
+	}{
+		{"/api/v1/servers/{name}", "/api/v1/servers/" + long, http.StatusNotFound},
+		{"/api/v1/servers/{name}/drifts", "/api/v1/servers/" + long + "/drifts", http.StatusNotFound},
+		{"/api/v1/drifts/{id}", "/api/v1/drifts/" + long, http.StatusNotFound},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/" + long + "/impact?tool=x", http.StatusNotFound},
+		{"/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=" + long, http.StatusNotFound},
+		{"/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts?limit=" + long, http.StatusBadRequest},
+		{"/api/v1/servers", "/api/v1/servers?" + long + "=1", http.StatusBadRequest},
+	} {
+		r := a.get(c.route, c.path, c.status)
+		if e := errorOf(t, r); len(r.body) > 400 || !strings.Contains(e.Message, "nnn…") {
+			t.Errorf("%.60s: %d bytes: %.200s", c.path, len(r.body), r.body)
+		}
+	}
+	r := a.post("/api/v1/servers/{name}/accept", "/api/v1/servers/"+long+"/accept", "{}", http.StatusNotFound, "Content-Type", "application/json")
+	if len(r.body) > 400 {
+		t.Errorf("accept of an unknown server: %d bytes", len(r.body))
+	}
+}
+
 // TestBadParameters: every bad parameter is a 400 that names it.
 func TestBadParameters(t *testing.T) {
 	a := startAPI(t, nil, nil)
@@ -132,6 +163,108 @@ func TestDrifts(t *testing.T) {
 	if e := errorOf(t, a.get("/api/v1/drifts/{id}", "/api/v1/drifts/0000", http.StatusNotFound)); e.Code != codeUnknownDrift {
 		t.Errorf("unknown drift: %+v", e)
 	}
+}
+
+// TestDriftPaging: the history is paged with before and next, to the
+// oldest drift.
+func TestDriftPaging(t *testing.T) {
+	a := startAPI(t, nil, nil)
+	a.register(newFakeDrift(t).withHistory(230), nil)
+	const route = "/api/v1/servers/{name}/drifts"
+	var ids []string
+	path := "/api/v1/servers/demo-tools/drifts?limit=100"
+	for pages := 0; ; pages++ {
+		if pages > 3 {
+			t.Fatalf("paging does not end: %d drifts", len(ids))
+		}
+		var p apiwire.DriftPage
+		decode(t, a.get(route, path, http.StatusOK), &p)
+		for _, d := range p.Drifts {
+			ids = append(ids, d.ID)
+		}
+		if p.Total != 230 {
+			t.Errorf("total %d", p.Total)
+		}
+		if p.Next == "" {
+			break
+		}
+		if p.Next != p.Drifts[len(p.Drifts)-1].ID {
+			t.Errorf("next %q is not the page's last drift", p.Next)
+		}
+		path = "/api/v1/servers/demo-tools/drifts?limit=100&before=" + p.Next
+	}
+	if len(ids) != 230 || ids[0] != "91f3ecb6ead24f65" || ids[229] != fmt.Sprintf("%016x", 0xa000+229) {
+		t.Errorf("paged %d drifts, %q to %q", len(ids), ids[0], ids[len(ids)-1])
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("drift %s on two pages", id)
+		}
+		seen[id] = true
+	}
+	for _, q := range []string{"before=", "before=0000000000000000", "before=a&before=b"} {
+		if e := errorOf(t, a.get(route, "/api/v1/servers/demo-tools/drifts?"+q, http.StatusBadRequest)); e.Parameter != "before" {
+			t.Errorf("%s: %+v", q, e)
+		}
+	}
+}
+
+// TestNextStep: an open drift says what to do, from the impact of its
+// changed tools; a closed one says nothing.
+func TestNextStep(t *testing.T) {
+	const route, path = "/api/v1/drifts/{id}", "/api/v1/drifts/91f3ecb6ead24f65"
+	get := func(a *api) *apiwire.NextStep {
+		t.Helper()
+		var d apiwire.DriftDetail
+		decode(t, a.get(route, path, http.StatusOK), &d)
+		return d.NextStep
+	}
+	// The example: a breaking change, two agents with sessions failed or
+	// still stale since it.
+	a := startAPI(t, nil, nil)
+	a.register(newFakeDrift(t), &fakeImpact{window: 24 * time.Hour, recent: time.Hour})
+	s := get(a)
+	if s == nil || s.Action != apiwire.StepRollback || !s.ImpactKnown || s.Rollback == nil || s.Rollback.Contract != "f35a9f28db9e36cf2583ebcdeb99f80a53fd712a06a1e6fd3d6f813976854aef" ||
+		s.Rollback.ServerVersion == nil || *s.Rollback.ServerVersion != "0.9.0" || len(s.Agents) != 2 || *s.Agents[0].Agent != "planner" ||
+		!strings.Contains(s.Summary, "roll demo-tools back to contract f35a9f28db9e (version 0.9.0), or restart or update planner, researcher") {
+		t.Errorf("rollback: %+v", s)
+	}
+	// Nobody hurt: every session recovered.
+	b := startAPI(t, nil, nil)
+	b.register(newFakeDrift(t), recoveredImpact{&fakeImpact{window: 24 * time.Hour, recent: time.Hour}})
+	if s := get(b); s == nil || s.Action != apiwire.StepAccept || len(s.Agents) != 0 || s.ToolsChecked != 3 {
+		t.Errorf("nobody hurt: %+v", s)
+	}
+	// No processor: nobody can say.
+	c := startAPI(t, nil, nil)
+	c.register(newFakeDrift(t), nil)
+	if s := get(c); s == nil || s.Action != apiwire.StepReview || s.ImpactKnown || s.Rollback == nil {
+		t.Errorf("no processor: %+v", s)
+	}
+	// A closed drift: no step.
+	f := newFakeDrift(t)
+	f.drift.State = apiwire.DriftAccepted
+	d := startAPI(t, nil, nil)
+	d.register(f, &fakeImpact{window: 24 * time.Hour, recent: time.Hour})
+	if s := get(d); s != nil {
+		t.Errorf("accepted drift: %+v", s)
+	}
+}
+
+// recoveredImpact is the example impact with every session recovered.
+type recoveredImpact struct{ *fakeImpact }
+
+func (r recoveredImpact) Impact(ctx context.Context, q controlplane.ImpactQuery) (apiwire.Impact, error) {
+	out, err := r.fakeImpact.Impact(ctx, q)
+	for i, a := range out.Agents {
+		if a.Recovery != nil {
+			rec := *a.Recovery
+			rec.Recovered, rec.StillStale, rec.Failed = rec.Recovered+rec.StillStale+rec.Failed, 0, 0
+			out.Agents[i].Recovery = &rec
+		}
+	}
+	return out, err
 }
 
 func TestImpact(t *testing.T) {
@@ -217,12 +350,33 @@ func TestAccept(t *testing.T) {
 		`{"note":"x"}`: "body",
 		`{} {}`:        "body",
 		`[`:            "body",
+		// Not an object: would decode into the zero request, an anonymous
+		// accept nobody asked for.
+		`null`:                           "body",
+		` null `:                         "body",
+		`[]`:                             "body",
+		`"bob"`:                          "body",
+		`1`:                              "body",
+		`false`:                          "body",
+		"{\"by\":\"b\xffob\"}":           "by", // not UTF-8: refused, not stored as U+FFFD
+		`{"by":"\ufffdbob"}`:             "by",
+		`{"by":"\u202egnp.exe"}`:         "by", // right-to-left override: reads as another name
+		`{"by":"al\u200bice"}`:           "by", // zero-width space
+		`{"by":"alice\nroot"}`:           "by",
+		`{"by":"alice\u0007"}`:           "by",
+		`{"comment":"ok \u2066x\u2069"}`: "comment",
 		`{"by":"` + strings.Repeat("x", 257) + `"}`:       "by",
 		`{"comment":"` + strings.Repeat("x", 5000) + `"}`: "comment",
 	} {
 		if e := errorOf(t, a.post(route, path, body, http.StatusBadRequest, jsonCT...)); e.Parameter != param {
-			t.Errorf("%.40s: %+v, want parameter %s", body, e, param)
+			t.Errorf("%.40q: %+v, want parameter %s", body, e, param)
 		}
+	}
+	// What passes: any script, with spaces; a comment of several lines.
+	before := len(d.accepted)
+	a.post(route, path, `{"by":"José Ñúñez 山田","comment":"line one\n\tline two"}`, http.StatusOK, jsonCT...)
+	if got := d.accepted[before]; got.by.Name != "José Ñúñez 山田" || got.req.Comment != "line one\n\tline two" {
+		t.Errorf("accepted as %+v", got)
 	}
 	a.post(route, path, `{"comment":"`+strings.Repeat("x", 70<<10)+`"}`, http.StatusRequestEntityTooLarge, jsonCT...)
 	a.post(route, "/api/v1/servers/nope/accept", "{}", http.StatusNotFound, jsonCT...)
@@ -243,13 +397,19 @@ func TestAccept(t *testing.T) {
 func TestRoutes(t *testing.T) {
 	a := startAPI(t, nil, nil)
 	a.register(newFakeDrift(t), nil)
-	r := a.do(http.MethodGet, "/api/v1/servers/demo-tools/accept", "")
-	if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" || errorOf(t, r).Code != codeMethodNotAllowed {
-		t.Errorf("GET accept: %d %v %s", r.status, r.header, r.body)
-	}
-	r = a.do(http.MethodDelete, "/api/v1/servers", "")
-	if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "GET, HEAD" {
-		t.Errorf("DELETE servers: %d %v", r.status, r.header)
+	// Every route answers another method 405 with Allow, as its entry in
+	// the document says.
+	for _, rt := range a.ext.routes() {
+		path := strings.NewReplacer("{name}", "demo-tools", "{id}", "91f3ecb6ead24f65").Replace(rt.path)
+		method, allow := http.MethodDelete, "GET, HEAD"
+		if rt.method == http.MethodPost {
+			method, allow = http.MethodGet, "POST"
+		}
+		r := a.do(method, path, "")
+		if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != allow || errorOf(t, r).Code != codeMethodNotAllowed {
+			t.Errorf("%s %s: %d %v %s", method, path, r.status, r.header, r.body)
+		}
+		a.check(rt.method, rt.path, path, http.StatusMethodNotAllowed, r)
 	}
 	if r := a.do(http.MethodHead, "/api/v1/servers", ""); r.status != http.StatusOK {
 		t.Errorf("HEAD servers: %d", r.status)
@@ -260,7 +420,7 @@ func TestRoutes(t *testing.T) {
 			t.Errorf("%s: %d %s", p, r.status, r.body)
 		}
 	}
-	r = a.do(http.MethodGet, "/api/v1/openapi.json", "")
+	r := a.do(http.MethodGet, "/api/v1/openapi.json", "")
 	if r.status != http.StatusOK || string(r.body) != string(openAPI) || r.header.Get("Content-Type") != "application/json" {
 		t.Errorf("openapi.json: %d %s", r.status, r.header)
 	}
@@ -285,6 +445,15 @@ func TestDashboard(t *testing.T) {
 	}
 	if r := a.do(http.MethodGet, "/nope.js", ""); r.status != http.StatusNotFound {
 		t.Errorf("/nope.js: %d", r.status)
+	}
+	// No directory is listed (the file server would).
+	for _, p := range []string{"/js/", "/js", "/js/../js/", "/%6As/"} {
+		if r := a.do(http.MethodGet, p, ""); r.status != http.StatusNotFound || strings.Contains(string(r.body), "app.js") {
+			t.Errorf("GET %s: %d %.80s", p, r.status, r.body)
+		}
+	}
+	if r := a.do(http.MethodGet, "/js/app.js", ""); r.status != http.StatusOK {
+		t.Errorf("/js/app.js: %d", r.status)
 	}
 	if r := a.do(http.MethodPost, "/", "x"); r.status != http.StatusMethodNotAllowed {
 		t.Errorf("POST /: %d", r.status)

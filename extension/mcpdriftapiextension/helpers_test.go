@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -80,14 +81,15 @@ func (f *fakeDrift) Server(name string) (apiwire.ServerDetail, error) {
 	return apiwire.ServerDetail{}, controlplane.ErrUnknownServer
 }
 
-func (f *fakeDrift) Drifts(name string, limit int) (apiwire.DriftPage, error) {
+func (f *fakeDrift) Drifts(name string, q controlplane.DriftQuery) (apiwire.DriftPage, error) {
 	if _, err := f.Server(name); err != nil {
 		return apiwire.DriftPage{}, err
 	}
 	p := f.page
-	p.Server = name
-	p.Drifts = p.Drifts[:min(limit, len(p.Drifts))]
-	return p, nil
+	p.Server, p.Total = name, len(f.page.Drifts)
+	var err error
+	p.Drifts, p.Next, err = controlplane.Page(f.page.Drifts, func(d apiwire.Drift) string { return d.ID }, q)
+	return p, err
 }
 
 func (f *fakeDrift) Drift(id string) (apiwire.DriftDetail, error) {
@@ -108,7 +110,10 @@ func (f *fakeDrift) Accept(_ context.Context, name string, req apiwire.AcceptReq
 		return apiwire.AcceptResult{}, f.err
 	}
 	d := f.drift.Drift
-	d.State, d.Accepted = apiwire.DriftAccepted, &apiwire.Acceptance{By: by.Name, At: time.Now().UTC(), Authenticated: by.Authenticated, Comment: req.Comment}
+	d.State, d.Accepted = apiwire.DriftAccepted, &apiwire.Acceptance{By: by.Name, At: time.Now().UTC(), Authenticated: by.Authenticated}
+	if req.Comment != "" {
+		d.Accepted.Comment = &req.Comment
+	}
 	d.ClosedAt = &d.Accepted.At
 	return apiwire.AcceptResult{Server: name, Accepted: []apiwire.Drift{d}, At: d.Accepted.At, By: by.Name,
 		BaselineDigest: d.CurrentContract, Status: apiwire.StatusUp}, nil
@@ -291,4 +296,21 @@ func (a *api) register(d controlplane.DriftSource, i controlplane.ImpactSource) 
 			a.t.Fatal(err)
 		}
 	}
+}
+
+// withHistory gives the fake a history of n drifts, newest first: the
+// example's drifts, then older copies of its last one with ids of their
+// own (a server that drifted all week).
+func (f *fakeDrift) withHistory(n int) *fakeDrift {
+	base := f.page.Drifts[len(f.page.Drifts)-1]
+	for i := len(f.page.Drifts); i < n; i++ {
+		d := base
+		d.ID = fmt.Sprintf("%016x", 0xa000+i)
+		d.DriftID = d.ID
+		d.At = base.At.Add(-time.Duration(i) * time.Hour)
+		d.Encoded = nil
+		f.page.Drifts = append(f.page.Drifts, d)
+	}
+	f.page.Total = len(f.page.Drifts)
+	return f
 }

@@ -343,7 +343,7 @@ func testIntegration(t *testing.T, baseline string) {
 	c = startCollector(t, dir, srv.url, baseline)
 	a = c.api
 	decode(t, a.get("/api/v1/servers/{name}/drifts", "/api/v1/servers/demo-tools/drifts", http.StatusOK), &page)
-	if len(page.Drifts) != 1 || page.Drifts[0].State != apiwire.DriftAccepted || page.Drifts[0].Accepted.Comment != "project is required now" {
+	if len(page.Drifts) != 1 || page.Drifts[0].State != apiwire.DriftAccepted || page.Drifts[0].Accepted.Comment == nil || *page.Drifts[0].Accepted.Comment != "project is required now" {
 		t.Fatalf("restored history %+v", page)
 	}
 	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket", http.StatusOK), &imp)

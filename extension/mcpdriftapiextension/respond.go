@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
@@ -33,13 +35,20 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.detail.Message }
 
+// maxEcho bounds what an error repeats of the request (a name, a value, a
+// parameter): a client that sends 8,000 characters does not get them back.
+const maxEcho = 80
+
+// echo quotes what the client sent, cut to maxEcho characters.
+func echo(s string) string { return strconv.Quote(contract.TruncateRunes(s, maxEcho)) }
+
 func newAPIError(status int, code, message string) *apiError {
 	return &apiError{status: status, detail: apiwire.ErrorDetail{Code: code, Message: message}}
 }
 
 func badParameter(param, message string) *apiError {
 	e := newAPIError(http.StatusBadRequest, codeBadParameter, message)
-	e.detail.Parameter = param
+	e.detail.Parameter = contract.TruncateRunes(param, maxEcho)
 	return e
 }
 

@@ -4,6 +4,8 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"path"
+	"strings"
 )
 
 // The dashboard: every file under dashboard/ is compiled into the Collector
@@ -41,6 +43,14 @@ func staticHandler() http.Handler {
 		// revalidate them: after an upgrade a browser must not run the
 		// old scripts against the new API.
 		h.Set("Cache-Control", "no-cache")
+		// A directory other than / would be listed: the file names are no
+		// secret, but a listing is no page of the dashboard either.
+		if name := strings.Trim(path.Clean(r.URL.Path), "/"); name != "" {
+			if st, err := fs.Stat(sub, name); err == nil && st.IsDir() {
+				http.NotFound(w, r)
+				return
+			}
+		}
 		files.ServeHTTP(w, r)
 	})
 }

@@ -89,14 +89,18 @@ func (v driftView) Server(name string) (apiwire.ServerDetail, error) {
 	return out, nil
 }
 
-func (v driftView) Drifts(name string, limit int) (apiwire.DriftPage, error) {
+func (v driftView) Drifts(name string, q controlplane.DriftQuery) (apiwire.DriftPage, error) {
 	t, err := v.target(name)
 	if err != nil {
 		return apiwire.DriftPage{}, err
 	}
 	t.stateMu.Lock()
 	defer t.stateMu.Unlock()
-	return apiwire.DriftPage{Server: t.name, Drifts: t.history.page(limit), Total: len(t.history.entries)}, nil
+	drifts, next, err := t.history.page(q)
+	if err != nil {
+		return apiwire.DriftPage{}, err
+	}
+	return apiwire.DriftPage{Server: t.name, Drifts: drifts, Total: len(t.history.entries), Next: next}, nil
 }
 
 func (v driftView) Drift(id string) (apiwire.DriftDetail, error) {
@@ -140,7 +144,10 @@ func (v driftView) Accept(ctx context.Context, name string, req apiwire.AcceptRe
 	now := r.now()
 	previous, report := t.tracker.baseline, t.tracker.openDrift
 	t.tracker.accept()
-	acceptance := &apiwire.Acceptance{By: by.Name, At: now.UTC(), Authenticated: by.Authenticated, Comment: req.Comment}
+	acceptance := &apiwire.Acceptance{By: by.Name, At: now.UTC(), Authenticated: by.Authenticated}
+	if req.Comment != "" {
+		acceptance.Comment = &req.Comment
+	}
 	closed := t.history.close(apiwire.DriftAccepted, now, acceptance)
 	out := apiwire.AcceptResult{Server: t.name, Accepted: []apiwire.Drift{}, At: now.UTC(), By: by.Name}
 	var events []event
@@ -198,7 +205,8 @@ func (r *driftReceiver) serverStatus(t *target) apiwire.ServerStatus {
 	}
 	probes := t.probes.Load()
 	if probes > 0 {
-		p := &apiwire.ProbeStatus{Last: t.lastProbe.UTC(), ErrorClass: t.lastErrorClass(), DurationMS: float64(t.duration) / float64(time.Millisecond), Count: probes}
+		class, since := t.failure()
+		p := &apiwire.ProbeStatus{Last: t.lastProbe.UTC(), ErrorClass: class, FailingSince: since, DurationMS: float64(t.duration) / float64(time.Millisecond), Count: probes}
 		if !t.lastSuccess.IsZero() {
 			ls := t.lastSuccess.UTC()
 			p.LastSuccess = &ls

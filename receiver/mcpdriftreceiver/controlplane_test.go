@@ -96,12 +96,24 @@ func TestServerStatus(t *testing.T) {
 		st.Contract.Digest != s.a.Digests.Contract || st.Contract.BaselineDigest != s.a.Digests.Contract || st.Contract.Definitions.Tools != 1 {
 		t.Errorf("after a probe: %+v %+v %+v", st, st.Probe, st.Contract)
 	}
+	if st.Probe.FailingSince != nil {
+		t.Errorf("up, yet failing since %v", st.Probe.FailingSince)
+	}
 	s.serve(nil, errors.New("connection refused"))
-	if st = s.status(t); st.Status != apiwire.StatusDown || st.Probe.ErrorClass == "none" || st.Contract == nil {
+	if st = s.status(t); st.Status != apiwire.StatusDown || st.Probe.ErrorClass == "none" || st.Contract == nil || st.Probe.FailingSince == nil {
 		t.Errorf("failing: %+v", st)
+	}
+	// Down since the first failure, not the last.
+	since := *st.Probe.FailingSince
+	s.serve(nil, errors.New("connection refused"))
+	if st = s.status(t); st.Probe.FailingSince == nil || !st.Probe.FailingSince.Equal(since) || st.Probe.Last.Before(since) {
+		t.Errorf("failing again: since %v, last %v (first failure %v)", st.Probe.FailingSince, st.Probe.Last, since)
 	}
 	s.serve(s.b, nil)
 	st = s.status(t)
+	if st.Probe.FailingSince != nil {
+		t.Errorf("recovered, yet failing since %v", st.Probe.FailingSince)
+	}
 	if st.Status != apiwire.StatusDrifted || st.OpenDrift == nil || st.History.Drifts != 1 || st.History.Bytes == 0 {
 		t.Errorf("drifted: %+v", st)
 	}
@@ -125,9 +137,18 @@ func TestAcceptAdvance(t *testing.T) {
 	}
 	s.serve(s.b, nil)
 	s.serve(s.c, nil)
-	page, _ := s.view.Drifts("srv", 10)
-	if len(page.Drifts) != 2 || page.Drifts[0].CurrentContract != s.c.Digests.Contract {
+	page, _ := s.view.Drifts("srv", controlplane.DriftQuery{Limit: 10})
+	if len(page.Drifts) != 2 || page.Drifts[0].CurrentContract != s.c.Digests.Contract || page.Next != "" {
 		t.Fatalf("history %+v", page)
+	}
+	// Paged one at a time, to the oldest.
+	first, _ := s.view.Drifts("srv", controlplane.DriftQuery{Limit: 1})
+	second, err := s.view.Drifts("srv", controlplane.DriftQuery{Limit: 1, Before: first.Next})
+	if err != nil || first.Next != page.Drifts[0].ID || len(second.Drifts) != 1 || second.Drifts[0].ID != page.Drifts[1].ID || second.Next != "" {
+		t.Errorf("pages %+v then %+v (%v)", first, second, err)
+	}
+	if _, err := s.view.Drifts("srv", controlplane.DriftQuery{Limit: 1, Before: "gone"}); !errors.Is(err, controlplane.ErrUnknownDrift) {
+		t.Errorf("an unknown cursor: %v", err)
 	}
 	if _, err := s.view.Accept(ctx, "srv", apiwire.AcceptRequest{Drift: page.Drifts[1].ID}, controlplane.Principal{Name: "alice"}); !errors.Is(err, controlplane.ErrDriftMismatch) {
 		t.Errorf("accepting an older drift than the newest: %v", err)
@@ -139,9 +160,9 @@ func TestAcceptAdvance(t *testing.T) {
 	if len(res.Accepted) != 2 || res.Status != apiwire.StatusUp || res.BaselineDigest != s.c.Digests.Contract || res.By != "alice" {
 		t.Errorf("result %+v", res)
 	}
-	page, _ = s.view.Drifts("srv", 10)
+	page, _ = s.view.Drifts("srv", controlplane.DriftQuery{Limit: 10})
 	for _, d := range page.Drifts {
-		if d.State != apiwire.DriftAccepted || d.Accepted == nil || d.Accepted.Comment != "rolled out" || !d.Accepted.Authenticated {
+		if d.State != apiwire.DriftAccepted || d.Accepted == nil || d.Accepted.Comment == nil || *d.Accepted.Comment != "rolled out" || !d.Accepted.Authenticated {
 			t.Errorf("kept drift %+v", d)
 		}
 	}
@@ -224,12 +245,12 @@ func TestPinnedHistoryStates(t *testing.T) {
 	s.serve(s.a, nil)
 	s.serve(s.b, nil)
 	s.serve(s.c, nil)
-	page, _ := s.view.Drifts("srv", 10)
+	page, _ := s.view.Drifts("srv", controlplane.DriftQuery{Limit: 10})
 	if len(page.Drifts) != 2 || page.Drifts[0].State != apiwire.DriftOpen || page.Drifts[1].State != apiwire.DriftSuperseded || page.Drifts[1].ClosedAt == nil {
 		t.Fatalf("a->b->c: %+v", page.Drifts)
 	}
 	s.serve(s.a, nil)
-	page, _ = s.view.Drifts("srv", 10)
+	page, _ = s.view.Drifts("srv", controlplane.DriftQuery{Limit: 10})
 	if page.Drifts[0].State != apiwire.DriftReverted || s.status(t).Status != apiwire.StatusUp {
 		t.Errorf("back on the baseline: %s, status %s", page.Drifts[0].State, s.status(t).Status)
 	}
@@ -256,12 +277,12 @@ func TestHistoryRestoredAfterRestart(t *testing.T) {
 	s.serve(s.a, nil)
 	s.serve(s.b, nil)
 	s.serve(s.c, nil) // b superseded, c open
-	before, _ := s.view.Drifts("srv", 10)
+	before, _ := s.view.Drifts("srv", controlplane.DriftQuery{Limit: 10})
 	stop(t, s.r, host)
 
 	host = newStorageHost(t, dir, nil)
 	s2 := newServing(t, BaselinePinned, host, withStorage)
-	after, _ := s2.view.Drifts("srv", 10)
+	after, _ := s2.view.Drifts("srv", controlplane.DriftQuery{Limit: 10})
 	if len(after.Drifts) != 2 || after.Drifts[0].ID != before.Drifts[0].ID || after.Drifts[1].State != apiwire.DriftSuperseded ||
 		after.Drifts[0].State != apiwire.DriftOpen {
 		t.Fatalf("restored %+v", after.Drifts)
@@ -289,7 +310,7 @@ func TestHistoryRestoredAfterRestart(t *testing.T) {
 
 	host = newStorageHost(t, dir, nil)
 	s3 := newServing(t, BaselinePinned, host, withStorage)
-	if page, _ := s3.view.Drifts("srv", 10); page.Drifts[0].State != apiwire.DriftAccepted || page.Drifts[0].Accepted.By != "alice" {
+	if page, _ := s3.view.Drifts("srv", controlplane.DriftQuery{Limit: 10}); page.Drifts[0].State != apiwire.DriftAccepted || page.Drifts[0].Accepted.By != "alice" {
 		t.Errorf("accept not restored: %+v", page.Drifts[0])
 	}
 	s3.serve(s.c, nil)

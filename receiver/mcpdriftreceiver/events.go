@@ -228,8 +228,8 @@ func fillAccepted(lr plog.LogRecord, t *target, e event) {
 	attrs.PutStr(semconv.BaselineMode, e.mode)
 	attrs.PutStr(semconv.AcceptBy, a.By)
 	attrs.PutBool(semconv.AcceptAuthenticated, a.Authenticated)
-	if a.Comment != "" {
-		attrs.PutStr(semconv.AcceptComment, a.Comment)
+	if a.Comment != nil {
+		attrs.PutStr(semconv.AcceptComment, *a.Comment)
 	}
 	lr.Body().SetStr(fmt.Sprintf("%s accepted drift %s of %s (%s): %s", contract.SanitizeText(a.By), d.DriftID, t.name, d.Severity, d.Description))
 }

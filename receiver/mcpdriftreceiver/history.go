@@ -12,6 +12,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
 
 // history is one target's drift history: its last drifts, newest first,
@@ -49,6 +50,8 @@ func (h *history) record(e event) *historyEntry {
 		At:               e.at.UTC(),
 		PreviousContract: e.previous.Digests.Contract,
 		CurrentContract:  e.current.Digests.Contract,
+		PreviousServer:   serverInfoOf(e.previous),
+		CurrentServer:    serverInfoOf(e.current),
 		Severity:         e.report.Worst().String(),
 		Summary:          e.report.Summary(),
 		Description:      contract.SanitizeText(e.report.OneLine()),
@@ -63,6 +66,16 @@ func (h *history) record(e event) *historyEntry {
 	h.bytes += int64(entry.size)
 	h.evict()
 	return entry
+}
+
+// serverInfoOf is a contract's serverInfo for the API; nil when it has
+// none.
+func serverInfoOf(s *contract.Snapshot) *apiwire.ServerInfo {
+	name, version := serverInfo(s)
+	if name == "" && version == "" {
+		return nil
+	}
+	return &apiwire.ServerInfo{Name: name, Version: version}
 }
 
 // evict drops the oldest entries beyond the bounds; the newest always stays.
@@ -154,14 +167,16 @@ func (h *history) find(id string) *historyEntry {
 	return byDriftID
 }
 
-// page returns the newest limit entries without their definitions.
-func (h *history) page(limit int) []apiwire.Drift {
-	n := min(limit, len(h.entries))
-	out := make([]apiwire.Drift, n)
-	for i := range n {
-		out[i] = h.entries[i].Drift
+// page returns q.Limit entries without their definitions, newest first,
+// starting after the entry q.Before names (by its id) when set, and the
+// cursor of the next page ("" at the oldest entry).
+func (h *history) page(q controlplane.DriftQuery) ([]apiwire.Drift, string, error) {
+	entries, next, err := controlplane.Page(h.entries, func(e *historyEntry) string { return e.ID }, q)
+	out := make([]apiwire.Drift, len(entries))
+	for i, e := range entries {
+		out[i] = e.Drift
 	}
-	return out
+	return out, next, err
 }
 
 func (h *history) memory() apiwire.HistoryMemory {

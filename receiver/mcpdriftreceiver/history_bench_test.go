@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 )
 
@@ -77,7 +78,7 @@ func BenchmarkDriftHistoryPage(b *testing.B) {
 	var lat benchutil.Latencies
 	var size int
 	lat.Loop(b, func() {
-		page, err := view.Drifts("srv", 100)
+		page, err := view.Drifts("srv", controlplane.DriftQuery{Limit: 100})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -88,7 +89,7 @@ func BenchmarkDriftHistoryPage(b *testing.B) {
 		size = len(body)
 	})
 	perPage := benchutil.Elapsed(b)
-	page, _ := view.Drifts("srv", 100)
+	page, _ := view.Drifts("srv", controlplane.DriftQuery{Limit: 100})
 	encode := benchutil.NsPerOp(b.N, func() { _, _ = json.Marshal(page) })
 	lat.Report(b)
 	b.ReportMetric(perPage/encode, "x-encode-only")

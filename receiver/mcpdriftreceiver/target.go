@@ -59,8 +59,11 @@ type target struct {
 	duration    time.Duration
 	lastProbe   time.Time
 	lastSuccess time.Time
-	changes     map[changeKey]int64
-	drifts      map[string]int64 // worst severity -> confirmed drifts
+	// failingSince is when the current run of failed probes began (under
+	// statusMu); zero while the last probe succeeded.
+	failingSince time.Time
+	changes      map[changeKey]int64
+	drifts       map[string]int64 // worst severity -> confirmed drifts
 }
 
 type changeKey struct{ severity, rule string }
@@ -139,9 +142,24 @@ func (t *target) recordProbe(started, finished time.Time, err error) {
 	t.errorClass = "none"
 	if err != nil {
 		t.errorClass, _ = errorClass(err)
+		if t.failingSince.IsZero() {
+			t.failingSince = finished
+		}
 	} else {
-		t.lastSuccess = finished
+		t.lastSuccess, t.failingSince = finished, time.Time{}
 	}
+}
+
+// failure is the last probe's error class ("none" on success) and, when
+// it failed, since when the target has been failing.
+func (t *target) failure() (string, *time.Time) {
+	t.statusMu.Lock()
+	defer t.statusMu.Unlock()
+	if t.failingSince.IsZero() {
+		return t.errorClass, nil
+	}
+	since := t.failingSince.UTC()
+	return t.errorClass, &since
 }
 
 // lastErrorClass is the error class of the last probe ("none" on success).

@@ -134,9 +134,13 @@ type ProbeStatus struct {
 	// ErrorClass is "none" when the last probe succeeded, else why it
 	// failed: unreachable, timeout, http_status, auth_required,
 	// protocol_error, invalid_listing, too_large or internal.
-	ErrorClass string  `json:"error_class"`
-	DurationMS float64 `json:"duration_ms"`
-	Count      int64   `json:"count"` // probes since the Collector started
+	ErrorClass string `json:"error_class"`
+	// FailingSince is when the current run of failed probes began (the
+	// first failure after a success, or since the Collector started); null
+	// when the last probe succeeded.
+	FailingSince *time.Time `json:"failing_since"`
+	DurationMS   float64    `json:"duration_ms"`
+	Count        int64      `json:"count"` // probes since the Collector started
 }
 
 // ContractSummary describes the contract the server serves.
@@ -196,6 +200,9 @@ type DriftPage struct {
 	Drifts []Drift `json:"drifts"` // newest first
 	// Total is how many drifts the history holds for the server.
 	Total int `json:"total"`
+	// Next is the cursor of the next (older) page, the id to pass as
+	// before; "" (null in JSON) when this page reaches the oldest drift.
+	Next string `json:"next"`
 }
 
 // AppendJSON appends the page's JSON to b. The drifts' kept encodings
@@ -224,6 +231,16 @@ func (p DriftPage) AppendJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, `],"total":`...)
 	b = strconv.AppendInt(b, int64(p.Total), 10)
+	b = append(b, `,"next":`...)
+	if p.Next == "" {
+		b = append(b, "null"...)
+	} else {
+		next, err := marshal(p.Next)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, next...)
+	}
 	return append(b, '}'), nil
 }
 
@@ -243,13 +260,19 @@ type Drift struct {
 	ID string `json:"id"`
 	// DriftID is the mcpdrift.drift.id of the drift event: the same change
 	// of the same server always has the same one.
-	DriftID          string           `json:"drift_id"`
-	Server           string           `json:"server"`
-	At               time.Time        `json:"at"`
-	PreviousContract string           `json:"previous_contract"`
-	CurrentContract  string           `json:"current_contract"`
-	Severity         string           `json:"severity"`
-	Summary          contract.Summary `json:"summary"`
+	DriftID          string    `json:"drift_id"`
+	Server           string    `json:"server"`
+	At               time.Time `json:"at"`
+	PreviousContract string    `json:"previous_contract"`
+	CurrentContract  string    `json:"current_contract"`
+	// PreviousServer and CurrentServer are the serverInfo the two
+	// contracts carried (what to roll back to names the version); null in
+	// entries recorded before the history kept them, or when the server
+	// sent none.
+	PreviousServer *ServerInfo      `json:"previous_server"`
+	CurrentServer  *ServerInfo      `json:"current_server"`
+	Severity       string           `json:"severity"`
+	Summary        contract.Summary `json:"summary"`
 	// Description is the drift event's one-line body, worst change first.
 	Description string `json:"description"`
 	// Changes is the classified change list, worst first, as `mcpdrift
@@ -303,15 +326,86 @@ type Acceptance struct {
 	At time.Time `json:"at"`
 	// Authenticated is true when By is the principal the Collector's auth
 	// extension established, false when the request named it.
-	Authenticated bool   `json:"authenticated"`
-	Comment       string `json:"comment"`
+	Authenticated bool `json:"authenticated"`
+	// Comment is null when the operator gave none.
+	Comment *string `json:"comment"`
 }
 
 // DriftDetail is GET /api/v1/drifts/{id}: the drift with the full before
-// and after definitions of every changed item.
+// and after definitions of every changed item, and what to do next.
 type DriftDetail struct {
 	Drift
 	Definitions []DefinitionChange `json:"definitions"`
+	// NextStep is what an operator should do about the drift while it is
+	// open; null once it is closed. The extension fills it in from the
+	// receiver's drift and the mcpimpact processor's impact; a history
+	// does not store it.
+	NextStep *NextStep `json:"next_step"`
+}
+
+// Next-step actions, from the most to the least urgent.
+const (
+	// StepRollback: a breaking change hurts agents now; roll the server
+	// back to the previous contract (or update the agents it names).
+	StepRollback = "rollback"
+	// StepUpdateAgents: agents hold a definition the server no longer
+	// serves, or fail since the change; restart or update them.
+	StepUpdateAgents = "update_agents"
+	// StepAccept: nobody called a changed tool with a stale definition or
+	// failed since the change.
+	StepAccept = "accept"
+	// StepReview: who is hurt is not known (no mcpimpact processor, or it
+	// failed); review the changes before accepting.
+	StepReview = "review"
+)
+
+// NextStep is what to do about an open drift.
+type NextStep struct {
+	// Action is rollback, update_agents, accept or review.
+	Action string `json:"action"`
+	// Summary says the step in one sentence (names escaped for display).
+	Summary string `json:"summary"`
+	// Rollback is the contract to go back to; null when the history does
+	// not know it.
+	Rollback *Rollback `json:"rollback"`
+	// Agents are the agents the change hurts, worst first: those to
+	// restart (their sessions hold the old definition) or update (their
+	// calls fail since the change). Empty when nobody is hurt or impact is
+	// not known.
+	Agents []AgentStep `json:"agents"`
+	// ImpactKnown is false when no mcpimpact processor answered for the
+	// changed tools.
+	ImpactKnown bool `json:"impact_known"`
+	// ToolsChecked counts the changed tools whose impact was asked;
+	// ToolsChanged all of them (a very large drift is checked in part).
+	ToolsChecked int `json:"tools_checked"`
+	ToolsChanged int `json:"tools_changed"`
+}
+
+// Rollback names the previous contract.
+type Rollback struct {
+	Contract string `json:"contract"`
+	// ServerVersion is the serverInfo.version the previous contract
+	// carried; null when not known.
+	ServerVersion *string `json:"server_version"`
+}
+
+// AgentStep is one hurt agent.
+type AgentStep struct {
+	// Agent is null when the spans named no agent.
+	Agent *string `json:"agent"`
+	// Tools are the changed tools it called.
+	Tools []string `json:"tools"`
+	// Sessions are its most recently active sessions (the impact's
+	// session_ids), to restart.
+	Sessions []string `json:"sessions"`
+	// Stale counts its calls judged stale; StillStale and Failed its
+	// sessions since the change (see Recovery).
+	Stale      int64 `json:"stale"`
+	StillStale int   `json:"still_stale"`
+	Failed     int   `json:"failed"`
+	// Risk is the agent's worst risk over the tools.
+	Risk string `json:"risk"`
 }
 
 // MarshalJSON writes the drift's members and definitions as one object (the
@@ -329,10 +423,16 @@ func (d DriftDetail) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(head)+len(tail)+len(`,"definitions":`))
+	step, err := marshal(d.NextStep)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(head)+len(tail)+len(step)+len(`,"definitions":,"next_step":}`))
 	out = append(out, head[:len(head)-1]...) // without the closing brace
 	out = append(out, `,"definitions":`...)
 	out = append(out, tail...)
+	out = append(out, `,"next_step":`...)
+	out = append(out, step...)
 	return append(out, '}'), nil
 }
 

@@ -13,8 +13,9 @@ import (
 // JSON say what encoding/json says of the same values.
 func TestDriftEncodings(t *testing.T) {
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	comment := "<ok>"
 	d := Drift{ID: "abc", DriftID: "abc", Server: "s<&>", At: at, Severity: "breaking", State: DriftAccepted, ClosedAt: &at,
-		Accepted: &Acceptance{By: "alice", At: at, Comment: "<ok>"}, Description: "a \"b\"",
+		Accepted: &Acceptance{By: "alice", At: at, Comment: &comment}, Description: "a \"b\"",
 		Changes: []contract.Change{{Rule: "tool.added", Severity: contract.Compatible, Subject: "tool", Name: "x", After: json.RawMessage(`{"name":"x"}`)}}}
 	plain := d
 	enc, err := d.Encode()
@@ -22,7 +23,7 @@ func TestDriftEncodings(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Encoded = enc
-	page := DriftPage{Server: "s<&>", Drifts: []Drift{d, plain}, Total: 7}
+	page := DriftPage{Server: "s<&>", Drifts: []Drift{d, plain}, Total: 7, Next: "abc"}
 	raw, err := page.AppendJSON(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +36,9 @@ func TestDriftEncodings(t *testing.T) {
 		Server string      `json:"server"`
 		Drifts []driftJSON `json:"drifts"`
 		Total  int         `json:"total"`
+		Next   *string     `json:"next"`
 	}
-	wantRaw, _ := json.Marshal(plainPage{Server: page.Server, Drifts: []driftJSON{driftJSON(plain), driftJSON(plain)}, Total: 7})
+	wantRaw, _ := json.Marshal(plainPage{Server: page.Server, Drifts: []driftJSON{driftJSON(plain), driftJSON(plain)}, Total: 7, Next: &page.Next})
 	_ = json.Unmarshal(raw, &got)
 	_ = json.Unmarshal(wantRaw, &want)
 	if !reflect.DeepEqual(got, want) {
@@ -52,7 +54,7 @@ func TestDriftEncodings(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.ID != "abc" || len(back.Definitions) != 1 || back.Accepted.Comment != "<ok>" || back.Server != "s<&>" {
+	if back.ID != "abc" || len(back.Definitions) != 1 || *back.Accepted.Comment != "<ok>" || back.Server != "s<&>" {
 		t.Errorf("detail round trip: %s", b)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -35,14 +36,47 @@ type DriftSource interface {
 	Servers() []apiwire.ServerStatus
 	// Server returns one target with its served contract.
 	Server(name string) (apiwire.ServerDetail, error)
-	// Drifts returns the newest limit entries of a target's history.
-	Drifts(server string, limit int) (apiwire.DriftPage, error)
+	// Drifts returns a page of a target's history, newest first: q.Limit
+	// entries, after q.Before when set (ErrUnknownDrift when the history
+	// holds no drift of that id).
+	Drifts(server string, q DriftQuery) (apiwire.DriftPage, error)
 	// Drift returns one history entry with its definitions.
 	Drift(id string) (apiwire.DriftDetail, error)
 	// Accept closes the target's open drifts on behalf of an operator:
 	// pinned, the served contract becomes the baseline; advance, the drifts
 	// are acknowledged. It emits an mcpdrift.drift_accepted event.
 	Accept(ctx context.Context, server string, req apiwire.AcceptRequest, by Principal) (apiwire.AcceptResult, error)
+}
+
+// DriftQuery asks for a page of a server's drift history.
+type DriftQuery struct {
+	Limit int
+	// Before, when set, is a drift id of the history: the page starts
+	// with the drift after it (older). The history's bounds evict the
+	// oldest drifts first, so an id evicted while a client pages means
+	// nothing older is left.
+	Before string
+}
+
+// Page cuts the page q asks for out of a history's entries, newest first:
+// q.Limit entries after the one whose id is q.Before (ErrUnknownDrift when
+// none is), and the cursor of the next page ("" when the page reaches the
+// oldest entry).
+func Page[E any](entries []E, id func(E) string, q DriftQuery) ([]E, string, error) {
+	start := 0
+	if q.Before != "" {
+		i := slices.IndexFunc(entries, func(e E) bool { return id(e) == q.Before })
+		if i < 0 {
+			return nil, "", ErrUnknownDrift
+		}
+		start = i + 1
+	}
+	page := entries[start : start+min(q.Limit, len(entries)-start)]
+	next := ""
+	if len(page) > 0 && start+len(page) < len(entries) {
+		next = id(page[len(page)-1])
+	}
+	return page, next, nil
 }
 
 // Principal is who asks for an accept.

@@ -55,6 +55,8 @@ func Chromium(t testing.TB) string {
 type Browser struct {
 	t   testing.TB
 	ctx context.Context
+	// width and height are the viewport's (Viewport changes them).
+	width, height int64
 
 	mu      sync.Mutex
 	console []chromedp.ConsoleMessage
@@ -83,7 +85,7 @@ func Open(t testing.TB) *Browser {
 		stop()
 		stopAlloc() // waits for the browser process to exit
 	})
-	b := &Browser{t: t, ctx: ctx}
+	b := &Browser{t: t, ctx: ctx, width: windowWidth, height: windowHeight}
 	if err := chromedp.Do(ctx); err != nil { // start it without a deadline (see chromedp.Run)
 		t.Fatalf("starting %s: %v", bin, err)
 	}
@@ -98,6 +100,42 @@ func Open(t testing.TB) *Browser {
 		}
 	}()
 	return b
+}
+
+// Viewport sizes the page's viewport, in CSS pixels (a phone: 390×844),
+// for what is loaded and shot from now on.
+func (b *Browser) Viewport(width, height int64) {
+	b.t.Helper()
+	b.width, b.height = width, height
+	b.Do(chromedp.EmulateViewport(width, height))
+}
+
+// Rect is an element's box in CSS pixels, relative to the top left of the
+// page (not of the viewport): Y is how far down the page it starts.
+type Rect struct {
+	X      float64 `json:"x"`
+	Y      float64 `json:"y"`
+	Width  float64 `json:"width"`
+	Height float64 `json:"height"`
+}
+
+// Right is where the box ends on the x axis.
+func (r Rect) Right() float64 { return r.X + r.Width }
+
+// Bottom is where the box ends on the y axis.
+func (r Rect) Bottom() float64 { return r.Y + r.Height }
+
+// Box returns the box of the first element matching a CSS selector,
+// failing the test when none does.
+func (b *Browser) Box(selector string) Rect {
+	b.t.Helper()
+	var r *Rect
+	b.Eval(`(() => { const n = document.querySelector(`+jsString(selector)+`); if (!n) return null;
+  const r = n.getBoundingClientRect(); return { x: r.x + scrollX, y: r.y + scrollY, width: r.width, height: r.height }; })()`, &r)
+	if r == nil {
+		b.t.Fatalf("browser: no element matches %s", selector)
+	}
+	return *r
 }
 
 // Do runs browser steps, failing the test on error.
@@ -212,10 +250,10 @@ func (b *Browser) Screenshot(name string, height int) string {
 	}
 	b.Eval(`window.scrollTo(0, 0)`, nil) // the shot starts at the top of the page
 	var png []byte
-	b.Do(chromedp.EmulateViewport(windowWidth, int64(height)), chromedp.Func(func(ctx context.Context, t *chromedp.Target) (err error) {
+	b.Do(chromedp.EmulateViewport(b.width, int64(height)), chromedp.Func(func(ctx context.Context, t *chromedp.Target) (err error) {
 		png, err = chromedp.CaptureScreenshot()(ctx, t)
 		return err
-	}), chromedp.EmulateViewport(windowWidth, windowHeight))
+	}), chromedp.EmulateViewport(b.width, b.height))
 	path := filepath.Join(ArtifactDir(b.t), name)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		b.t.Fatal(err)

@@ -4,7 +4,7 @@
 
 import { authorization, markRequired } from './auth.js';
 
-// ApiError is an error answer (controlplane.ErrorBody), or status 0 when
+// ApiError is an error answer (apiwire.ErrorBody), or status 0 when
 // the Collector did not answer at all.
 class ApiError extends Error {
   constructor(status, code, message, parameter) {

@@ -93,5 +93,17 @@ export const pretty = (v) => JSON.stringify(v, null, 2);
 // fact is one labelled value of a facts grid.
 export const fact = (label, ...value) => h('div', { class: 'fact' }, h('div', { class: 'k' }, label), h('div', { class: 'v' }, ...value));
 
+// stacked labels each cell of a table with its column's heading
+// (data-label), so that a narrow screen can show each row as a card of
+// labelled values instead of a table wider than the screen (style.css).
+export function stacked(table) {
+  const heads = [...table.querySelectorAll('thead th')].map((th) => th.textContent);
+  for (const tr of table.querySelectorAll('tbody tr')) {
+    [...tr.children].forEach((td, i) => { td.dataset.label = heads[i] || ''; });
+  }
+  table.classList.add('stacked');
+  return table;
+}
+
 // hash builds a dashboard route; segments are encoded.
 export const hash = (...segments) => '#/' + segments.map(encodeURIComponent).join('/');

@@ -6,17 +6,27 @@
 
 import { acceptControls } from './accept.js';
 import { api, route } from './api.js';
-import { ago, chip, digest, h, hash, plural, pretty, replace, SEVERITIES, severityChip } from './dom.js';
+import { ago, chip, count, digest, h, hash, plural, pretty, replace, SEVERITIES, severityChip } from './dom.js';
 import { inline, lines, sides, words } from './diff.js';
 import { impactPanel } from './impact.js';
+import { nextStep } from './nextstep.js';
 import { bannerAction, empty } from './notice.js';
 
 const HISTORY_LIMIT = 50;
 
+// A big drift stays readable: the first OPEN_GROUPS changed items show
+// open, the rest collapsed to their heading; an item shows its first
+// OPEN_CARDS changes, the rest behind a button; past FILTER_FROM changes a
+// filter by severity and item appears.
+const OPEN_GROUPS = 4;
+const OPEN_CARDS = 3;
+const FILTER_FROM = 10;
+
 const SUBJECTS = { tool: 'Tool', prompt: 'Prompt', resource: 'Resource', resource_template: 'Resource template', server: 'Server' };
 
 export async function driftTab(el, { server, driftId, signal, info, rerender }) {
-  const history = () => api(route('servers', server.name, 'drifts') + '?limit=' + HISTORY_LIMIT, { signal });
+  const history = (before) => api(route('servers', server.name, 'drifts') + '?limit=' + HISTORY_LIMIT +
+    (before ? '&before=' + encodeURIComponent(before) : ''), { signal });
   const page = await history();
   if (!page.drifts.length) {
     replace(el, empty('No drift recorded',
@@ -27,18 +37,32 @@ export async function driftTab(el, { server, driftId, signal, info, rerender }) 
   const drift = await api(route('drifts', id), { signal });
   const aside = h('aside', { class: 'panel history', 'aria-label': 'Drift history' });
   const readies = [];
+  const items = groups(drift).map((g, i) => itemGroup(g, drift, server, { info, signal, readies, open: i < OPEN_GROUPS }));
   const mainCol = h('div', { class: 'drift-main' },
     driftHead(drift, server, rerender),
-    groups(drift).map((g) => itemGroup(g, drift, server, { info, signal, readies })));
+    drift.changes.length > FILTER_FROM ? filterBar(items) : null,
+    items.map((it) => it.node));
   replace(el, h('div', { class: 'drift-layout' }, mainCol, aside));
-  renderHistory(aside, page, server.name, drift.id);
+  // Older pages the operator loaded stay through refreshes.
+  const older = [];
+  const more = async (next) => {
+    const p = await history(next);
+    older.push(...p.drifts);
+    show(shownPage, p.next);
+  };
+  let shownPage = page;
+  const show = (p, next) => renderHistory(aside, p, older, next, server.name, drift.id, more);
+  show(page, page.next);
 
   const newest = page.drifts[0].id;
   return {
     ready: Promise.all(readies),
     refresh: async () => {
       const now = await history();
-      renderHistory(aside, now, server.name, drift.id);
+      shownPage = now;
+      // The cursor past what is shown: the first page's, or the last
+      // older page's (kept in the list's button).
+      show(now, older.length ? aside.dataset.next : now.next);
       const mine = now.drifts.find((d) => d.id === drift.id);
       if (now.drifts.length && now.drifts[0].id !== newest && !driftId) {
         bannerAction('info', 'A newer drift was recorded.', 'Show it', rerender);
@@ -58,6 +82,7 @@ function driftHead(d, server, rerender) {
         h('h2', null, 'Drift ', h('code', null, d.id)),
         chip(d.state, d.state === 'open' ? 'sev-warning' : 'plain', { dataset: { state: d.state } })),
       accept && accept.button),
+    nextStep(d),
     h('p', { class: 'drift-desc' }, d.description),
     summaryChips(d.summary),
     h('div', { class: 'drift-meta' },
@@ -97,22 +122,91 @@ function groups(d) {
   return [...byKey.values()];
 }
 
-function itemGroup(g, drift, server, { info, signal, readies }) {
+// itemGroup is one changed item: its change cards (the first OPEN_CARDS,
+// the rest behind a button), the callers of a changed tool, and the full
+// definitions; collapsed to its heading unless open. It returns the node
+// and how the filter bar shows it.
+function itemGroup(g, drift, server, { info, signal, readies, open }) {
   const def = (drift.definitions || []).find((x) => x.subject === g.subject && x.name === g.name);
-  const body = h('div', { class: 'panel item-body' }, g.changes.map((c) => changeCard(c, def)));
+  const cards = g.changes.map((c) => changeCard(c, def));
+  const body = h('div', { class: 'panel item-body', hidden: !open }, cards);
+  const hiddenCards = cards.slice(OPEN_CARDS);
+  let moreButton = null;
+  if (hiddenCards.length) {
+    hiddenCards.forEach((c) => { c.hidden = true; });
+    moreButton = h('button', { type: 'button', class: 'btn btn-link more-cards', dataset: { action: 'more-changes' } },
+      'Show ' + plural(hiddenCards.length, 'more change'));
+    moreButton.addEventListener('click', () => { hiddenCards.forEach((c) => { c.hidden = false; }); moreButton.remove(); moreButton = null; });
+    body.append(h('div', { class: 'more-bar' }, moreButton));
+  }
   if (g.subject === 'tool') {
     const { panel, ready } = impactPanel(server.name, g.name, { info, signal });
     readies.push(ready);
     body.append(panel);
   }
   body.append(compareBar(def));
-  return h('section', { class: 'item-group', dataset: { subject: g.subject, name: g.name } },
+  const toggle = h('button', { type: 'button', class: 'btn btn-link group-toggle', 'aria-expanded': String(open), dataset: { action: 'toggle-group' } },
+    open ? 'Hide' : 'Show');
+  const setOpen = (o) => {
+    body.hidden = !o;
+    node.dataset.collapsed = String(!o);
+    toggle.setAttribute('aria-expanded', String(o));
+    toggle.textContent = o ? 'Hide' : 'Show';
+  };
+  toggle.addEventListener('click', () => setOpen(body.hidden));
+  const node = h('section', { class: 'item-group', dataset: { subject: g.subject, name: g.name, collapsed: String(!open) } },
     h('div', { class: 'item-head' },
       h('span', { class: 'kind' }, SUBJECTS[g.subject] || g.subject),
       h('span', { class: 'name' }, g.name || 'server-level'),
       severityChip(g.changes[0].severity),
-      h('span', { class: 'faint' }, plural(g.changes.length, 'change'))),
+      h('span', { class: 'faint' }, plural(g.changes.length, 'change')),
+      toggle),
     body);
+  // filter shows the item's changes of the severities asked, all of them
+  // (a filter that hid matches behind "more" would mislead), or, with no
+  // filter, the item as it was laid out.
+  // only: null (every item), or whether this is the item picked.
+  const filter = (sevs, only) => {
+    const laidOut = !sevs && only === null;
+    let shown = 0;
+    cards.forEach((c, i) => {
+      const match = only !== false && (!sevs || sevs.has(c.dataset.severity));
+      c.hidden = !match || (laidOut && moreButton !== null && i >= OPEN_CARDS);
+      if (match) shown++;
+    });
+    node.hidden = shown === 0;
+    if (!laidOut) setOpen(true);
+  };
+  return { node, group: g, filter };
+}
+
+// filterBar narrows a big drift to some severities and one item.
+function filterBar(items) {
+  const present = SEVERITIES.filter((s) => items.some((it) => it.group.changes.some((c) => c.severity === s)));
+  const picked = new Set();
+  const select = h('select', { name: 'item', 'aria-label': 'Changed item', dataset: { filter: 'item' } },
+    h('option', { value: '' }, 'All ' + plural(items.length, 'changed item')),
+    items.map((it, i) => h('option', { value: String(i) },
+      (SUBJECTS[it.group.subject] || it.group.subject) + ' ' + (it.group.name || 'server-level') + ' (' + it.group.changes.length + ')')));
+  const count = h('span', { class: 'faint filter-count', 'aria-live': 'polite' });
+  const apply = () => {
+    const sevs = picked.size ? picked : null;
+    items.forEach((it, i) => it.filter(sevs, select.value === '' ? null : String(i) === select.value));
+    const shown = document.querySelectorAll('.item-group:not([hidden]) .change-card:not([hidden])').length;
+    count.textContent = sevs || select.value ? shown + ' shown' : '';
+  };
+  select.addEventListener('change', apply);
+  const buttons = present.map((sev) => {
+    const b = h('button', { type: 'button', class: 'chip sev-' + sev + ' filter-chip', 'aria-pressed': 'false', dataset: { filterSeverity: sev } }, sev);
+    b.addEventListener('click', () => {
+      if (picked.has(sev)) picked.delete(sev); else picked.add(sev);
+      b.setAttribute('aria-pressed', String(picked.has(sev)));
+      apply();
+    });
+    return b;
+  });
+  return h('div', { class: 'panel filter-bar', role: 'search', 'aria-label': 'Filter changes' },
+    h('span', { class: 'next-label' }, 'Filter'), buttons, select, count);
 }
 
 // changeCard: a change of a whole item (path "": added, removed) names
@@ -192,12 +286,31 @@ function fillCompare(area, def) {
     pane('AFTER', 'box-after', def.after_digest, s.after, 'ins', 'removed'));
 }
 
-function renderHistory(aside, page, server, current) {
+// renderHistory lists the first page and the older pages loaded, with a
+// button for the next older page while there is one (next: its cursor).
+function renderHistory(aside, page, older, next, server, current, more) {
+  const seen = new Set(page.drifts.map((d) => d.id));
+  const all = [...page.drifts, ...older.filter((d) => !seen.has(d.id))];
+  aside.dataset.next = next || '';
+  const button = next ? h('button', { type: 'button', class: 'btn older', dataset: { action: 'older' } },
+    'Show older (' + count(page.total - all.length) + ' more)') : null;
+  if (button) {
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      try {
+        await more(next);
+      } catch (err) {
+        if (err.name === 'AbortError') return;
+        button.disabled = false;
+        button.after(h('p', { class: 'note error' }, err.message));
+      }
+    });
+  }
   replace(aside,
-    h('h3', null, 'History'),
-    h('ol', null, page.drifts.map((d) => h('li', null,
+    h('h3', null, 'History ', h('span', { class: 'faint' }, count(all.length) + ' of ' + count(page.total))),
+    h('ol', null, all.map((d) => h('li', null,
       h('a', { href: hash('servers', server, 'drift', d.id), 'aria-current': String(d.id === current), dataset: { drift: d.id } },
         h('span', { class: 'line1' }, severityChip(d.severity), h('span', { class: 'state ' + d.state }, d.state)),
         h('span', { class: 'faint' }, ago(d.at), ' · ', plural(d.changes.length, 'change')))))),
-    page.total > page.drifts.length ? h('p', { class: 'faint', style: { padding: '4px 14px' } }, (page.total - page.drifts.length) + ' older not shown') : null);
+    button ? h('div', { class: 'older-bar' }, button) : null);
 }

@@ -3,7 +3,7 @@
 // soon as the drift shows.
 
 import { api, route } from './api.js';
-import { ago, chip, count, h, hours, millis, plural, replace } from './dom.js';
+import { ago, chip, count, h, hours, millis, plural, replace, stacked } from './dom.js';
 import { failure } from './notice.js';
 
 // The window the dashboard asks for: a day, or the processor's window when
@@ -81,7 +81,7 @@ function totals(im) {
 
 function agentTable(im) {
   const cols = [['Agent'], ['Sessions', 'num'], ['Calls', 'num'], ['Errors', 'num'], ['Avg latency', 'num'], ['Last called'], ['Definition used'], ['Since the change'], ['Risk']];
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'agents' },
+  return h('div', { class: 'table-wrap' }, stacked(h('table', { class: 'agents' },
     h('thead', null, h('tr', null, cols.map(([c, cls]) => h('th', { class: cls }, c)))),
     h('tbody', null, im.agents.map((a) => h('tr', { class: 'agent-row', dataset: { agent: a.agent ?? '', risk: a.risk } },
       h('td', null, a.agent === null ? h('span', { class: 'unnamed', title: 'The spans named no agent (gen_ai.agent.name)' }, 'unnamed agent') : h('strong', null, a.agent)),
@@ -92,7 +92,7 @@ function agentTable(im) {
       h('td', { class: 'nowrap' }, ago(a.last_call)),
       h('td', null, split(a.digests)),
       h('td', { class: 'nowrap' }, a.recovery ? recovery(a.recovery, false) : '—'),
-      h('td', null, chip(a.risk, 'risk-' + a.risk)))))));
+      h('td', null, chip(a.risk, 'risk-' + a.risk))))))));
 }
 
 // split shows what the calls were planned against: stale, the previous

@@ -36,9 +36,23 @@ function tabLink(label, href, selected, n) {
     n ? h('span', { class: 'count' }, count(n)) : null);
 }
 
+// renderHead shows the server's status and the facts an operator needs
+// first (what it serves, the last probe, since when it is down); the rest
+// are secondary, which a phone shows on demand.
 function renderHead(head, s) {
   const c = s.contract;
   const p = s.probe;
+  const more = h('button', { type: 'button', class: 'btn btn-link more-facts', 'aria-expanded': 'false', dataset: { action: 'more-facts' } }, 'More facts');
+  more.addEventListener('click', () => {
+    const all = head.classList.toggle('all-facts');
+    more.setAttribute('aria-expanded', String(all));
+    more.textContent = all ? 'Fewer facts' : 'More facts';
+  });
+  const minor = (label, ...value) => {
+    const f = fact(label, ...value);
+    f.classList.add('secondary');
+    return f;
+  };
   replace(head,
     h('div', { class: 'server-title' },
       h('h1', null, s.name), statusChip(s.status),
@@ -46,12 +60,23 @@ function renderHead(head, s) {
       s.mixed ? h('span', { class: 'badge-mixed' }, 'mixed fleet') : null),
     h('div', { class: 'server-url mono' }, s.url),
     h('div', { class: 'facts' },
+      p && p.error_class !== 'none' ? down(p) : null,
       fact('Server', c ? c.server_info.name + ' ' + c.server_info.version : '—'),
-      fact('Protocol', c ? c.protocol_version + ' · ' + c.spec_generation.replaceAll('_', ' ') : '—'),
-      fact('Transport', c ? c.transport : '—'),
       fact('Contract', c ? digest(c.digest) : '—', c && c.baseline_digest !== c.digest ? [' (baseline ', digest(c.baseline_digest), ')'] : null),
-      fact('Baseline', chip(s.baseline_mode, 'plain')),
       fact('Last probe', p ? [ago(p.last), ' · ', p.error_class === 'none' ? millis(p.duration_ms) : h('span', { class: 'err' }, p.error_class.replaceAll('_', ' '))] : 'not probed yet'),
-      fact('Probes', p ? count(p.count) : '0', h('span', { class: 'faint' }, ' since start')),
-      fact('Receiver', h('code', null, s.receiver))));
+      minor('Protocol', c ? c.protocol_version + ' · ' + c.spec_generation.replaceAll('_', ' ') : '—'),
+      minor('Transport', c ? c.transport : '—'),
+      minor('Baseline', chip(s.baseline_mode, 'plain')),
+      minor('Probes', p ? count(p.count) : '0', h('span', { class: 'faint' }, ' since start')),
+      minor('Receiver', h('code', null, s.receiver))),
+    more);
+}
+
+// down says since when a DOWN server has failed, and why.
+function down(p) {
+  const f = fact('Down since', p.failing_since ? ago(p.failing_since) : 'unknown',
+    h('span', { class: 'err' }, ' · ', p.error_class.replaceAll('_', ' ')),
+    h('span', { class: 'faint' }, ' · last success ', p.last_success ? ago(p.last_success) : 'never'));
+  f.classList.add('down-since');
+  return f;
 }

@@ -1,7 +1,7 @@
 // The server list: every probed MCP server with its status, worst first.
 
 import { api } from './api.js';
-import { ago, chip, count, digest, h, hash, millis, replace, severityChip, statusChip } from './dom.js';
+import { ago, chip, count, digest, h, hash, millis, replace, severityChip, stacked, statusChip } from './dom.js';
 import { empty } from './notice.js';
 
 // Worst first, as controlplane.Status documents.
@@ -27,9 +27,9 @@ export async function serversView(root, { signal }) {
     }
     const servers = [...list.servers].sort((a, b) =>
       ORDER.indexOf(a.status) - ORDER.indexOf(b.status) || a.name.localeCompare(b.name));
-    replace(body, h('div', { class: 'panel table-wrap' }, h('table', { class: 'servers' },
+    replace(body, h('div', { class: 'panel table-wrap' }, stacked(h('table', { class: 'servers' },
       h('thead', null, h('tr', null, ['Status', 'Server', 'Contract', 'Open drift', 'Last probe', 'Baseline'].map((c) => h('th', null, c)))),
-      h('tbody', null, servers.map(row)))));
+      h('tbody', null, servers.map(row))))));
   }
   await load();
   return { refresh: load };
@@ -51,7 +51,8 @@ function row(s) {
     h('td', null, p
       ? [ago(p.last), p.error_class === 'none'
         ? h('span', { class: 'sub' }, millis(p.duration_ms))
-        : h('span', { class: 'sub err' }, p.error_class.replaceAll('_', ' '), p.last_success ? [' · last success ', ago(p.last_success)] : null)]
+        : h('span', { class: 'sub err', dataset: { downSince: p.failing_since || '' } }, p.error_class.replaceAll('_', ' '),
+          p.failing_since ? [' · down since ', ago(p.failing_since)] : null, p.last_success ? [' · last success ', ago(p.last_success)] : null)]
       : h('span', { class: 'faint' }, 'not probed yet')),
     h('td', null, chip(s.baseline_mode, 'plain'), h('span', { class: 'sub nowrap', title: 'the receiver that probes it' }, s.receiver)));
 }
