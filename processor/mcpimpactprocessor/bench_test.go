@@ -154,8 +154,8 @@ func BenchmarkThroughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = p.Shutdown(ctx) }()
-	p.applyListing(&listing{name: "server-0", url: "https://mcp-0.internal/mcp", at: clock.Now().Add(-time.Hour).UnixNano(),
-		digests: map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}})
+	p.applyListing(ctx, &listing{name: "server-0", url: "https://mcp-0.internal/mcp", at: clock.Now().Add(-time.Hour).UnixNano(),
+		digests: map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}}, clock.Now())
 	ours, err := processorhelper.NewTraces(ctx, set, nil, consumertest.NewNop(), p.processTraces, processorhelper.WithCapabilities(capabilities))
 	if err != nil {
 		b.Fatal(err)

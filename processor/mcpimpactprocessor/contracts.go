@@ -74,13 +74,14 @@ type listing struct {
 	changed         map[string]string // drift only: tool → its worst change's severity
 }
 
-// apply records a listing. It reports false when the server is new and the
-// table is full.
-func (c *contracts) apply(l *listing) bool {
+// apply records a listing. It returns the tools whose history the listing
+// changed (a new version, or a change known earlier than before), and
+// false when the server is new and the table is full.
+func (c *contracts) apply(l *listing) (changed []string, ok bool) {
 	s := c.servers[l.name]
 	if s == nil {
 		if len(c.servers) >= maxServers {
-			return false
+			return nil, false
 		}
 		s = &server{name: l.name, tools: map[string][]version{}}
 		c.servers[l.name] = s
@@ -96,7 +97,7 @@ func (c *contracts) apply(l *listing) bool {
 		c.gen++
 	}
 	if l.digests == nil {
-		return true
+		return nil, true
 	}
 	// A drift seen before any snapshot still tells what came before it.
 	for tool, d := range l.previous {
@@ -104,14 +105,21 @@ func (c *contracts) apply(l *listing) bool {
 			s.tools[tool] = []version{{since: 0, digest: d}}
 		}
 	}
+	set := func(tool string, h []version, d string) {
+		h, moved := recordAt(h, l.at, d)
+		s.tools[tool] = h
+		if moved {
+			changed = append(changed, tool)
+		}
+	}
 	for tool, d := range l.digests {
-		if _, ok := s.tools[tool]; ok || len(s.tools) < maxToolsPerServer {
-			s.tools[tool] = setAt(s.tools[tool], l.at, d)
+		if h, ok := s.tools[tool]; ok || len(s.tools) < maxToolsPerServer {
+			set(tool, h, d)
 		}
 	}
 	for tool, h := range s.tools {
 		if _, ok := l.digests[tool]; !ok {
-			s.tools[tool] = setAt(h, l.at, "")
+			set(tool, h, "")
 		}
 	}
 	s.listed = true
@@ -130,25 +138,26 @@ func (c *contracts) apply(l *listing) bool {
 			s.changes[tool] = toolChangeInfo{driftID: l.driftID, severity: sev, at: l.at}
 		}
 	}
-	return true
+	return changed, true
 }
 
 // setAt records that the tool had digest d (or was absent, "") at time at.
 // Listings may arrive out of order; the history stays sorted and without
 // repeats, and keeps the latest maxVersionsPerTool versions.
 func setAt(h []version, at int64, d string) []version {
-	i, _ := slices.BinarySearchFunc(h, at, func(v version, t int64) int {
-		if v.since <= t {
-			return -1
-		}
-		return 1
-	})
+	h, _ = recordAt(h, at, d)
+	return h
+}
+
+// recordAt is setAt that also reports whether the history changed.
+func recordAt(h []version, at int64, d string) ([]version, bool) {
+	i := runAt(h, at) + 1
 	// h[:i] started at or before at; h[i-1] is in effect at at.
 	if i > 0 && h[i-1].digest == d {
-		return h
+		return h, false
 	}
 	if i == 0 && len(h) == 0 && d == "" {
-		return h // never offered: nothing to record
+		return h, false // never offered: nothing to record
 	}
 	h = slices.Insert(h, i, version{since: at, digest: d})
 	if i+1 < len(h) && h[i+1].digest == d {
@@ -157,7 +166,7 @@ func setAt(h []version, at int64, d string) []version {
 	if len(h) > maxVersionsPerTool {
 		h = slices.Delete(h, 0, len(h)-maxVersionsPerTool)
 	}
-	return h
+	return h, true
 }
 
 // verdict is what the table says about a call made at a time with a digest.

@@ -41,30 +41,76 @@ func (p *impactProcessor) registerControlPlane(host component.Host) error {
 // of a target as soon as a call carries a tool digest no probe has shown
 // (ahead), so the verdict settles in seconds. Requests for one target are
 // at least every apart; one that comes sooner is sent when that time is
-// up, once, however many calls asked meanwhile.
+// up, once, however many calls asked meanwhile. A probe that fails is
+// asked again the same way while calls wait on it, up to
+// maxPromptProbeRetries times in a row; past that, the next ahead call
+// asks.
 type promptProbes struct {
 	reg    controlplane.Registry
 	every  time.Duration
 	landed func(controlplane.Observation)
+	// afterFunc runs f after d and returns what cancels it: time.AfterFunc's;
+	// tests run f themselves.
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
 
 	mu       sync.Mutex
 	last     map[string]time.Time   // target → its last request
-	deferred map[string]*time.Timer // target → its request waiting for the rate limit
+	deferred map[string]func() bool // target → what cancels its request waiting for the rate limit
+	failures map[string]int         // target → its prompt probes that failed in a row
 	stopped  bool
 }
 
+// maxPromptProbeRetries bounds the requests a target's failing prompt
+// probes make by themselves: a target that cannot be probed is not asked
+// every interval for as long as it is down.
+const maxPromptProbeRetries = 3
+
 func newPromptProbes(reg controlplane.Registry, every time.Duration, landed func(controlplane.Observation)) *promptProbes {
-	return &promptProbes{reg: reg, every: every, landed: landed, last: map[string]time.Time{}, deferred: map[string]*time.Timer{}}
+	return &promptProbes{reg: reg, every: every, landed: landed,
+		afterFunc: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop },
+		last:      map[string]time.Time{}, deferred: map[string]func() bool{}, failures: map[string]int{}}
 }
 
+// ask requests a prompt probe of server for a call judged ahead at now.
 func (pp *promptProbes) ask(server string, now time.Time) {
 	pp.mu.Lock()
-	defer pp.mu.Unlock()
+	send := pp.request(server, now)
+	pp.mu.Unlock()
+	if send {
+		// The extension only hands the request on; the probe runs elsewhere.
+		pp.reg.RequestProbe(server, pp.landed)
+	}
+}
+
+// failed asks again, within the rate limit, after a prompt probe of
+// server failed at now while calls still waited on it, unless its probes
+// have failed maxPromptProbeRetries times in a row.
+func (pp *promptProbes) failed(server string, now time.Time) {
+	pp.mu.Lock()
+	pp.failures[server]++
+	send := pp.failures[server] <= maxPromptProbeRetries && pp.request(server, now)
+	pp.mu.Unlock()
+	if send {
+		pp.reg.RequestProbe(server, pp.landed)
+	}
+}
+
+// succeeded resets server's count of failed probes.
+func (pp *promptProbes) succeeded(server string) {
+	pp.mu.Lock()
+	delete(pp.failures, server)
+	pp.mu.Unlock()
+}
+
+// request, under mu, reports whether a request for server is to be sent
+// now; when the last one is too recent, it defers one (unless one is
+// deferred already) and reports false.
+func (pp *promptProbes) request(server string, now time.Time) bool {
 	if pp.stopped || pp.deferred[server] != nil {
-		return
+		return false
 	}
 	if t, ok := pp.last[server]; ok && now.Before(t.Add(pp.every)) && !now.Before(t) {
-		pp.deferred[server] = time.AfterFunc(t.Add(pp.every).Sub(now), func() {
+		pp.deferred[server] = pp.afterFunc(t.Add(pp.every).Sub(now), func() {
 			pp.mu.Lock()
 			delete(pp.deferred, server)
 			stopped := pp.stopped
@@ -74,11 +120,10 @@ func (pp *promptProbes) ask(server string, now time.Time) {
 				pp.reg.RequestProbe(server, pp.landed)
 			}
 		})
-		return
+		return false
 	}
 	pp.last[server] = now
-	// The extension only hands the request on; the probe runs elsewhere.
-	pp.reg.RequestProbe(server, pp.landed)
+	return true
 }
 
 // stop cancels the deferred requests (Shutdown).
@@ -86,17 +131,27 @@ func (pp *promptProbes) stop() {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	pp.stopped = true
-	for _, t := range pp.deferred {
-		t.Stop()
+	for _, cancel := range pp.deferred {
+		cancel()
 	}
 	clear(pp.deferred)
 }
 
 // probeLanded records what a prompt probe saw and re-judges the calls that
-// were waiting for it.
+// were waiting for it. A failed probe tells nothing: it is asked again
+// while calls wait on it (promptProbes.failed).
 func (p *impactProcessor) probeLanded(obs controlplane.Observation) {
 	if obs.Err != nil || obs.ToolDigests == nil {
-		return // a failed probe tells nothing; the next ahead call asks again
+		p.mu.Lock()
+		waiting := p.state.index.ahead > 0
+		p.mu.Unlock()
+		if waiting && p.probes != nil {
+			p.probes.failed(obs.Server, p.now())
+		}
+		return
+	}
+	if p.probes != nil {
+		p.probes.succeeded(obs.Server)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -215,7 +215,7 @@ func (p *impactProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.L
 				switch eventName(rec) {
 				case semconv.EventSnapshot:
 					if l := readListing(res, rec, now.UnixNano()); l != nil {
-						p.applyListing(l)
+						p.applyListing(ctx, l, now)
 					}
 				case semconv.EventDrift:
 					l := readListing(res, rec, now.UnixNano())
@@ -224,7 +224,7 @@ func (p *impactProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.L
 						continue
 					}
 					l.driftID, l.changed = strAttr(rec.Attributes(), semconv.DriftID), readToolSeverities(rec.Attributes())
-					imp, ok := p.driftImpact(l, readToolChanges(rec.Attributes()), now)
+					imp, ok := p.driftImpact(ctx, l, readToolChanges(rec.Attributes()), now)
 					if !ok {
 						continue
 					}
@@ -313,28 +313,52 @@ func (p *impactProcessor) mixedImpact(res pcommon.Map, rec plog.LogRecord, dst p
 	return byRisk
 }
 
-func (p *impactProcessor) applyListing(l *listing) {
+func (p *impactProcessor) applyListing(ctx context.Context, l *listing, now time.Time) {
 	p.mu.Lock()
-	ok := p.state.contracts.apply(l)
+	changed, ok := p.state.contracts.apply(l)
+	var late []rejudged
 	if ok {
-		p.state.settle(p.state.contracts.servers[l.name])
+		late = p.state.learned(p.state.contracts.servers[l.name], changed, now)
 	}
 	p.mu.Unlock()
 	if !ok {
 		p.logger.Warn("Too many servers in snapshot events; ignoring a new one", zap.Int("max_servers", maxServers))
 	}
+	p.countRejudged(ctx, l.name, late)
 }
 
 // driftImpact records the drift's listings and computes its impact; false
 // when the server cannot be tracked (the table of servers is full).
-func (p *impactProcessor) driftImpact(l *listing, changes []toolChange, now time.Time) (driftImpact, bool) {
+func (p *impactProcessor) driftImpact(ctx context.Context, l *listing, changes []toolChange, now time.Time) (driftImpact, bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.state.contracts.apply(l) {
+	changed, ok := p.state.contracts.apply(l)
+	if !ok {
+		p.mu.Unlock()
 		p.logger.Warn("Too many servers in drift events; impact of a new one not computed", zap.Int("max_servers", maxServers))
 		return driftImpact{}, false
 	}
 	target := p.state.contracts.servers[l.name]
-	p.state.settle(target)
-	return p.state.impact(target, changes, l.previous, l.digests, now, p.cfg.Window, 0, false), true
+	late := p.state.learned(target, changed, now)
+	imp := p.state.impact(target, changes, l.previous, l.digests, now, p.cfg.Window, 0, false)
+	p.mu.Unlock()
+	p.countRejudged(ctx, l.name, late)
+	return imp, true
+}
+
+// countRejudged adds the calls a listing showed to be stale, after their
+// spans had left as current, to the stale-call counter: it then counts
+// what the index, the impact and the control plane count.
+func (p *impactProcessor) countRejudged(ctx context.Context, server string, late []rejudged) {
+	if len(late) == 0 {
+		return
+	}
+	counts := map[staleKey]int64{}
+	var n int64
+	for _, r := range late {
+		counts[p.tel.staleKey(ctx, server, r.tool, r.agent)] += r.calls
+		n += r.calls
+	}
+	p.tel.staleCalls(ctx, counts)
+	p.logger.Debug("Calls made after a change the processor learned of late are stale",
+		zap.String("server", server), zap.Int64("calls", n))
 }

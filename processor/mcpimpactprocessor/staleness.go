@@ -1,7 +1,6 @@
 package mcpimpactprocessor
 
 import (
-	"slices"
 	"time"
 
 	cstaleness "github.com/mcpdrift/mcpdrift/contract/staleness"
@@ -91,11 +90,5 @@ func judgeDigest(ev *digestEvidence, at int64, d string) (staleness, string) {
 // inEffect is the digest of the version in effect at time at (the first
 // one before any is known).
 func inEffect(h []version, at int64) string {
-	i, _ := slices.BinarySearchFunc(h, at, func(v version, t int64) int {
-		if v.since <= t {
-			return -1
-		}
-		return 1
-	})
-	return h[max(i-1, 0)].digest
+	return h[max(runAt(h, at), 0)].digest
 }

@@ -199,6 +199,100 @@ func TestPromptProbeSettlesAheadCalls(t *testing.T) {
 	assert.Equal(t, int64(2), out.Agents[0].Digests.New, "d8 is the current digest")
 }
 
+// fakeTimers stands for time.AfterFunc in promptProbes: the test runs
+// what is due.
+type fakeTimers struct {
+	mu      sync.Mutex
+	pending []fakeTimer
+}
+
+type fakeTimer struct {
+	after time.Duration
+	f     func()
+}
+
+func (ft *fakeTimers) afterFunc(d time.Duration, f func()) func() bool {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	ft.pending = append(ft.pending, fakeTimer{d, f})
+	return func() bool { return true }
+}
+
+// fire runs the timers set so far and returns their delays.
+func (ft *fakeTimers) fire() []time.Duration {
+	ft.mu.Lock()
+	due := ft.pending
+	ft.pending = nil
+	ft.mu.Unlock()
+	var out []time.Duration
+	for _, tm := range due {
+		out = append(out, tm.after)
+		tm.f()
+	}
+	return out
+}
+
+// TestFailedPromptProbeRetries: a prompt probe that fails is asked again
+// when prompt_probe_interval allows, while calls wait on it, up to
+// maxPromptProbeRetries times in a row; the retry that succeeds settles
+// the ahead calls. Past the bound, the next ahead call asks again.
+func TestFailedPromptProbeRetries(t *testing.T) {
+	h := newHarness(t, nil)
+	reg, timers := &fakeRegistry{}, &fakeTimers{}
+	p := instance(t, h)
+	const every = 5 * time.Second
+	p.probes = newPromptProbes(reg, every, p.probeLanded)
+	p.probes.afterFunc = timers.afterFunc
+	t.Cleanup(p.probes.stop)
+	h.sendLogs(snapshotLogs(searchSnapshot(t0.Add(-time.Hour))))
+	ahead := func() int64 {
+		out, err := query(t, h, srv, "search", time.Hour)
+		require.NoError(t, err)
+		return out.Agents[0].Digests.Ahead
+	}
+	failed := func(i int) {
+		reg.landing(i)(controlplane.Observation{Server: srv, At: h.clock.Now(), Err: context.DeadlineExceeded})
+	}
+
+	h.sendSpans(callsOf(sessionCall("s1", "d2", 0, false)))
+	require.Len(t, reg.requestsSoFar(), 1)
+
+	// The first probe fails 1 s after the request: the retry waits for the
+	// interval, then is sent.
+	h.clock.Advance(time.Second)
+	failed(0)
+	assert.Len(t, reg.requestsSoFar(), 1, "not before the interval is up")
+	assert.Equal(t, []time.Duration{every - time.Second}, timers.fire())
+	require.Len(t, reg.requestsSoFar(), 2)
+	assert.Equal(t, int64(1), ahead())
+
+	// Failing past the interval, it is asked again at once, up to the bound.
+	for i := 1; i < maxPromptProbeRetries; i++ {
+		h.clock.Advance(2 * every)
+		failed(i)
+		require.Len(t, reg.requestsSoFar(), i+2)
+	}
+	h.clock.Advance(2 * every)
+	failed(maxPromptProbeRetries)
+	assert.Len(t, reg.requestsSoFar(), maxPromptProbeRetries+1, "no more retries of a failing target")
+	assert.Empty(t, timers.fire())
+	assert.Equal(t, int64(1), ahead())
+
+	// The next ahead call asks again; that probe lands: the calls settle,
+	// and the count of failures starts over.
+	h.sendSpans(callsOf(sessionCall("s2", "d2", 2*time.Minute, false)))
+	require.Len(t, reg.requestsSoFar(), maxPromptProbeRetries+2)
+	reg.landing(maxPromptProbeRetries + 1)(controlplane.Observation{Server: srv, At: h.clock.Now(),
+		ToolDigests: map[string]string{"search": "d2", "fetch": "f1", "lookup": "l1"}})
+	assert.Zero(t, ahead())
+
+	// A probe that fails while no call waits on it is not retried.
+	h.clock.Advance(2 * every)
+	failed(maxPromptProbeRetries + 1)
+	assert.Len(t, reg.requestsSoFar(), maxPromptProbeRetries+2)
+	assert.Empty(t, timers.fire())
+}
+
 // sessionCall is a claude-code call of search in session, at t0+at.
 func sessionCall(session, digest string, at time.Duration, failed bool) call {
 	return call{agent: "claude-code", server: srv, url: srvURL, tool: "search", session: session, digest: digest, at: t0.Add(at), failed: failed}

@@ -132,7 +132,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorMcpimpactStaleCalls, err = builder.meter.Int64Counter(
 		"otelcol_processor_mcpimpact_stale_calls",
-		metric.WithDescription("Tool-call spans marked mcpdrift.tool.stale=true (the caller used a definition other than the server's current one), by server, tool and agent; past metric_cardinality_limit series, in one series marked otel.metric.overflow=true. [Alpha]"),
+		metric.WithDescription("Stale tool calls (the caller used a definition other than the one the server served at the call), by server, tool and agent - the spans marked mcpdrift.tool.stale=true, and calls re-judged stale when a change the processor learned of later superseded their digest (their spans say current); past metric_cardinality_limit series, in one series marked otel.metric.overflow=true. [Alpha]"),
 		metric.WithUnit("{call}"),
 	)
 	errs = errors.Join(errs, err)

@@ -86,7 +86,7 @@ func AssertEqualProcessorMcpimpactIndexEvictions(t *testing.T, tt *componenttest
 func AssertEqualProcessorMcpimpactStaleCalls(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_mcpimpact_stale_calls",
-		Description: "Tool-call spans marked mcpdrift.tool.stale=true (the caller used a definition other than the server's current one), by server, tool and agent; past metric_cardinality_limit series, in one series marked otel.metric.overflow=true. [Alpha]",
+		Description: "Stale tool calls (the caller used a definition other than the one the server served at the call), by server, tool and agent - the spans marked mcpdrift.tool.stale=true, and calls re-judged stale when a change the processor learned of later superseded their digest (their spans say current); past metric_cardinality_limit series, in one series marked otel.metric.overflow=true. [Alpha]",
 		Unit:        "{call}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
