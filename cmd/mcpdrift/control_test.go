@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
@@ -262,6 +263,23 @@ func TestStatusShowsMixedVariants(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestStatusShowsDownSince: a DOWN server says since when its probes have
+// been failing, beside the error class.
+func TestStatusShowsDownSince(t *testing.T) {
+	since := time.Date(2026, 12, 5, 9, 30, 0, 0, time.UTC)
+	list := &apiwire.ServerList{Servers: []apiwire.ServerStatus{{
+		Name: "search", Status: apiwire.StatusDown,
+		Probe: &apiwire.ProbeStatus{Last: since.Add(time.Hour), ErrorClass: "unreachable", FailingSince: &since},
+	}}}
+	var out strings.Builder
+	if err := writeStatus(&out, list); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "unreachable since 2026-12-05 09:30:00") {
+		t.Errorf("status output lacks since when it is down:\n%s", out.String())
 	}
 }
 

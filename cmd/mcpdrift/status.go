@@ -60,8 +60,13 @@ func writeStatus(w io.Writer, list *apiwire.ServerList) error {
 	fmt.Fprintln(tw, "SERVER\tSTATUS\tLAST PROBE\tERROR\tCONTRACT\tGENERATION\tPROTOCOL\tVERSION\tOPEN DRIFT")
 	for _, st := range list.Servers {
 		last, class := "-", "-"
-		if st.Probe != nil {
-			last, class = when(st.Probe.Last), st.Probe.ErrorClass
+		if p := st.Probe; p != nil {
+			last, class = when(p.Last), p.ErrorClass
+			if p.FailingSince != nil {
+				// on call, how long it has been down matters more than
+				// when the last probe ran
+				class += " since " + when(*p.FailingSince)
+			}
 		}
 		digest, gen, proto, version := "-", "-", "-", "-"
 		if c := st.Contract; c != nil {
