@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
 // The control plane commands against a stand-in for the API that answers
