@@ -5,7 +5,7 @@ BIN      := bin
 # components, CLI, probe) and the agent-side modules, which must not pull the
 # Collector. Each is built and tested on its own go.mod, as users and ocb see
 # it: the go.work is for editors and ad-hoc commands, not for make or CI.
-MODULES  := . contract semconv internal/mcpwire internal/dev/testkit interceptor interceptor/gosdk interceptor/mcpgo proxy
+MODULES  := . contract semconv internal/mcpwire dev/testkit interceptor interceptor/gosdk interceptor/mcpgo proxy
 export GOWORK := off
 # in_modules runs $(1) in every module's directory and fails if any run fails.
 in_modules = fail=0; for m in $(MODULES); do (cd $$m && $(1)) || fail=1; done; test $$fail = 0
@@ -132,7 +132,7 @@ demo: distro demo-bins
 
 demo-bins:
 	$(GO) build -o $(BIN)/quickstart-server ./examples/quickstart/server
-	$(GO) build -o $(BIN)/quickstart-demo ./internal/dev/quickstart/demo
+	$(GO) build -o $(BIN)/quickstart-demo ./dev/quickstart/demo
 	$(GO) build -o $(BIN)/demo-agent ./examples/agent
 
 ## jaeger: Jaeger v2 all-in-one for the backends e2e (version pinned in tools/jaeger)
@@ -148,7 +148,7 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 # would compile the whole Collector again (make image builds both).
 e2e: build distro distro-extras demo-bins jaeger
 	$(MAKE) image IMAGE_ARCHS=$$($(GO) env GOARCH)
-	@$(call with_skips,$(GO) test -count=1 -tags e2e -run 'TestJaeger|TestBuiltImages' ./internal/dev/backends/ ./internal/dev/image/ && $(GO) test -count=1 -tags e2e -timeout 30m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
+	@$(call with_skips,$(GO) test -count=1 -tags e2e -run 'TestJaeger|TestBuiltImages' ./dev/backends/ ./dev/image/ && $(GO) test -count=1 -tags e2e -timeout 30m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
 
 ## release: cut release RELEASE (make release RELEASE=v0.1.0): every module tagged at it, from a
 ## scratch clone of HEAD (CONTRIBUTING.md "Releases"); the modules also land in _build/release/

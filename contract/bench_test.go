@@ -11,7 +11,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/mcpdrift/mcpdrift/contract/canon"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 )
 
 // benchListing generates a tools/list result of nTools tools with nParams

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/contract/internal/benchdata"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 )
 
 // driftListing is benchdata.DriftListing as a snapshot.

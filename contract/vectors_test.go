@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpdrift/mcpdrift/contract/canon"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/vectors"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/vectors"
 )
 
 func TestVectorsSets(t *testing.T) {

@@ -19,9 +19,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/backends"
-	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/backends"
+	"github.com/mcpdrift/mcpdrift/dev/quickstart"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/dev/dashboardtest"
+	"github.com/mcpdrift/mcpdrift/dev/messagesapi"
+	"github.com/mcpdrift/mcpdrift/dev/quickstart"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
-	"github.com/mcpdrift/mcpdrift/internal/dev/dashboardtest"
-	"github.com/mcpdrift/mcpdrift/internal/dev/messagesapi"
-	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

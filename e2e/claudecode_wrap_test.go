@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/messagesapi"
-	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/messagesapi"
+	"github.com/mcpdrift/mcpdrift/dev/quickstart"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/dev/quickstart"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
-	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/dashboardtest"
+	"github.com/mcpdrift/mcpdrift/dev/dashboardtest"
 )
 
 // checkDashboard loads the running quickstart's dashboard in a real

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/release"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/release"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 // releaseVersion is the version docs/collector.md's manifest names. The

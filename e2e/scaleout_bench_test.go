@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/scaleout"
+	"github.com/mcpdrift/mcpdrift/dev/scaleout"
 )
 
 // BenchmarkScaleOutThroughput measures tool-call spans per second through

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
-	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
-	"github.com/mcpdrift/mcpdrift/internal/dev/scaleout"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/procs"
+	"github.com/mcpdrift/mcpdrift/dev/quickstart"
+	"github.com/mcpdrift/mcpdrift/dev/scaleout"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

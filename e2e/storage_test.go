@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/quickstart"
+	"github.com/mcpdrift/mcpdrift/dev/quickstart"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

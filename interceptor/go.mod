@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/mcpdrift/mcpdrift/contract v0.0.0
-	github.com/mcpdrift/mcpdrift/internal/dev/testkit v0.0.0
+	github.com/mcpdrift/mcpdrift/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
 	github.com/mcpdrift/mcpdrift/semconv v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -41,7 +41,7 @@ require (
 // The repository's other modules, from this checkout (see CONTRIBUTING.md).
 replace (
 	github.com/mcpdrift/mcpdrift/contract => ../contract
-	github.com/mcpdrift/mcpdrift/internal/dev/testkit => ../internal/dev/testkit
+	github.com/mcpdrift/mcpdrift/dev/testkit => ../dev/testkit
 	github.com/mcpdrift/mcpdrift/internal/mcpwire => ../internal/mcpwire
 	github.com/mcpdrift/mcpdrift/semconv => ../semconv
 )

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 // BenchmarkProbe measures probe throughput against loopback Go SDK servers

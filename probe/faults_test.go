@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 // faultServer is a small MCP server of our own (2026-07-28, JSON

@@ -2,10 +2,8 @@ package probe
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
@@ -44,10 +42,11 @@ func topMembers(raw []byte) (map[string][]byte, error) {
 		out[name] = m.Value
 	}
 	if o.Err() {
-		if jsonwire.Deeper(raw, maxMessageDepth) {
-			// The walker's own bound: report it as the limit it is, like
-			// the shallower depths contract.Limits refuses.
-			return nil, fmt.Errorf("%w: more than %d levels", canon.ErrTooDeep, maxMessageDepth)
+		if _, deep := (jsonwire.Limits{MaxDepth: maxMessageDepth}).Scan(raw); deep != nil {
+			// The walker's own bound: report it as the limit it is
+			// (canon.ErrTooDeep), like the shallower depths
+			// contract.Limits refuses.
+			return nil, deep
 		}
 		return nil, errors.New("malformed JSON object")
 	}

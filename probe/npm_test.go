@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 // fixtureCapabilities are what the fixtures in testdata/fixtures were

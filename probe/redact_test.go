@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 func TestRedactorLearnsCredentialShapes(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 // sdkServerBin is internal/sdkserver, a stdio server on the real go-sdk or

@@ -231,7 +231,12 @@ func (c *streamableConn) close(hurry bool) {
 	c.stop()
 	c.wg.Wait()
 	if sid != "" && !hurry {
-		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		// The probe's values, not its cancellation (it may be over): a
+		// caller's httptrace (the receiver's withOwnConnections) then sees
+		// the connection the DELETE uses and closes it, where one from a
+		// bare context stayed idle in the caller's client, a keep-alive
+		// goroutine nobody closed (goleak, under load).
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.bg), closeTimeout)
 		if req, err := c.newRequest(ctx, http.MethodDelete, c.endpoint, nil); err == nil {
 			req.Header.Set(headerSessionID, sid)
 			if version != "" {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
 )

@@ -14,7 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
 )

@@ -244,7 +244,10 @@ func TestLockGatesBatches(t *testing.T) {
 	if !strings.Contains(refused, `"TOOL_NOT_APPROVED"`) || !strings.Contains(refused, `"isError":true`) {
 		t.Errorf("the unapproved call in the batch answered %s", refused)
 	}
-	eventually(t, func() bool { return p.calls(t, "echo") == 1 }, "the approved call of the batch at the server")
+	p.recvID(t, "4") // the server logs a call before it answers it
+	if p.calls(t, "echo") != 1 {
+		t.Error("the approved call of the batch did not reach the server")
+	}
 	if p.calls(t, "search") != 0 {
 		t.Error("the unapproved call in the batch reached the server")
 	}

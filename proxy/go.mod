@@ -4,13 +4,15 @@ go 1.26.0
 
 require (
 	github.com/mcpdrift/mcpdrift/contract v0.0.0
+	github.com/mcpdrift/mcpdrift/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor v0.0.0
-	github.com/mcpdrift/mcpdrift/internal/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
 	github.com/mcpdrift/mcpdrift/semconv v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	go.opentelemetry.io/contrib/exporters/autoexport v0.72.0
 	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc v1.47.0
+	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp v1.47.0
 	go.opentelemetry.io/otel/exporters/stdout/stdoutmetric v1.47.0
 	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
@@ -20,6 +22,7 @@ require (
 	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.59.0
 	golang.org/x/oauth2 v0.37.0
+	golang.org/x/sys v0.49.0
 )
 
 require (
@@ -47,8 +50,6 @@ require (
 	go.opentelemetry.io/contrib/bridges/prometheus v0.72.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc v0.23.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp v0.23.0 // indirect
-	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc v1.47.0 // indirect
-	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp v1.47.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.47.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.47.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0 // indirect
@@ -58,7 +59,6 @@ require (
 	go.opentelemetry.io/otel/sdk/log v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.1 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
@@ -70,8 +70,8 @@ require (
 // The repository's other modules, from this checkout (see CONTRIBUTING.md).
 replace (
 	github.com/mcpdrift/mcpdrift/contract => ../contract
+	github.com/mcpdrift/mcpdrift/dev/testkit => ../dev/testkit
 	github.com/mcpdrift/mcpdrift/interceptor => ../interceptor
-	github.com/mcpdrift/mcpdrift/internal/dev/testkit => ../internal/dev/testkit
 	github.com/mcpdrift/mcpdrift/internal/mcpwire => ../internal/mcpwire
 	github.com/mcpdrift/mcpdrift/semconv => ../semconv
 )

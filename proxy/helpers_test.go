@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,8 +20,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"golang.org/x/sys/unix"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -35,7 +37,7 @@ type telemetry struct {
 
 func newTelemetry(t testing.TB) *telemetry {
 	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(notifying{exp}))
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
@@ -43,6 +45,15 @@ func newTelemetry(t testing.TB) *telemetry {
 		Tracer: tp, Meter: mp, Propagator: propagation.TraceContext{},
 		Shutdown: func(context.Context) error { return nil },
 	}}
+}
+
+// notifying is the span exporter the tests read, saying each export to
+// eventually.
+type notifying struct{ *tracetest.InMemoryExporter }
+
+func (n notifying) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	defer changed.notify()
+	return n.InMemoryExporter.ExportSpans(ctx, spans)
 }
 
 // named returns the ended spans with this name.
@@ -146,8 +157,6 @@ func readEvents(ctx context.Context, t testing.TB, br *bufio.Reader, next chan<-
 	}
 }
 
-// eventually waits for cond with a generous deadline: tests never depend
-// on wall-clock speed.
 // receive waits for a value on ch and returns it; after 30 s it fails t,
 // saying what did not come.
 func receive[T any](t testing.TB, ch <-chan T, what string) T {
@@ -162,14 +171,74 @@ func receive[T any](t testing.TB, ch <-chan T, what string) T {
 	}
 }
 
+// changes is a broadcast: every piece of test-side state a test waits on
+// (spans, recorded requests, counts in test servers) calls changed.notify
+// when it changes, and eventually re-checks its condition then, instead of
+// polling on a clock.
+type changes struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+var changed = &changes{ch: make(chan struct{})}
+
+func (c *changes) notify() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.ch)
+	c.ch = make(chan struct{})
+}
+
+// next is closed at the next notify.
+func (c *changes) next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ch
+}
+
+// eventually waits until cond holds, re-checking it at every change of
+// test-side state (changed); the deadline only bounds a broken test, so
+// tests never depend on wall-clock speed.
 func eventually(t testing.TB, cond func() bool, format string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	for {
+		next := changed.next() // before the check: a change after it is not missed
+		if cond() {
+			return
+		}
+		select {
+		case <-next:
+		case <-deadline.C:
 			t.Fatalf("timed out waiting for "+format, args...)
 		}
-		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// exited waits until process pid has exited (a zombie counts), as the
+// kernel tells through a pidfd; the deadline only bounds a broken test.
+func exited(t testing.TB, pid int, format string, args ...any) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return // gone and reaped already
+	}
+	if err != nil {
+		t.Fatalf("pidfd_open %d: %v", pid, err)
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 30_000)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			t.Fatalf("poll pidfd %d: %v", pid, err)
+		case n == 0:
+			t.Fatalf("timed out waiting for "+format, args...)
+		}
+		return
 	}
 }
 

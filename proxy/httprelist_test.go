@@ -49,6 +49,7 @@ func newRelistServer(t *testing.T, announce bool) *relistServer {
 				rs.mu.Lock()
 				rs.own = append(rs.own, r.Header.Get("Mcp-Session-Id"))
 				rs.mu.Unlock()
+				changed.notify()
 			}
 		}
 		h.ServeHTTP(w, r)

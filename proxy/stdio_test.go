@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -125,18 +125,8 @@ func TestStdioExitSignalsAndGroup(t *testing.T) {
 		if code != 128+int(syscall.SIGTERM) {
 			t.Errorf("exit code %d, want %d", code, 128+int(syscall.SIGTERM))
 		}
-		eventually(t, func() bool { return !alive(res.Result.PID) }, "the server's child %d to be gone", res.Result.PID)
+		exited(t, res.Result.PID, "the server's child %d to be gone", res.Result.PID)
 	})
-}
-
-// alive reports whether pid runs (a zombie does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z"
 }
 
 // TestStdioOwnAnswersUnreadable: the proxy's own relist gets an answer it
@@ -209,21 +199,34 @@ func TestStdioAgentStopsReading(t *testing.T) {
 // end of its input (sleep).
 func TestStdioProxyKilled(t *testing.T) {
 	testservers.MarkProcesses(t)
+	// The server says it started on a FIFO, then becomes sleep (same pid).
+	started := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(started, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), testchild.Env+"=proxy", `MCPDRIFT_PROXY_TEST_SERVER=["sleep","300"]`)
+	cmd.Env = append(os.Environ(), testchild.Env+"=proxy",
+		`MCPDRIFT_PROXY_TEST_SERVER=["sh","-c","echo > \"$0\"; exec sleep 300",`+strconv.Quote(started)+`]`)
 	in, err := cmd.StdinPipe() // held open: the proxy does not see its input end
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Close()
+	opened := make(chan error, 1)
+	go func() { _, err := os.ReadFile(started); opened <- err }() // returns once the server wrote
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var server int
-	eventually(t, func() bool { server = childOf(cmd.Process.Pid); return server != 0 }, "the proxy to start its server")
+	if err := receive(t, opened, "the proxy to start its server"); err != nil {
+		t.Fatal(err)
+	}
+	server := childOf(cmd.Process.Pid)
+	if server == 0 {
+		t.Fatal("the proxy has no child")
+	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	eventually(t, func() bool { return !alive(server) }, "the server %d to die with the proxy", server)
+	exited(t, server, "the server %d to die with the proxy", server)
 }
 
 // childOf is a child process of pid, or 0.

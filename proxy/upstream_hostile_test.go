@@ -56,6 +56,7 @@ func newHostile(t *testing.T, post func(http.ResponseWriter, rpcRequest), get ht
 			h.inits = append(h.inits, time.Now())
 			n := len(h.inits)
 			h.mu.Unlock()
+			changed.notify()
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Mcp-Session-Id", fmt.Sprint("session-", n))
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}}`, m.ID)
@@ -250,6 +251,7 @@ func TestUpstreamLegacySSEReconnectsOnce(t *testing.T) {
 		mu.Lock()
 		streams++
 		mu.Unlock()
+		changed.notify()
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "event: endpoint\ndata: /message?sessionId=1\n\n")
 	}))

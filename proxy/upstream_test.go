@@ -20,7 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -81,6 +81,7 @@ func newRecorder(t *testing.T, target string) *recorder {
 		rec.mu.Lock()
 		rec.reqs = append(rec.reqs, recorded{method: r.Method, url: r.URL.String(), rpc: m.Method, id: string(m.ID), header: r.Header.Clone(), body: string(body)})
 		rec.mu.Unlock()
+		changed.notify()
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(rec.Close)

@@ -18,7 +18,7 @@ created=$(git show -s --format=%cI HEAD)
 v=${version#v}
 # platforms NAME: the -platform flags of NAME's binaries, one per architecture.
 platforms() { for a in $archs; do echo "-platform" "$a=$bins/${1}_${v}_linux_$a"; done; }
-image() { GOWORK=off go run ./internal/dev/image/cmd/build-image -version "$version" -commit "$commit" -created "$created" "$@"; }
+image() { GOWORK=off go run ./dev/image/cmd/build-image -version "$version" -commit "$commit" -created "$created" "$@"; }
 # shellcheck disable=SC2046
 image -title otelcol-mcpdrift -description "OpenTelemetry Collector with MCP contract drift detection (mcpdrift) and impact analysis (mcpimpact)" \
   -binary /otelcol-mcpdrift -config docs/examples/image.yaml -config-path /etc/otelcol-mcpdrift/config.yaml \

@@ -20,7 +20,7 @@ git -C "$scratch/src" checkout -q --detach FETCH_HEAD
 out="$repo/_build/release/$version"
 rm -rf "$out"
 mkdir -p "$out"
-go run ./internal/dev/release/cmd/cut-release -repo "$scratch/src" -version "$version" -proxy "$out/proxy" >"$scratch/result"
+go run ./dev/release/cmd/cut-release -repo "$scratch/src" -version "$version" -proxy "$out/proxy" >"$scratch/result"
 commit=$(head -n1 "$scratch/result")
 tags=$(tail -n +2 "$scratch/result")
 # shellcheck disable=SC2046

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 // openPTY returns a pseudo-terminal: what is written to master is read

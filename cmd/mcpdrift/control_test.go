@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
 )
 
 // The control plane commands against a stand-in for the API that answers

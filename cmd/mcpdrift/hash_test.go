@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/vectors"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/vectors"
 )
 
 // cli runs the command in-process and returns exit code, stdout and stderr.

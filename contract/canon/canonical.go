@@ -37,7 +37,7 @@ func (l Limits) Canonicalize(dst, raw []byte) ([]byte, error) {
 // one) of a document Scan accepted with st: a listing is scanned once and
 // each of its definitions canonicalized.
 func AppendScanned(dst, raw []byte, st Stats, maxDepth int) ([]byte, error) {
-	if st.surrogateEscapes || st.hugeNumber {
+	if st.SurrogateEscapes || st.HugeNumbers {
 		return canonicalizeSurrogates(dst, raw, maxDepth)
 	}
 	start := len(dst)

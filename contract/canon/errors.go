@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/mcpdrift/mcpdrift/contract/internal/safetext"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
 // Reasons a value has no canonical form. They are sentinel errors so callers
@@ -16,8 +17,9 @@ var (
 	ErrSyntax        = errors.New("invalid JSON")
 	ErrNumberRange   = errors.New("number out of IEEE 754 double range")
 	ErrTooLarge      = errors.New("document too large")
-	ErrTooDeep       = errors.New("nesting too deep")
-	ErrStringTooLong = errors.New("string too long")
+	// The limits jsonwire's scan enforces: the same sentinels.
+	ErrTooDeep       = jsonwire.ErrTooDeep
+	ErrStringTooLong = jsonwire.ErrStringTooLong
 )
 
 // positionError adds a byte offset and JSON pointer to a canonicalization error.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 )
 
 // canonicalizeSurrogates is an RFC 8785 canonicalizer that keeps strings as
@@ -41,16 +43,7 @@ func (p *surrogateParser) fail(base error, detail string) error {
 	return &positionError{Offset: int64(p.pos), Err: &detailError{base: base, detail: fmt.Errorf("%s", detail)}}
 }
 
-func (p *surrogateParser) skipSpace() {
-	for p.pos < len(p.src) {
-		switch p.src[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
-}
+func (p *surrogateParser) skipSpace() { p.pos = jsonwire.SkipSpace(p.src, p.pos) }
 
 func (p *surrogateParser) value(dst []byte, depth int) ([]byte, error) {
 	if p.pos >= len(p.src) {
@@ -70,30 +63,25 @@ func (p *surrogateParser) value(dst []byte, depth int) ([]byte, error) {
 	case c == '-' || c >= '0' && c <= '9':
 		return p.number(dst)
 	default:
-		for _, lit := range [...]string{"null", "true", "false"} {
-			if bytes.HasPrefix(p.src[p.pos:], []byte(lit)) {
-				p.pos += len(lit)
-				return append(dst, lit...), nil
-			}
+		end, lit, ok := jsonwire.Literal(p.src, p.pos)
+		if !ok {
+			return dst, p.fail(ErrSyntax, "invalid character at start of value")
 		}
-		return dst, p.fail(ErrSyntax, "invalid character at start of value")
+		p.pos = end
+		return append(dst, lit...), nil
 	}
 }
 
 // next reads what follows an object's member or an array's element: a
 // comma (more to come) or the closing byte.
 func (p *surrogateParser) next(closer byte, container, item string) (more bool, err error) {
-	p.skipSpace()
-	if p.pos >= len(p.src) {
+	end, more, ok := jsonwire.Sep(p.src, p.pos, closer)
+	p.pos = end
+	switch {
+	case ok:
+		return more, nil
+	case end >= len(p.src):
 		return false, p.fail(ErrSyntax, "unexpected end of "+container)
-	}
-	switch p.src[p.pos] {
-	case ',':
-		p.pos++
-		return true, nil
-	case closer:
-		p.pos++
-		return false, nil
 	}
 	return false, p.fail(ErrSyntax, "expected ',' or '"+string(closer)+"' after "+item)
 }
@@ -301,49 +289,12 @@ func appendUnits(dst []byte, units []uint16) []byte {
 
 func (p *surrogateParser) number(dst []byte) ([]byte, error) {
 	start := p.pos
-	s := p.src
-	i := p.pos
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		p.pos = i
+	end, ok := jsonwire.Number(p.src, start)
+	p.pos = end
+	if !ok {
 		return dst, p.fail(ErrSyntax, "invalid number")
 	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			p.pos = i
-			return dst, p.fail(ErrSyntax, "invalid number")
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			p.pos = i
-			return dst, p.fail(ErrSyntax, "invalid number")
-		}
-	}
-	p.pos = i
-	f, err := strconv.ParseFloat(string(s[start:i]), 64)
+	f, err := strconv.ParseFloat(string(p.src[start:end]), 64)
 	if math.IsInf(f, 0) || err != nil && !errors.Is(err, strconv.ErrRange) {
 		return dst, p.fail(ErrNumberRange, "number out of range")
 	}

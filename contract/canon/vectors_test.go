@@ -3,7 +3,7 @@ package canon
 import (
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/vectors"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/vectors"
 )
 
 func TestVectorsDefinitions(t *testing.T) {

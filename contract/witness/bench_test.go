@@ -7,7 +7,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/contract/internal/benchdata"
 	"github.com/mcpdrift/mcpdrift/contract/witness"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 )
 
 func benchSnapshot(b *testing.B, listing []byte) *contract.Snapshot {

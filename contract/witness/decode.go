@@ -51,16 +51,24 @@ func (p *plainJSON) value(depth int) (any, bool) {
 		return p.array(depth)
 	case c == '"':
 		return p.str()
-	case c == 't':
-		return true, p.literal("true")
-	case c == 'f':
-		return false, p.literal("false")
-	case c == 'n':
-		return nil, p.literal("null")
 	case c == '-' || c >= '0' && c <= '9':
-		return p.number()
+		end, ok := jsonwire.Number(p.b, p.i)
+		if !ok {
+			return nil, false
+		}
+		n := json.Number(p.text[p.i:end])
+		p.i = end
+		return n, true
 	}
-	return nil, false
+	end, lit, ok := jsonwire.Literal(p.b, p.i)
+	p.i = end
+	switch lit {
+	case "true":
+		return true, ok
+	case "false":
+		return false, ok
+	}
+	return nil, ok
 }
 
 func (p *plainJSON) object(depth int) (any, bool) {
@@ -115,18 +123,8 @@ func (p *plainJSON) array(depth int) (any, bool) {
 // next reads what follows a member or an element: a comma (more), the
 // closing bracket (ok), or anything else (neither).
 func (p *plainJSON) next(closing byte) (more, ok bool) {
-	if p.space(); p.i >= len(p.b) {
-		return false, false
-	}
-	switch p.b[p.i] {
-	case ',':
-		p.i++
-		return true, true
-	case closing:
-		p.i++
-		return false, true
-	}
-	return false, false
+	p.i, more, ok = jsonwire.Sep(p.b, p.i, closing)
+	return more, ok
 }
 
 // str reads a string of printable ASCII without escapes.
@@ -142,51 +140,4 @@ func (p *plainJSON) str() (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func (p *plainJSON) literal(word string) bool {
-	if !bytes.HasPrefix(p.b[p.i:], []byte(word)) {
-		return false
-	}
-	p.i += len(word)
-	return true
-}
-
-// number reads a number as JSON writes it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func (p *plainJSON) number() (any, bool) {
-	b, start := p.b, p.i
-	i := start
-	if b[i] == '-' {
-		i++
-	}
-	digits := func() bool {
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i > j
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case !digits():
-		return nil, false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
-			return nil, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return nil, false
-		}
-	}
-	p.i = i
-	return json.Number(p.text[start:i]), true
 }

@@ -55,7 +55,8 @@ func newDoc(raw []byte) *doc {
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case '"':
-			i = stringEnd(raw, i) - 1
+			end, _ := jsonwire.StringEnd(raw, i)
+			i = end - 1
 		case '{', '[':
 			stack = append(stack, len(d.opens))
 			d.opens = append(d.opens, int32(i))
@@ -78,40 +79,28 @@ func newDoc(raw []byte) *doc {
 	return d
 }
 
-// stringEnd returns the offset just past the string that starts at i
-// (len(b) when it does not end).
-func stringEnd(b []byte, i int) int {
-	end, ok := jsonwire.SkipValue(b, i)
-	if !ok {
-		return len(b)
-	}
-	return end
-}
-
-// skip returns the offset just past the value at i (i when there is none).
+// skip returns the offset just past the value at i (i when there is none):
+// a container's end from the index, anything else as jsonwire skips it.
 func (d *doc) skip(i int) int {
-	b := d.raw
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
+	if i < len(d.raw) && (d.raw[i] == '{' || d.raw[i] == '[') {
 		if k, ok := slices.BinarySearch(d.opens, int32(i)); ok && d.closes[k] >= 0 {
 			return int(d.closes[k]) + 1
 		}
 		return i
 	}
-	j := i
-	for j < len(b) {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r', ':':
-			return j
-		}
-		j++
+	if end, ok := jsonwire.SkipValue(d.raw, i); ok {
+		return end
 	}
-	return j
+	return i
+}
+
+// skipIn is skip for jsonwire's iterators over the part of the text that
+// starts at off: their offsets are relative to it.
+func (d *doc) skipIn(off int) func(b []byte, i int) (int, bool) {
+	return func(_ []byte, i int) (int, bool) {
+		end := d.skip(off + i)
+		return end - off, end > off+i
+	}
 }
 
 func (d *doc) root() node { return d.top }
@@ -151,36 +140,27 @@ func (d *doc) isFalse(n node) bool { return n.present && string(d.bytes(n)) == "
 // elements walks the values of an object (with the node of their quoted
 // keys) or an array, calling fn for each; malformed text ends the walk.
 func (d *doc) elements(n node, fn func(key, value node)) {
-	b := d.raw
-	object := d.isObject(n)
-	i := n.off + 1
+	text := d.raw[n.off:n.end]
+	skip := d.skipIn(n.off)
+	if d.isArray(n) {
+		a, _ := jsonwire.NewArray(text)
+		for {
+			elem, ok := a.NextSkipping(skip)
+			if !ok {
+				return
+			}
+			end := n.off + a.Offset()
+			fn(node{}, node{off: end - len(elem), end: end, present: true})
+		}
+	}
+	o, _ := jsonwire.NewObject(text)
 	for {
-		i = jsonwire.SkipSpace(b, i)
-		if i >= n.end || b[i] == '}' || b[i] == ']' {
+		m, ok := o.NextSkipping(func(_, b []byte, i int) (int, bool) { return skip(b, i) })
+		if !ok {
 			return
 		}
-		var key node
-		if object {
-			if b[i] != '"' {
-				return
-			}
-			k := d.skip(i)
-			key = node{off: i, end: k, present: true}
-			i = jsonwire.SkipSpace(b, k)
-			if i >= n.end || b[i] != ':' {
-				return
-			}
-			i = jsonwire.SkipSpace(b, i+1)
-		}
-		end := d.skip(i)
-		if end <= i || end > n.end {
-			return
-		}
-		fn(key, node{off: i, end: end, present: true})
-		i = jsonwire.SkipSpace(b, end)
-		if i < n.end && b[i] == ',' {
-			i++
-		}
+		key := node{off: n.off + m.Start, end: n.off + m.Start + len(m.Key) + 2, present: true}
+		fn(key, node{off: n.off + m.End - len(m.Value), end: n.off + m.End, present: true})
 	}
 }
 

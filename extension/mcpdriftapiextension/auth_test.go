@@ -10,9 +10,9 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension"
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/mcpdrift/mcpdrift/dev/storagetest"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
-	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
 )
 
 const apiToken = "s3cr3t-token-for-the-api"

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/dashboardtest"
+	"github.com/mcpdrift/mcpdrift/dev/dashboardtest"
 )
 
 // The dashboard in a real headless Chromium, against the API's example

@@ -19,9 +19,9 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 
+	"github.com/mcpdrift/mcpdrift/dev/storagetest"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
-	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
 )
 
 // The handler tests run the extension on a loopback port with sources that

@@ -21,8 +21,8 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/mcpdrift/mcpdrift/dev/storagetest"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
-	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
 	"github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver"
 	"github.com/mcpdrift/mcpdrift/semconv"

@@ -3,8 +3,8 @@ module github.com/mcpdrift/mcpdrift/interceptor/gosdk
 go 1.26.0
 
 require (
+	github.com/mcpdrift/mcpdrift/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor v0.0.0
-	github.com/mcpdrift/mcpdrift/internal/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
 	github.com/mcpdrift/mcpdrift/semconv v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -42,8 +42,8 @@ require (
 // The repository's other modules, from this checkout (see CONTRIBUTING.md).
 replace (
 	github.com/mcpdrift/mcpdrift/contract => ../../contract
+	github.com/mcpdrift/mcpdrift/dev/testkit => ../../dev/testkit
 	github.com/mcpdrift/mcpdrift/interceptor => ../
-	github.com/mcpdrift/mcpdrift/internal/dev/testkit => ../../internal/dev/testkit
 	github.com/mcpdrift/mcpdrift/internal/mcpwire => ../../internal/mcpwire
 	github.com/mcpdrift/mcpdrift/semconv => ../../semconv
 )

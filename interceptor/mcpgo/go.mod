@@ -18,7 +18,7 @@ require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mcpdrift/mcpdrift/contract v0.0.0 // indirect
-	github.com/mcpdrift/mcpdrift/internal/dev/testkit v0.0.0 // indirect
+	github.com/mcpdrift/mcpdrift/dev/testkit v0.0.0 // indirect
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
@@ -42,8 +42,8 @@ require (
 // The repository's other modules, from this checkout (see CONTRIBUTING.md).
 replace (
 	github.com/mcpdrift/mcpdrift/contract => ../../contract
+	github.com/mcpdrift/mcpdrift/dev/testkit => ../../dev/testkit
 	github.com/mcpdrift/mcpdrift/interceptor => ../
-	github.com/mcpdrift/mcpdrift/internal/dev/testkit => ../../internal/dev/testkit
 	github.com/mcpdrift/mcpdrift/internal/mcpwire => ../../internal/mcpwire
 	github.com/mcpdrift/mcpdrift/semconv => ../../semconv
 )

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
+	"github.com/mcpdrift/mcpdrift/dev/storagetest"
 )
 
 var (

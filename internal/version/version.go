@@ -16,7 +16,7 @@ var (
 )
 
 // releaseCommit is empty on the development branch. The release tool
-// (internal/dev/release) writes into it the commit a release was cut from, so
+// (dev/release) writes into it the commit a release was cut from, so
 // that `go install …@vX`, whose build records no VCS information, still
 // names it.
 //

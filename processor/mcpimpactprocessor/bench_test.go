@@ -15,9 +15,9 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/mcpdrift/mcpdrift/dev/benchspans"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
-	"github.com/mcpdrift/mcpdrift/internal/dev/benchspans"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
+	"github.com/mcpdrift/mcpdrift/dev/storagetest"
 )
 
 var storageID = component.MustNewIDWithName("file_storage", "mcpimpact")

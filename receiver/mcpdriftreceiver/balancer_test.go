@@ -124,13 +124,14 @@ func (lb *testBalancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // sdkBackends are go-sdk Streamable HTTP handlers for contracts A and B (B
 // adds a required parameter): stateful (sessions, initialize era, what
 // session affinity is for) or stateless (2026-07-28, no sessions).
-func sdkBackends(stateful bool) (a, b http.Handler) {
+func sdkBackends(tb testing.TB, stateful bool) (a, b http.Handler) {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}
 	if stateful {
 		opts = &mcp.StreamableHTTPOptions{JSONResponse: true}
 	}
 	handler := func(required ...string) http.Handler {
 		srv := newSDKServer("svc", sdkTool("search", "Search the web", required...))
+		endSessions(tb, srv)
 		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
 	}
 	return handler("query"), handler("query", "filters")

@@ -19,8 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 // fleetServersEnv makes the test binary serve MCP servers instead of testing

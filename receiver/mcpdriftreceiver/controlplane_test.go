@@ -11,10 +11,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/dev/storagetest"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
-	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -16,8 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/procs"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

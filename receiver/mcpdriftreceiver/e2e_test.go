@@ -47,6 +47,18 @@ func newSDKServer(name string, tools ...*mcp.Tool) *mcp.Server {
 	return s
 }
 
+// endSessions closes, when the test ends, every session srv still holds: a
+// stateful server keeps a goroutine per session until the client's DELETE,
+// which may reach another backend behind a balancer, or never come from a
+// probe cut short; goleak reported one under load.
+func endSessions(tb testing.TB, srv *mcp.Server) {
+	tb.Cleanup(func() {
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+	})
+}
+
 // serveSDK serves whatever server pick returns, per request, over Streamable HTTP.
 func serveSDK(t testing.TB, pick func() *mcp.Server) string {
 	t.Helper()

@@ -89,7 +89,7 @@ func TestE2EBalancerScenarios(t *testing.T) {
 }
 
 func runBalancerCase(t *testing.T, sc fleetScenario, bc balancerCase, seed uint64) {
-	a, b := sdkBackends(bc.stateful)
+	a, b := sdkBackends(t, bc.stateful)
 	lb, url := newTestBalancer(t, a, b, bc.affinity, sc.robin, seed)
 	cfg := e2eConfig(httpTarget("svc", url))
 	cfg.ConfirmAfter = sc.confirmAfter

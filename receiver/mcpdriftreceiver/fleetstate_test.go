@@ -15,7 +15,7 @@ import (
 // probes of the fleet converging.
 func TestE2ERestartMidMixedState(t *testing.T) {
 	dir := t.TempDir()
-	a, b := sdkBackends(false)
+	a, b := sdkBackends(t, false)
 	lb, url := newTestBalancer(t, a, b, perConnection, false, 7)
 	cfg := e2eConfig(httpTarget("svc", url))
 	cfg.Storage = &storageID

@@ -17,6 +17,7 @@ import (
 // pick). A probe that fails with the hint is retried at once without it.
 func TestReceiverHandshakeHint(t *testing.T) {
 	srv := newSDKServer("svc", sdkTool("search", "Search the web"))
+	endSessions(t, srv)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 	var mu sync.Mutex
 	var discovers []int // probe numbers that sent server/discover

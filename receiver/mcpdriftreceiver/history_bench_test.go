@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/benchutil"
 )
 
 // quickstartSnap is a contract shaped like the quickstart server's: four

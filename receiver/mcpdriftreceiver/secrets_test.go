@@ -25,7 +25,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -22,7 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/storagetest"
+	"github.com/mcpdrift/mcpdrift/dev/storagetest"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadatatest"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )

@@ -19,8 +19,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/procs"
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/procs"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 var root = testservers.RepoRoot()

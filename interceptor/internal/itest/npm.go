@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/internal/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 // EverythingCommand runs the real npm server-everything over stdio.

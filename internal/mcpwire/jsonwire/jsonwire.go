@@ -1,7 +1,12 @@
-// Package jsonwire reads the few members a JSON-RPC peer needs out of raw
-// frames (method, id, result, params.name, result.isError, _meta) and edits
-// one thing in them (params._meta), without decoding whole messages. The
-// interceptor uses it on every call and the probe on every response.
+// Package jsonwire is the repository's one scanner of JSON text: it reads
+// the few members a JSON-RPC peer needs out of raw frames (method, id,
+// result, params.name, result.isError, _meta) and edits one thing in them
+// (params._meta), without decoding whole messages; it iterates over objects
+// and arrays (Object, Array), reads the grammar's pieces (StringEnd, Number,
+// Literal, Sep) and checks a document's limits in one pass (Limits.Scan).
+// The interceptor and the proxy use it on every call, the probe on every
+// response; canonical JSON (contract/canon), the witness search's schema
+// reader and the probe's envelope build on it rather than on copies.
 //
 // It is hand-written because it runs on every message: encoding/json and
 // jsontext both allocate per value and validate the whole text, while its
@@ -85,30 +90,6 @@ func SkipValue(b []byte, i int) (end int, ok bool) {
 	}
 }
 
-// Deeper reports whether the text b nests objects and arrays more than max
-// levels deep (brackets inside strings do not count), so a caller can tell
-// a frame that SkipValue refused for its depth from a malformed one.
-func Deeper(b []byte, max int) bool {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[':
-			if depth++; depth > max {
-				return true
-			}
-		case '}', ']':
-			depth--
-		case '"':
-			e, ok := endOfString(b, i+1)
-			if !ok {
-				return false
-			}
-			i = e
-		}
-	}
-	return false
-}
-
 // endOfString returns the index of the quote closing the string whose
 // content starts at i. A quote ends the string exactly when an even number
 // of backslashes precedes it (escapes pair up), valid text or not, so the
@@ -131,6 +112,86 @@ func endOfString(b []byte, i int) (int, bool) {
 		i = q + 1 // the quote was escaped
 	}
 	return len(b), false
+}
+
+// StringEnd returns the index just past the string whose opening quote is
+// at i; ok is false (end at len(b)) when it does not end.
+func StringEnd(b []byte, i int) (end int, ok bool) {
+	e, ok := endOfString(b, i+1)
+	if !ok {
+		return len(b), false
+	}
+	return e + 1, true
+}
+
+// Number returns the index just past the number at i, read strictly as
+// RFC 8259 writes one: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; ok is
+// false, with end where the grammar broke, when there is none.
+func Number(b []byte, i int) (end int, ok bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		d := i + 1
+		if i = digits(b, d); i == d {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		if i = digits(b, d); i == d {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// Literal returns the index just past true, false or null at i, and which
+// one it is; ok is false when none starts there.
+func Literal(b []byte, i int) (end int, lit string, ok bool) {
+	for _, w := range [...]string{"true", "false", "null"} {
+		if len(b)-i >= len(w) && string(b[i:i+len(w)]) == w {
+			return i + len(w), w, true
+		}
+	}
+	return i, "", false
+}
+
+// Sep reads what follows an object's member or an array's element at i
+// (after optional whitespace): a comma, with more to come, or the closing
+// bracket. end is past what it read; ok is false for anything else, with
+// end at the offending byte (len(b) at the end of the text).
+func Sep(b []byte, i int, closing byte) (end int, more, ok bool) {
+	i = SkipSpace(b, i)
+	if i >= len(b) {
+		return i, false, false
+	}
+	switch b[i] {
+	case ',':
+		return i + 1, true, true
+	case closing:
+		return i + 1, false, true
+	}
+	return i, false, false
 }
 
 // Member is one member of an object: Key is the raw key text between the

@@ -2,6 +2,7 @@ package jsonwire
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -205,7 +206,9 @@ func FuzzInjectMeta(f *testing.F) {
 	})
 }
 
-func TestDeeper(t *testing.T) {
+// TestScanDepth: Scan counts brackets outside strings only, and agrees
+// with SkipValue's own bound.
+func TestScanDepth(t *testing.T) {
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	for in, want := range map[string]bool{
 		deep(MaxDepth):                   false,
@@ -214,11 +217,15 @@ func TestDeeper(t *testing.T) {
 		`{"a":` + deep(MaxDepth) + `}`:   true,
 		`["\"` + deep(MaxDepth+1) + `"]`: false,
 	} {
-		if got := Deeper([]byte(in), MaxDepth); got != want {
-			t.Errorf("Deeper(%.40q…) = %v, want %v", in, got, want)
+		_, err := Limits{MaxDepth: MaxDepth}.Scan([]byte(in))
+		if got := err != nil; got != want {
+			t.Errorf("Scan(%.40q…) = %v, want too deep %v", in, err, want)
+		}
+		if err != nil && !errors.Is(err, ErrTooDeep) {
+			t.Errorf("Scan(%.40q…) = %v, want ErrTooDeep", in, err)
 		}
 		if _, ok := SkipValue([]byte(in), 0); ok == want {
-			t.Errorf("SkipValue(%.40q…) ok = %v, but Deeper says %v", in, ok, want)
+			t.Errorf("SkipValue(%.40q…) ok = %v, but Scan says too deep %v", in, ok, want)
 		}
 	}
 }

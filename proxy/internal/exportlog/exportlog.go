@@ -7,11 +7,13 @@ package exportlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
@@ -25,9 +27,36 @@ type Log struct {
 // New logs to w.
 func New(w io.Writer) *Log { return &Log{w: w, failing: map[string]bool{}} }
 
-// Handle is called by the SDK with every export error.
+// Handle is called by the SDK with every export error. An error from an
+// exporter wrapped here (Spans, Metrics) says which signal failed; any
+// other is the SDK's own, about telemetry as a whole.
 func (l *Log) Handle(err error) {
-	l.state(signalOf(err.Error()), err)
+	signal := "telemetry"
+	var se *signalError
+	if errors.As(err, &se) {
+		signal = se.signal
+	}
+	l.state(signal, err)
+}
+
+// signalError is an export error marked with the signal whose exporter
+// returned it; it reads as the error it wraps.
+type signalError struct {
+	signal string
+	err    error
+}
+
+func (e *signalError) Error() string { return e.err.Error() }
+func (e *signalError) Unwrap() error { return e.err }
+
+// outcome records a wrapped exporter's outcome and returns its error
+// marked with the signal.
+func (l *Log) outcome(signal string, err error) error {
+	l.state(signal, err)
+	if err == nil {
+		return nil
+	}
+	return &signalError{signal: signal, err: err}
 }
 
 // state records a signal's outcome and logs a change.
@@ -44,22 +73,9 @@ func (l *Log) state(signal string, err error) {
 	}
 }
 
-// signalOf tells which signal an SDK error is about from its message:
-// the exporters name it ("traces export: …", "failed to upload metrics: …").
-func signalOf(msg string) string {
-	m := strings.ToLower(msg)
-	switch {
-	case strings.Contains(m, "metric"):
-		return "metrics"
-	case strings.Contains(m, "trace"), strings.Contains(m, "span"):
-		return "traces"
-	}
-	return "telemetry"
-}
-
 // Spans wraps a span exporter so that its outcomes are known whichever way
 // the SDK reports them (a flush returns the error rather than handling it),
-// and a successful export ends a failing state.
+// a successful export ends a failing state, and its errors name traces.
 func (l *Log) Spans(e sdktrace.SpanExporter) sdktrace.SpanExporter { return spans{e, l} }
 
 type spans struct {
@@ -68,7 +84,17 @@ type spans struct {
 }
 
 func (s spans) ExportSpans(ctx context.Context, ss []sdktrace.ReadOnlySpan) error {
-	err := s.SpanExporter.ExportSpans(ctx, ss)
-	s.l.state("traces", err)
-	return err
+	return s.l.outcome("traces", s.SpanExporter.ExportSpans(ctx, ss))
+}
+
+// Metrics wraps a metric exporter as Spans does a span exporter.
+func (l *Log) Metrics(e sdkmetric.Exporter) sdkmetric.Exporter { return metrics{e, l} }
+
+type metrics struct {
+	sdkmetric.Exporter
+	l *Log
+}
+
+func (m metrics) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	return m.l.outcome("metrics", m.Exporter.Export(ctx, rm))
 }

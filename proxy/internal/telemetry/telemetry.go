@@ -6,6 +6,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/mcpdrift/mcpdrift/interceptor"
@@ -14,6 +15,8 @@ import (
 	"github.com/mcpdrift/mcpdrift/semconv"
 	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/metric"
@@ -81,7 +84,7 @@ func FromEnv(ctx context.Context, serviceName string) (Telemetry, error) {
 		tel.Tracer, shutdown = tp, append(shutdown, tp.Shutdown)
 	}
 	if configured("METRICS", false) {
-		r, err := metricReader(ctx)
+		r, err := metricReader(ctx, exports)
 		if err != nil {
 			return Telemetry{}, err
 		}
@@ -125,16 +128,44 @@ func spanExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 }
 
 // metricReader is the reader OTEL_METRICS_EXPORTER names; "console"
-// prints to stderr.
-func metricReader(ctx context.Context) (sdkmetric.Reader, error) {
-	if os.Getenv("OTEL_METRICS_EXPORTER") == "console" {
-		exp, err := stdoutmetric.New(stdoutmetric.WithWriter(os.Stderr))
-		if err != nil {
-			return nil, err
-		}
-		return sdkmetric.NewPeriodicReader(exp), nil
+// prints to stderr. The pushing exporters (OTLP, the default, and console)
+// are built here rather than by autoexport, whose reader hides its exporter:
+// wrapped, their failures are said as the metrics' (exportlog). The pulled
+// ones (prometheus) and none come from autoexport.
+func metricReader(ctx context.Context, exports *exportlog.Log) (sdkmetric.Reader, error) {
+	var exp sdkmetric.Exporter
+	var err error
+	switch os.Getenv("OTEL_METRICS_EXPORTER") {
+	case "console":
+		exp, err = stdoutmetric.New(stdoutmetric.WithWriter(os.Stderr))
+	case "", "otlp":
+		exp, err = otlpMetricExporter(ctx)
+	default:
+		return autoexport.NewMetricReader(ctx)
 	}
-	return autoexport.NewMetricReader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sdkmetric.NewPeriodicReader(exports.Metrics(exp)), nil
+}
+
+// otlpMetricExporter is the OTLP metric exporter over the protocol the
+// environment names (OTEL_EXPORTER_OTLP_METRICS_PROTOCOL, else
+// OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf), as autoexport chooses
+// it; the exporters read the rest of their configuration from the
+// environment themselves.
+func otlpMetricExporter(ctx context.Context) (sdkmetric.Exporter, error) {
+	proto := os.Getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
+	if proto == "" {
+		proto = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	switch proto {
+	case "", "http/protobuf":
+		return otlpmetrichttp.New(ctx)
+	case "grpc":
+		return otlpmetricgrpc.New(ctx)
+	}
+	return nil, fmt.Errorf("OTLP metrics protocol %q: want grpc or http/protobuf", proto)
 }
 
 // ScopeName is the instrumentation scope of the proxy's own spans and metrics.

@@ -1,0 +1,3 @@
+module github.com/mcpdrift/mcpdrift/dev/testkit
+
+go 1.26.0
