@@ -38,6 +38,7 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 	f := &fakeAPI{}
 	routes := map[string]string{
 		"GET /api/v1/servers":                        "servers.json",
+		"GET /api/v1/servers/demo-tools":             "server.json",
 		"GET /api/v1/servers/demo-tools/drifts":      "drifts.json",
 		"GET /api/v1/drifts/91f3ecb6ead24f65":        "drift.json",
 		"GET /api/v1/servers/demo-tools/impact":      "impact.json",
@@ -158,18 +159,22 @@ func TestHistoryCommand(t *testing.T) {
 	if n := strings.Count(out, "agents calling create_ticket without project will now get a validation error"); n != 1 {
 		t.Errorf("the change's consequence is printed %d times:\n%s", n, out)
 	}
-	// The page, then the details: the open drift's (next step) and the
-	// older one's (it added a tool; the stand-in knows no such drift, and
-	// the history is printed without its signature).
+	// The page, the server (not mixed: no variants printed), then the
+	// details: the open drift's (next step) and the older one's (it added
+	// a tool; the stand-in knows no such drift, and the history is printed
+	// without its signature).
 	var paths []string
 	for _, r := range api.requests {
 		paths = append(paths, r.URL.Path)
 	}
-	if strings.Join(paths, " ") != "/api/v1/servers/demo-tools/drifts /api/v1/drifts/91f3ecb6ead24f65 /api/v1/drifts/3f1d2a9c0b7e6d54" {
+	if strings.Join(paths, " ") != "/api/v1/servers/demo-tools/drifts /api/v1/servers/demo-tools /api/v1/drifts/91f3ecb6ead24f65 /api/v1/drifts/3f1d2a9c0b7e6d54" {
 		t.Errorf("requests %q", paths)
 	}
 	if req := api.requests[0]; req.URL.Query().Get("limit") != "5" {
 		t.Errorf("limit not sent: %s", req.URL)
+	}
+	if strings.Contains(out, "MIXED") {
+		t.Errorf("history calls a server that is not mixed MIXED:\n%s", out)
 	}
 	if code, _, _ := cli(t, "", "history", "nope", "--api", api.url); code != exitNotFound {
 		t.Errorf("unknown server: exit %d", code)
@@ -263,6 +268,24 @@ func TestStatusShowsMixedVariants(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestHistoryShowsMixedNow: history says a server is a mixed fleet now,
+// with its variants as status lists them, before its drifts (a mixed fleet
+// has none yet for its variants); a hostile summary stays one line.
+func TestHistoryShowsMixedNow(t *testing.T) {
+	server := &apiwire.ServerStatus{Name: "search", Status: apiwire.StatusUp, Mixed: true, Variants: []apiwire.MixedVariant{
+		{Digest: strings.Repeat("a", 64), Count: 90, Share: 0.9, Baseline: true},
+		{Digest: strings.Repeat("b", 64), Count: 10, Share: 0.1, Severity: "breaking", Summary: "search: new required parameter filters\n\x1b[2Jfake line"},
+	}}
+	var out strings.Builder
+	if err := writeHistory(&out, &apiwire.DriftPage{Server: "search"}, server, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "mcpdrift: search has no drift in its history\n\nsearch is MIXED:\n  aaaaaaaaaaaa   90.0 %  baseline\n  bbbbbbbbbbbb   10.0 %  breaking: search: new required parameter filters"
+	if got := out.String(); !strings.HasPrefix(got, want) || strings.Count(got, "\n") != 5 || strings.Contains(got, "\x1b") {
+		t.Errorf("history of a mixed server:\n%q\nwant it to start with\n%q, on 5 lines, without escapes", got, want)
 	}
 }
 

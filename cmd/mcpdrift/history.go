@@ -32,7 +32,8 @@ superseded), who accepted it; for an open drift the next step (roll back,
 restart or update the agents it hurts, or accept); then the drift's one-line
 description and every change with BEFORE and AFTER as 'mcpdrift diff' prints
 them (the history keeps no witnesses: diff two snapshots for those), and the
-signature of each tool it added.
+signature of each tool it added. While the server is a mixed fleet (rolling
+deploy, canary) its variants come first, as 'mcpdrift status' lists them.
 
 ` + exitStatusHelp("history"),
 		Example: `  mcpdrift history demo-tools
@@ -45,11 +46,15 @@ signature of each tool it added.
 			var page apiwire.DriftPage
 			return af.fetch(cmd, http.MethodGet, url.Values{"limit": {strconv.Itoa(limit)}}, nil, &page,
 				func(w io.Writer) error {
+					server, err := af.serverStatus(cmd, args[0])
+					if err != nil {
+						return err
+					}
 					details, err := af.driftDetails(cmd, page.Drifts)
 					if err != nil {
 						return err
 					}
-					return writeHistory(w, &page, details)
+					return writeHistory(w, &page, server, details)
 				}, "servers", args[0], "drifts")
 		},
 	}
@@ -66,6 +71,21 @@ func exactArgs(command string, names ...string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// serverStatus fetches the server's status, for whether it is a mixed fleet
+// now; nil when it went away since the page was read.
+func (f *apiFlags) serverStatus(cmd *cobra.Command, name string) (*apiwire.ServerStatus, error) {
+	var detail apiwire.ServerDetail
+	_, err := f.get(cmd, http.MethodGet, nil, nil, &detail, "servers", name)
+	var ee *exitError
+	if errors.As(err, &ee) && ee.code == exitNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &detail.ServerStatus, nil
 }
 
 // driftDetails fetches what the page leaves out for the drifts that need
@@ -95,16 +115,23 @@ func addedTool(c contract.Change) bool {
 	return c.Subject == contract.KindTool && c.Path == "" && diffValue(c.Before) == nil && diffValue(c.After) != nil
 }
 
-// writeHistory prints each drift: a header line, the next step of an
-// open one, its description, its changes as the diff report prints them,
-// and the signatures of the tools it added.
-func writeHistory(w io.Writer, page *apiwire.DriftPage, details map[string]*apiwire.DriftDetail) error {
+// writeHistory prints the variants of a mixed fleet (server may be nil),
+// then each drift: a header line, the next step of an open one, its
+// description, its changes as the diff report prints them, and the
+// signatures of the tools it added.
+func writeHistory(w io.Writer, page *apiwire.DriftPage, server *apiwire.ServerStatus, details map[string]*apiwire.DriftDetail) error {
 	name := contract.SanitizeText(page.Server)
 	if len(page.Drifts) == 0 {
-		_, err := fmt.Fprintf(w, "mcpdrift: %s has no drift in its history\n", name)
-		return err
+		fmt.Fprintf(w, "mcpdrift: %s has no drift in its history\n", name)
+	} else {
+		fmt.Fprintf(w, "mcpdrift: %s: %d of %d drifts, newest first\n", name, len(page.Drifts), page.Total)
 	}
-	fmt.Fprintf(w, "mcpdrift: %s: %d of %d drifts, newest first\n", name, len(page.Drifts), page.Total)
+	if server != nil {
+		// a mixed fleet has no drift yet: what its variants break is news
+		if err := writeMixed(w, server); err != nil {
+			return err
+		}
+	}
 	for _, d := range page.Drifts {
 		fmt.Fprintf(w, "\n=== drift %s  %s UTC  %s  contract %s -> %s%s\n", d.ID, when(d.At), driftState(&d),
 			short(d.PreviousContract), short(d.CurrentContract), versions(&d))

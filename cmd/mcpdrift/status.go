@@ -92,23 +92,32 @@ func writeStatus(w io.Writer, list *apiwire.ServerList) error {
 	return writeVariants(w, list)
 }
 
-// writeVariants lists the contracts of each mixed fleet under the table:
-// which share of the probes each serves and what it breaks against the
-// baseline, so a canary can be rolled back before it reaches 100 %.
+// writeVariants lists the contracts of each mixed fleet under the table.
 func writeVariants(w io.Writer, list *apiwire.ServerList) error {
-	for _, st := range list.Servers {
-		if len(st.Variants) == 0 {
-			continue
+	for i := range list.Servers {
+		if err := writeMixed(w, &list.Servers[i]); err != nil {
+			return err
 		}
-		fmt.Fprintf(w, "\n%s is MIXED:\n", contract.SanitizeText(st.Name))
-		for _, v := range st.Variants {
-			what := "baseline"
-			if !v.Baseline {
-				what = orDash(v.Severity) + ": " + orDash(contract.SanitizeText(v.Summary))
-			}
-			if _, err := fmt.Fprintf(w, "  %s  %5.1f %%  %s\n", short(v.Digest), 100*v.Share, what); err != nil {
-				return err
-			}
+	}
+	return nil
+}
+
+// writeMixed lists a mixed fleet's contracts (nothing when the server is
+// not mixed): which share of the probes each serves and what it breaks
+// against the baseline, so a canary can be rolled back before it reaches
+// 100 %.
+func writeMixed(w io.Writer, st *apiwire.ServerStatus) error {
+	if len(st.Variants) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s is MIXED:\n", contract.SanitizeText(st.Name))
+	for _, v := range st.Variants {
+		what := "baseline"
+		if !v.Baseline {
+			what = orDash(v.Severity) + ": " + orDash(contract.SanitizeText(v.Summary))
+		}
+		if _, err := fmt.Fprintf(w, "  %s  %5.1f %%  %s\n", short(v.Digest), 100*v.Share, what); err != nil {
+			return err
 		}
 	}
 	return nil
