@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 
 	"github.com/mcpdrift/mcpdrift/dev/dashboardtest"
@@ -491,6 +492,78 @@ func TestDashboardHistoryPaging(t *testing.T) {
 	h := b.ReadDrift().History
 	if len(h) != 130 || h[0] != "91f3ecb6ead24f65" || h[129] != fmt.Sprintf("%016x", 0xa000+129) {
 		t.Errorf("history lists %d drifts, %q … %q", len(h), h[0], h[len(h)-1])
+	}
+	b.CheckConsole()
+}
+
+// A mixed fleet: the servers list marks it with its worst variant's
+// severity, and the server's page lists each variant (share, severity,
+// summary, its changes as drift cards); a hostile summary is text. A
+// server that is not mixed shows no such section.
+func TestDashboardMixedFleet(t *testing.T) {
+	x := newExampleDrift(t)
+	var changes []contract.Change
+	for _, c := range x.drift.Changes {
+		if c.Rule == "input.property.added_required" || c.Rule == "tool.description.changed" {
+			changes = append(changes, c)
+		}
+	}
+	if len(changes) != 2 {
+		t.Fatalf("the example drift lacks the changes the variant reuses: %+v", changes)
+	}
+	hostile := "create_ticket: required param project added " + poisonScript + poisonImage
+	for i, s := range x.servers {
+		if s.Name == "demo-tools" {
+			x.servers[i].Mixed = true
+			x.servers[i].Variants = []apiwire.MixedVariant{
+				{Digest: strings.Repeat("a", 64), Count: 30, Share: 0.75, Baseline: true},
+				{Digest: strings.Repeat("b", 64), Count: 10, Share: 0.25, Severity: "breaking", Summary: hostile, Changes: changes},
+			}
+		}
+	}
+	b := dashboardtest.Open(t)
+	url := serveExamples(t, x, newExampleImpact(), nil, nil)
+	b.Load(url)
+	if got := b.Text(`tr[data-server="demo-tools"] [data-mixed]`); got != "mixed fleet breaking" {
+		t.Errorf("the servers list marks demo-tools %q, want the badge and its worst variant's severity", got)
+	}
+	if got := b.Text(`tr[data-server="files"] [data-mixed]`); got != "" {
+		t.Errorf("files is marked mixed: %q", got)
+	}
+
+	b.Go("#/servers/demo-tools")
+	var panel struct {
+		Hidden   bool     `json:"hidden"`
+		Head     string   `json:"head"`
+		Variants []string `json:"variants"`
+	}
+	b.Eval(`(() => { const p = document.querySelector('section.mixed');
+	  return { hidden: p.hidden, head: p.querySelector('.mixed-head h2').textContent,
+	    variants: [...p.querySelectorAll('.variant')].map((v) => [v.dataset.baseline, v.dataset.severity, v.querySelector('.variant-head').textContent].join('|')) }; })()`, &panel)
+	want := []string{"true||aaaaaaaaaaaa75.0 %baseline", "false|breaking|bbbbbbbbbbbb25.0 %breaking"}
+	if panel.Hidden || panel.Head != "MIXED" || !slices.Equal(panel.Variants, want) {
+		t.Errorf("mixed section: %+v, want variants %q", panel, want)
+	}
+	variant := `.variant[data-baseline="false"]`
+	if got := b.Text(variant + ` .variant-summary`); got != hostile {
+		t.Errorf("variant summary %q, want the hostile text as text", got)
+	}
+	// The variant's changes are drift cards: severity, rule, BEFORE / AFTER.
+	card := variant + ` .change-card[data-rule="input.property.added_required"]`
+	if sev := b.Text(card + ` .change-top [data-severity]`); sev != "breaking" || b.Text(card+` .box-before .box-value`) != "not present" ||
+		!strings.Contains(b.Text(card+` .box-after .box-value`), `"description": "project key, e.g. DEMO"`) {
+		t.Errorf("the variant's create_ticket card: severity %q, before %q, after %q", sev, b.Text(card+` .box-before .box-value`), b.Text(card+` .box-after .box-value`))
+	}
+	if got := b.Text(variant + ` .change-card[data-rule="tool.description.changed"] .box-after .box-value`); got != poisonedWeather {
+		t.Errorf("the variant's get_weather AFTER %q", got)
+	}
+	b.CheckEscaped()
+	b.Screenshot("dashboard-mixed.png", 0)
+
+	b.Go("#/servers/files")
+	var hidden bool
+	if b.Eval(`document.querySelector('section.mixed').hidden`, &hidden); !hidden {
+		t.Error("a server that is not mixed shows the mixed section")
 	}
 	b.CheckConsole()
 }

@@ -210,8 +210,9 @@ function filterBar(items) {
 }
 
 // changeCard: a change of a whole item (path "": added, removed) names
-// the item; its boxes show the definition itself when the entry kept it.
-function changeCard(c, def) {
+// the item; its boxes show the definition itself when the entry kept it
+// (def; a mixed fleet's variant has none).
+export function changeCard(c, def) {
   const whole = c.path === '' && def && !def.truncated;
   const pair = whole ? valuePair(def.before, def.after) : valuePair(c.before, c.after);
   return h('article', { class: 'change-card sev-' + c.severity, dataset: { severity: c.severity, rule: c.rule } },

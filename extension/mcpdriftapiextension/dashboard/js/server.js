@@ -5,16 +5,19 @@ import { api, route } from './api.js';
 import { contractTab } from './contract.js';
 import { ago, chip, count, digest, fact, h, hash, millis, replace, severityChip, statusChip } from './dom.js';
 import { driftTab } from './drift.js';
+import { mixedPanel } from './mixed.js';
 
 export async function serverView(root, { name, tab, driftId, signal, info, rerender }) {
   const detail = await api(route('servers', name), { signal });
   const head = h('section', { class: 'panel server-head' });
+  const mixed = h('section', { class: 'panel mixed', 'aria-label': 'Mixed fleet' });
   const tabs = h('nav', { class: 'tabs', role: 'tablist' },
     tabLink('Drift', hash('servers', name), tab === 'drift', detail.history.drifts),
     tabLink('Contract', hash('servers', name, 'contract'), tab === 'contract'));
   const body = h('div', { role: 'tabpanel', dataset: { tab } });
-  replace(root, head, tabs, body);
+  replace(root, head, mixed, tabs, body);
   renderHead(head, detail);
+  mixedPanel(mixed, detail);
 
   const shown = tab === 'contract'
     ? contractTab(body, detail)
@@ -26,6 +29,7 @@ export async function serverView(root, { name, tab, driftId, signal, info, reren
     refresh: async () => {
       const now = await api(route('servers', name), { signal });
       renderHead(head, now);
+      mixedPanel(mixed, now);
       if (shown && shown.refresh) shown.refresh(now);
     },
   };

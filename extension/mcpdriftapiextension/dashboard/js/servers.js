@@ -2,6 +2,7 @@
 
 import { api } from './api.js';
 import { ago, chip, count, digest, h, hash, millis, replace, severityChip, stacked, statusChip } from './dom.js';
+import { worstVariant } from './mixed.js';
 import { empty } from './notice.js';
 
 // Worst first, as controlplane.Status documents.
@@ -40,7 +41,7 @@ function row(s) {
   const c = s.contract;
   const p = s.probe;
   return h('tr', { class: 'link-row', dataset: { server: s.name }, onclick: (ev) => { if (!ev.target.closest('a')) location.hash = link; } },
-    h('td', null, statusChip(s.status), s.mixed ? h('span', { class: 'sub' }, h('span', { class: 'badge-mixed', title: 'Two or more contracts served alternately (rolling deploy, canary)' }, 'mixed fleet')) : null),
+    h('td', null, statusChip(s.status), s.mixed ? mixedMark(s) : null),
     h('td', null, h('a', { href: link, class: 'server-name' }, s.name), h('span', { class: 'sub mono' }, s.url)),
     h('td', null, c
       ? [h('span', null, c.server_info.name + ' ' + c.server_info.version), h('span', { class: 'sub' }, count(c.definitions.tools) + ' tools · ', digest(c.digest))]
@@ -55,4 +56,12 @@ function row(s) {
           p.failing_since ? [' · down since ', ago(p.failing_since)] : null, p.last_success ? [' · last success ', ago(p.last_success)] : null)]
       : h('span', { class: 'faint' }, 'not probed yet')),
     h('td', null, chip(s.baseline_mode, 'plain'), h('span', { class: 'sub nowrap', title: 'the receiver that probes it' }, s.receiver)));
+}
+
+// mixedMark flags a mixed fleet, with its worst variant's severity.
+function mixedMark(s) {
+  const worst = worstVariant(s);
+  return h('span', { class: 'sub', dataset: { mixed: worst || '' } },
+    h('span', { class: 'badge-mixed', title: 'Two or more contracts served alternately (rolling deploy, canary)' }, 'mixed fleet'),
+    worst ? [' ', severityChip(worst, { title: 'the worst change a variant makes against the baseline' })] : null);
 }
