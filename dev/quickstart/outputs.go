@@ -89,13 +89,7 @@ type Event struct {
 }
 
 // Attr returns a record attribute as a string ("" when absent).
-func (e Event) Attr(key string) string {
-	v, ok := e.Record.Attributes().Get(key)
-	if !ok {
-		return ""
-	}
-	return v.AsString()
-}
+func (e Event) Attr(key string) string { return attr(e.Record.Attributes(), key) }
 
 // Int returns an integer record attribute.
 func (e Event) Int(key string) int64 {
@@ -134,13 +128,7 @@ type Span struct {
 }
 
 // Attr returns a span attribute as a string ("" when absent).
-func (s Span) Attr(key string) string {
-	v, ok := s.Span.Attributes().Get(key)
-	if !ok {
-		return ""
-	}
-	return v.AsString()
-}
+func (s Span) Attr(key string) string { return attr(s.Span.Attributes(), key) }
 
 // ServerName is the span's mcpdrift.server.name, from the span or, where a
 // processor such as groupbyattrs moved it, from its resource.
@@ -148,7 +136,13 @@ func (s Span) ServerName() string {
 	if v := s.Attr(semconv.ServerName); v != "" {
 		return v
 	}
-	v, _ := s.Resource.Get(semconv.ServerName)
+	return attr(s.Resource, semconv.ServerName)
+}
+
+// attr returns an attribute as a string: an absent one reads as the empty
+// value, whose string is "".
+func attr(m pcommon.Map, key string) string {
+	v, _ := m.Get(key)
 	return v.AsString()
 }
 
