@@ -139,10 +139,13 @@ func (s Span) ServerName() string {
 	return attr(s.Resource, semconv.ServerName)
 }
 
-// attr returns an attribute as a string: an absent one reads as the empty
-// value, whose string is "".
+// attr returns an attribute as a string, "" when absent. The zero Value that
+// Get returns for an absent key panics on AsString, so the ok must be checked.
 func attr(m pcommon.Map, key string) string {
-	v, _ := m.Get(key)
+	v, ok := m.Get(key)
+	if !ok {
+		return ""
+	}
 	return v.AsString()
 }
 
