@@ -7,6 +7,13 @@ BIN      := bin
 # it: the go.work is for editors and ad-hoc commands, not for make or CI.
 MODULES  := . contract semconv internal/mcpwire dev/testkit interceptor interceptor/gosdk interceptor/mcpgo proxy
 export GOWORK := off
+# Every go command builds with -trimpath, the flag ocb, make dist and the
+# release test cannot do without (reproducible binaries): a package's
+# directory is part of its build-cache key otherwise, so go vet and go test
+# compiled the whole Collector graph once and make distro compiled it again
+# (365 s of a cold CI run). Tests find the repository from their working
+# directory, not from runtime.Caller, whose paths -trimpath shortens.
+export GOFLAGS := -trimpath $(GOFLAGS)
 # in_modules runs $(1) in every module's directory and fails if any run fails.
 in_modules = fail=0; for m in $(MODULES); do (cd $$m && $(1)) || fail=1; done; test $$fail = 0
 FUZZTIME ?= 20s
@@ -31,10 +38,9 @@ VERSION_LDFLAGS = -X github.com/mcpdrift/mcpdrift/internal/version.version=$(VER
 
 all: build
 
-# The binaries built here are for this checkout's tests and demos: built as
-# the tests build their packages (no -trimpath), they reuse every package
-# `go vet` and `go test` compiled instead of compiling the whole graph again
-# (measured cold: 239 CPU-s with -trimpath for the CLI, 6 after go vet).
+# The binaries built here are for this checkout's tests and demos: built
+# with the flags the tests build their packages with (GOFLAGS above), they
+# reuse every package `go vet` and `go test` compiled.
 ## build: the mcpdrift CLI into bin/
 build:
 	$(GO) build -ldflags='$(VERSION_LDFLAGS)' -o $(BIN)/mcpdrift ./cmd/mcpdrift
@@ -92,12 +98,9 @@ fuzz:
 
 ## distro: the otelcol-mcpdrift collector distribution, with ocb (pinned in tools/)
 # ocb writes the sources and go build compiles them with the flags of ocb's
-# own compile step (-trimpath, no cgo), which make dist, make image and
-# e2e's TestReleaseOffline (ocb building a user's manifest) use too: one
-# build cache serves them all. Without -trimpath a package's directory is
-# part of its cache key, so this build shared only the packages go test had
-# compiled, and every later -trimpath build (ocb's, the release test's, the
-# binaries') compiled the whole Collector again.
+# own compile step (-trimpath, no cgo), which go test (GOFLAGS above), make
+# dist, make image and e2e's TestReleaseOffline (ocb building a user's
+# manifest) use too: one build cache serves them all.
 # ocb writes the manifest's dist.version into main.go, which --version prints:
 # the build's copy of the manifest says which version and commit it is.
 OTELCOL_VERSION = $(patsubst v%,%,$(or $(VERSION),v0.0.0-dev))+$(COMMIT)

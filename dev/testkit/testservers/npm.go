@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -23,10 +22,24 @@ import (
 // (testdata/npm) and, for most, a captured contract (testdata/fixtures).
 var EverythingVersions = []string{"2025.7.1", "2025.9.25", "2025.11.25", "2026.1.26"}
 
-// RepoRoot returns the module root (this file is four directories down: dev/testkit/testservers).
+// RepoRoot returns the repository's root: the nearest directory above the
+// test's working directory (its package) that holds go.work. It does not ask
+// runtime.Caller, whose file names are module-relative under -trimpath,
+// which the Makefile builds with so that tests and the distribution share
+// one build cache.
 func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+	dir, err := os.Getwd()
+	if err != nil {
+		panic("testservers: no working directory: " + err.Error())
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			panic("testservers: no go.work above " + dir + ": run the tests from the repository")
+		}
+	}
 }
 
 // Everything returns the path of dist/index.js of the given version of

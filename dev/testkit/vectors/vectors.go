@@ -7,8 +7,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 // File is the vector file.
@@ -53,9 +54,7 @@ type Invalid struct {
 
 // Path is the vector file in this checkout.
 func Path() string {
-	_, file, _, _ := runtime.Caller(0)
-	// This file is dev/testkit/vectors/vectors.go.
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "vectors", "tool-definition-hash-vectors.json")
+	return filepath.Join(testservers.RepoRoot(), "testdata", "vectors", "tool-definition-hash-vectors.json")
 }
 
 // Load reads the vector file and fails the test if it is missing or has an
