@@ -149,9 +149,13 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 # The image is built for this machine's architecture only: its binary is
 # make distro's build-cache hits plus a link, where a second architecture
 # would compile the whole Collector again (make image builds both).
+# The e2e tests mostly wait on servers, hosts and probe intervals, each on
+# ports and in directories of its own: they run E2E_PARALLEL at a time
+# (TestReleaseOffline, which sets environment variables, runs alone first).
+E2E_PARALLEL ?= 4
 e2e: build distro distro-extras demo-bins jaeger
 	$(MAKE) image IMAGE_ARCHS=$$($(GO) env GOARCH)
-	@$(call with_skips,$(GO) test -count=1 -tags e2e -run 'TestJaeger|TestBuiltImages' ./dev/backends/ ./dev/image/ && $(GO) test -count=1 -tags e2e -timeout 30m -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
+	@$(call with_skips,$(GO) test -count=1 -tags e2e -run 'TestJaeger|TestBuiltImages' ./dev/backends/ ./dev/image/ && $(GO) test -count=1 -tags e2e -timeout 30m -parallel $(E2E_PARALLEL) -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
 
 ## release: cut release RELEASE (make release RELEASE=v0.1.0): every module tagged at it, from a
 ## scratch clone of HEAD (CONTRIBUTING.md "Releases"); the modules also land in _build/release/

@@ -34,6 +34,7 @@ import (
 // Jaeger's query API finds the stale calls (only after the switch, from both
 // agents) and who called create_ticket with its old digest.
 func TestBackends(t *testing.T) {
+	t.Parallel()
 	b := newBackendsRun(t)
 	ctx := b.ctx
 

@@ -44,6 +44,7 @@ const ccTicket = "mcp__demo-tools__create_ticket"
 // such plans are what a real host sends. Issue 23's judgements are
 // checkStaleJudgements'.
 func TestClaudeCodeStaleCalls(t *testing.T) {
+	t.Parallel()
 	o := binaries(t)
 	claude := testservers.ClaudeCode(t)
 	mcpdrift := built(t, "bin/mcpdrift")

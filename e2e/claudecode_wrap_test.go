@@ -39,6 +39,7 @@ import (
 // ~/.claude.json, which Claude Code rewrote in its own format, the same
 // servers.
 func TestClaudeCodeWrapped(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	o := binaries(t)
 	claude := testservers.ClaudeCode(t)

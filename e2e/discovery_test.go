@@ -30,6 +30,7 @@ import (
 // drift (its one snapshot announces the baseline's digest). It logs the
 // time from the server's port answering to the first snapshot.
 func TestDiscoveredServer(t *testing.T) {
+	t.Parallel()
 	o := binaries(t)
 	o.Agent, o.Server = "", ""
 	o.Config = filepath.Join(testservers.RepoRoot(), "e2e", "testdata", "collector-discovery.yaml")

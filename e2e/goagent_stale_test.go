@@ -27,6 +27,7 @@ import (
 // re-lists on list_changed, a v2 call at once, then a call planned against
 // v1.
 func TestGoAgentStaleCalls(t *testing.T) {
+	t.Parallel()
 	o := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -200,6 +200,7 @@ func geminiConnected(out string) []string {
 // the agent gemini-cli, not the clientInfo of Gemini's health check
 // (mcp-test-client); unwrap gives the file back byte for byte.
 func TestGeminiCLIWrapped(t *testing.T) {
+	t.Parallel()
 	gemini := testservers.NPMPackage(t, "gemini-cli-0.61.0", ".bin/gemini")
 	mcpdrift := built(t, "bin/mcpdrift")
 	h := newHostEnv(t)
@@ -246,6 +247,7 @@ func TestGeminiCLIWrapped(t *testing.T) {
 // writes dotted keys as tables), unwrap gives every server back as Codex
 // read it before the wrap, with no backup and no gap where the stash was.
 func TestCodexCLIWrapped(t *testing.T) {
+	t.Parallel()
 	codex := testservers.NPMPackage(t, "codex-0.171.0", ".bin/codex")
 	mcpdrift := built(t, "bin/mcpdrift")
 	h := newHostEnv(t)
@@ -331,6 +333,7 @@ func TestCodexCLIWrapped(t *testing.T) {
 // compared with the Inspector reaching the URL itself), and HTTP -> HTTP
 // through a listening proxy.
 func TestInspectorCLIWrapped(t *testing.T) {
+	t.Parallel()
 	inspector := testservers.NPMPackage(t, "inspector-0.15.0", ".bin/mcp-inspector")
 	mcpdrift := built(t, "bin/mcpdrift")
 	h := newHostEnv(t)

@@ -22,6 +22,7 @@ import (
 // predict: startElicitation's description rewritten (warning) and zip added
 // (compatible), nothing else.
 func TestNPMServerEverythingUpgrade(t *testing.T) {
+	t.Parallel()
 	o, _, current := startEverything(t, "collector-npm.yaml", "2025.9.25")
 	to := testservers.Everything(t, "2025.11.25")
 

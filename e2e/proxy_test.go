@@ -31,6 +31,7 @@ import (
 // the agent and its session at risk high; the old session's calls after the
 // drift are flagged mcpdrift.tool.stale=true, the new session's are not.
 func TestNodeAgentThroughProxy(t *testing.T) {
+	t.Parallel()
 	o, s, current := startEverything(t, "collector-proxy.yaml", "2025.11.25")
 	to := testservers.Everything(t, "2026.1.26")
 	mcpdrift := built(t, "bin/mcpdrift")

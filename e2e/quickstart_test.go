@@ -92,6 +92,7 @@ func settled(t *testing.T, dir string) *quickstart.Outputs {
 // TestQuickstart runs the quickstart headless: the server switches from v1
 // to v2 while two agents call it from three sessions each.
 func TestQuickstart(t *testing.T) {
+	t.Parallel()
 	o := binaries(t)
 	// Sessions keep their old plans for ~10 s after list_changed, past the
 	// drift's confirmation (two probes 3 s apart): those calls are the stale ones.

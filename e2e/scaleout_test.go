@@ -30,6 +30,7 @@ import (
 // still count the calls made before the kill (the persisted index), while
 // the owner was down (held by tier 1) and after the restart.
 func TestScaleOut(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
 	d := newScaleOut(t, ctx)

@@ -24,6 +24,7 @@ import (
 // probe with an in-memory baseline, log the file and the remedy, and report
 // the store as unavailable on its own metrics endpoint.
 func TestDamagedStorageFile(t *testing.T) {
+	t.Parallel()
 	o := binaries(t)
 	o.Agent = ""
 	file := filepath.Join(o.Dir, "storage", "receiver_mcpdrift_")
