@@ -150,8 +150,7 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 # make distro's build-cache hits plus a link, where a second architecture
 # would compile the whole Collector again (make image builds both).
 # The e2e tests mostly wait on servers, hosts and probe intervals, each on
-# ports and in directories of its own: they run E2E_PARALLEL at a time
-# (TestReleaseOffline, which sets environment variables, runs alone first).
+# ports and in directories of its own: they run E2E_PARALLEL at a time.
 E2E_PARALLEL ?= 4
 e2e: build distro distro-extras demo-bins jaeger
 	$(MAKE) image IMAGE_ARCHS=$$($(GO) env GOARCH)

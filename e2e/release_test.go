@@ -46,6 +46,7 @@ var agentForbidden = regexp.MustCompile(`^(go\.opentelemetry\.io/collector|githu
 // the module cache, then the usual proxy; our modules are removed from the
 // module cache when the test ends.
 func TestReleaseOffline(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	repo := testservers.RepoRoot()
@@ -53,18 +54,16 @@ func TestReleaseOffline(t *testing.T) {
 	began := time.Now()
 	step := func(what string, at time.Time) { t.Logf("%-40s %6.1fs", what, time.Since(at).Seconds()) }
 
-	// The release commit and its tags need an identity, which CI may lack.
-	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
-		t.Setenv(k, "mcpdrift release test")
-	}
-	for _, k := range []string{"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"} {
-		t.Setenv(k, "release-test@mcpdrift.invalid")
-	}
 	src := filepath.Join(work, "src")
 	// --no-tags: a release made here before (make release) must not collide.
 	run(t, ctx, repo, nil, "git", "clone", "-q", "--no-tags", "--no-checkout", repo, src)
 	run(t, ctx, src, nil, "git", "fetch", "-q", repo, "HEAD")
 	run(t, ctx, src, nil, "git", "checkout", "-q", "--detach", "FETCH_HEAD")
+	// The release commit and its tags need an identity, which CI may lack:
+	// the scratch clone's own, not the process environment, which the
+	// tests running beside this one share.
+	run(t, ctx, src, nil, "git", "config", "user.name", "mcpdrift release test")
+	run(t, ctx, src, nil, "git", "config", "user.email", "release-test@mcpdrift.invalid")
 	proxyDir := filepath.Join(work, "proxy")
 	version := testVersion(strings.TrimSpace(run(t, ctx, src, nil, "git", "rev-parse", "HEAD")))
 	modcache := strings.TrimSpace(run(t, ctx, repo, nil, "go", "env", "GOMODCACHE"))
