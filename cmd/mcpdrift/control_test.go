@@ -145,6 +145,9 @@ func TestHistoryCommand(t *testing.T) {
 	}
 	for _, want := range []string{"2 of 2 drifts", "OPEN", "accepted by alice", `"search rollout"`, "BREAKING", "input.property.added_required", "BEFORE:", "AFTER:",
 		"(server 0.9.0 -> 1.0.0)",
+		// When the server changed, as impact says it, and when the probes
+		// confirmed it.
+		"=== drift 91f3ecb6ead24f65  changed 2026-12-02 10:15:36 UTC, confirmed 10:15:42  OPEN",
 		"next step (rollback): A breaking change hurts 2 agents: roll demo-tools back to contract f35a9f28db9e (version 0.9.0), or restart or update planner, researcher.",
 		"  planner (high risk; 1 sessions failed, 14 stale calls): create_ticket; sessions planner-s3, planner-s2, planner-s1",
 		// The drift's description is the summary, and each change says its
@@ -200,7 +203,8 @@ func TestImpactCommand(t *testing.T) {
 	}
 	for _, want := range []string{"AGENT", "SESSIONS", "CALLS", "ERRORS", "AVG LATENCY", "LAST CALLED", "RISK", "planner", "3.4 ms", "STALE", "37/13/0/0", "2/0/1/0", "high",
 		"24 stale calls; 2 agents, 6 sessions, 118 calls (67 before the change), 9 errors",
-		"3 recovered, 1 still stale, 1 failed, 1 idle; recovered in 5s (median), 9s (longest)", "breaking"} {
+		"3 recovered, 1 still stale, 1 failed, 1 idle; recovered in 5s (median), 9s (longest)",
+		"last change: drift 91f3ecb6ead24f65, breaking, changed 2026-12-02 10:15:36 UTC;"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("impact output lacks %q:\n%s", want, out)
 		}

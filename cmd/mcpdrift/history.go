@@ -133,7 +133,7 @@ func writeHistory(w io.Writer, page *apiwire.DriftPage, server *apiwire.ServerSt
 		}
 	}
 	for _, d := range page.Drifts {
-		fmt.Fprintf(w, "\n=== drift %s  %s UTC  %s  contract %s -> %s%s\n", d.ID, when(d.At), driftState(&d),
+		fmt.Fprintf(w, "\n=== drift %s  %s  %s  contract %s -> %s%s\n", d.ID, driftTimes(&d), driftState(&d),
 			short(d.PreviousContract), short(d.CurrentContract), versions(&d))
 		detail := details[d.ID]
 		if detail != nil && detail.NextStep != nil {
@@ -329,4 +329,18 @@ func driftState(d *apiwire.Drift) string {
 		return d.State + " at " + when(*d.ClosedAt) + " UTC"
 	}
 	return d.State
+}
+
+// driftTimes labels a drift's two times: when the server changed (as
+// `mcpdrift impact` reports a tool's last change) and when the probes
+// confirmed it. A control plane older than changed_at gives only the second.
+func driftTimes(d *apiwire.Drift) string {
+	if d.ChangedAt.IsZero() {
+		return "confirmed " + when(d.At) + " UTC"
+	}
+	confirmed := when(d.At)
+	if day, hour, ok := strings.Cut(confirmed, " "); ok && strings.HasPrefix(when(d.ChangedAt), day) {
+		confirmed = hour
+	}
+	return "changed " + when(d.ChangedAt) + " UTC, confirmed " + confirmed
 }

@@ -64,7 +64,7 @@ func writeImpact(w io.Writer, imp *apiwire.Impact) error {
 		return short(*d)
 	}
 	if ch := imp.Change; ch != nil {
-		fmt.Fprintf(w, "last change: drift %s, %s, %s UTC; definition %s -> %s\n", ch.DriftID, ch.Severity, when(ch.At), digest(imp.PreviousDigest), digest(imp.CurrentDigest))
+		fmt.Fprintf(w, "last change: drift %s, %s, changed %s UTC; definition %s -> %s\n", ch.DriftID, ch.Severity, when(ch.At), digest(imp.PreviousDigest), digest(imp.CurrentDigest))
 	} else {
 		fmt.Fprintf(w, "no change seen; definition %s\n", digest(imp.CurrentDigest))
 	}

@@ -27,7 +27,7 @@ func (b block) where() string { return fmt.Sprintf("%s:%d", b.page, b.line) }
 var markerLine = regexp.MustCompile(`^<!-- (.+) -->$`)
 
 // blockMarker is a marker these tests act on; it must precede a fence.
-var blockMarker = regexp.MustCompile(`^<!-- (example|fragment|output): `)
+var blockMarker = regexp.MustCompile(`^<!-- (example|fragment|output|json|request): `)
 
 // fencedBlocks returns the page's fenced blocks in order.
 func fencedBlocks(page string, src []byte) ([]block, error) {

@@ -37,6 +37,10 @@ var update = flag.Bool("update", false, "rewrite the docs' <!-- output: --> bloc
 // command is the result of a stale call through it (proxyRefusal).
 const demoV2URL = "http://127.0.0.1:18082/mcp"
 
+// demoCommand marks the summary `make demo` prints (not its progress lines
+// before it nor its hints after), taken from the quickstart scene's run.
+var demoCommand = []string{"make", "demo"}
+
 // stackServerURL is how the docs write the quickstart server's URL.
 const stackServerURL = "http://127.0.0.1:18081/mcp"
 
@@ -131,12 +135,11 @@ func (s *scene) quickstart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := quickstart.Options{
-		Dir: filepath.Join(s.dir, "quickstart"), Collector: distribution(t), Config: config,
-		Server: s.build(t, "demo-server", "./examples/quickstart/server"), Agent: s.build(t, "demo-agent", "./examples/agent"),
-		// Sessions keep their old plans past the drift's confirmation: the stale calls.
-		Agents: []string{"planner", "researcher"}, Sessions: 3, Rate: 4, ReplanAfter: 40,
-	}
+	// The demo's agents, whose sessions keep their old plans past the
+	// drift's confirmation: the stale calls.
+	o := quickstart.Demo()
+	o.Dir, o.Collector, o.Config = s.quickstartDir(), distribution(t), config
+	o.Server, o.Agent = s.build(t, "demo-server", "./examples/quickstart/server"), s.build(t, "demo-agent", "./examples/agent")
 	st, err := quickstart.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -191,14 +194,33 @@ func (s *scene) quickstart(t *testing.T) {
 	st.StopAgent()
 }
 
+func (s *scene) quickstartDir() string { return filepath.Join(s.dir, "quickstart") }
+
+// demoSummary is what `make demo` prints once the drift is in
+// (quickstart.Summary.Report), of the quickstart scene's run: the same
+// server, collector configuration and agents as the demo's, run on until
+// some sessions recovered.
+func (s *scene) demoSummary(t *testing.T) string {
+	t.Helper()
+	s.quickstart(t)
+	out, err := quickstart.ReadOutputs(s.quickstartDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	quickstart.Summarize(out).Report(context.Background(), &b, s.stack.APIURL())
+	return strings.TrimLeft(b.String(), "\n") // the block starts at the first heading
+}
+
 // run runs the CLI and returns what it wrote to stdout. A non-zero exit with
 // an answer is an answer (check exits 1 on breaking drift); without one it
 // fails the test.
 func (s *scene) run(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
+	bin := s.build(t, "mcpdrift", "./cmd/mcpdrift") // before the clock starts: a cold build is slow
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.build(t, "mcpdrift", "./cmd/mcpdrift"), args[1:]...)
+	cmd := exec.CommandContext(ctx, bin, args[1:]...)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -213,8 +235,14 @@ func (s *scene) run(t *testing.T, dir string, env []string, args ...string) stri
 // the scene's URLs written as the docs write them.
 func (s *scene) produce(t *testing.T, args []string) string {
 	t.Helper()
+	if slices.Equal(args, demoCommand) {
+		return s.demoSummary(t)
+	}
+	if args[0] == jaegerCommand {
+		return s.jaegerAnswer(t, args)
+	}
 	if len(args) < 2 || args[0] != "mcpdrift" {
-		t.Fatalf("%q: only mcpdrift commands are run", strings.Join(args, " "))
+		t.Fatalf("%q: only mcpdrift commands, %q and Jaeger's answers are run", strings.Join(args, " "), strings.Join(demoCommand, " "))
 	}
 	if args[1] == "proxy" {
 		return s.proxyRefusal(t, args)
@@ -256,6 +284,21 @@ var (
 	maskNumber   = regexp.MustCompile(`\b\d+(\.\d+)?( ?(ms|s|h))?\b`)
 	maskColumns  = regexp.MustCompile(`  +`)
 )
+
+// maskDigestsUsed is the demo summary's "digests used" column: which of
+// stale, before, new, ahead and unknown a (tool, agent) used depends on when
+// its calls fell around the change.
+var maskDigestsUsed = regexp.MustCompile(`(stale|before|new|ahead|unknown) <n>(, (stale|before|new|ahead|unknown) <n>)*$`)
+
+// maskDemo masks the demo's summary as mask does a control-plane command's
+// output, and its digests-used column too.
+func maskDemo(lines []string) []string {
+	out := mask(lines)
+	for i, l := range out {
+		out[i] = maskDigestsUsed.ReplaceAllString(l, "<digests>")
+	}
+	return out
+}
 
 func mask(lines []string) []string {
 	out := make([]string, len(lines))
@@ -306,7 +349,22 @@ func TestCommandOutputs(t *testing.T) {
 	s := &scene{owner: t, dir: t.TempDir(), bins: map[string]string{}}
 	updates := map[string]map[int]string{} // page → opening fence line → new body
 	checked := 0
+	rewrite := func(b block, body string) {
+		if updates[b.page] == nil {
+			updates[b.page] = map[int]string{}
+		}
+		updates[b.page][b.line] = body
+	}
 	for _, b := range allBlocks(t) {
+		if args, subset, ok := jsonSource(b.marker); ok {
+			checked++
+			t.Run(b.where(), func(t *testing.T) {
+				if body := checkJSONBlock(t, s, b, args, subset); body != "" && body != b.body {
+					rewrite(b, body)
+				}
+			})
+			continue
+		}
 		args, excerpt, ok := outputCommand(b.marker)
 		if !ok {
 			continue
@@ -316,7 +374,10 @@ func TestCommandOutputs(t *testing.T) {
 			got := tidy(s.produce(t, args))
 			want := tidy(b.body)
 			compare := func(lines []string) []string { return lines }
-			if slices.Contains(controlPlane, args[1]) {
+			switch {
+			case slices.Equal(args, demoCommand):
+				compare = maskDemo
+			case args[0] == jaegerCommand || slices.Contains(controlPlane, args[1]):
 				compare = mask
 			}
 			if !*update {
@@ -333,15 +394,12 @@ func TestCommandOutputs(t *testing.T) {
 				got = got[at:min(at+len(want), len(got))]
 			}
 			if !slices.Equal(got, want) {
-				if updates[b.page] == nil {
-					updates[b.page] = map[int]string{}
-				}
-				updates[b.page][b.line] = strings.Join(got, "\n") + "\n"
+				rewrite(b, strings.Join(got, "\n")+"\n")
 			}
 		})
 	}
 	if checked == 0 {
-		t.Error("no <!-- output: --> block found: the scan is broken")
+		t.Error("no <!-- output: --> or <!-- json: --> block found: the scan is broken")
 	}
 	for page, bodies := range updates {
 		path := filepath.Join(root, page)

@@ -1,6 +1,7 @@
 package quickstart
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
@@ -27,6 +29,11 @@ func (s Summary) ControlPlaneImpact(ctx context.Context, apiURL string) ([]apiwi
 			queries = append(queries, q)
 		}
 	}
+	// By server and tool, as the summary lists them, whatever order the
+	// records came in.
+	slices.SortFunc(queries, func(a, b query) int {
+		return cmp.Or(strings.Compare(a.server, b.server), strings.Compare(a.tool, b.tool))
+	})
 	client := &http.Client{Timeout: 10 * time.Second}
 	var out []apiwire.Impact
 	for _, q := range queries {
@@ -54,6 +61,19 @@ func (s Summary) ControlPlaneImpact(ctx context.Context, apiURL string) ([]apiwi
 		out = append(out, im)
 	}
 	return out, nil
+}
+
+// Report writes what `make demo` prints once the drift is in, and what
+// README.md shows of it: the summary, then the control plane's answer for
+// each changed tool (or why there was none).
+func (s Summary) Report(ctx context.Context, w io.Writer, apiURL string) {
+	s.Render(w)
+	impacts, err := s.ControlPlaneImpact(ctx, apiURL)
+	if err != nil {
+		fmt.Fprintf(w, "\n(the control plane did not answer: %v)\n", err)
+		return
+	}
+	s.RenderControlPlane(w, impacts)
 }
 
 // RenderControlPlane writes the control plane's stale numbers next to the

@@ -3,6 +3,7 @@ package quickstart
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -240,9 +241,13 @@ func (s Summary) Render(w io.Writer) {
 	if len(s.Impacts) > 0 {
 		fmt.Fprintf(w, "\n== WHO IS AFFECTED (mcpdrift.impact)\n")
 		fmt.Fprintf(w, "   %-6s %-15s %-12s %8s %6s %7s  %s\n", "risk", "tool", "agent", "sessions", "calls", "errors", "digests used")
+		// Riskiest first, then by tool and agent: the records arrive in no
+		// fixed order, and the summary must read the same run after run.
 		impacts := slices.Clone(s.Impacts)
-		slices.SortStableFunc(impacts, func(a, b Event) int {
-			return strings.Compare(riskOrder(a.Attr(semconv.ImpactRisk)), riskOrder(b.Attr(semconv.ImpactRisk)))
+		slices.SortFunc(impacts, func(a, b Event) int {
+			return cmp.Or(strings.Compare(riskOrder(a.Attr(semconv.ImpactRisk)), riskOrder(b.Attr(semconv.ImpactRisk))),
+				strings.Compare(a.Attr(semconv.GenAIToolName), b.Attr(semconv.GenAIToolName)),
+				strings.Compare(a.Attr(semconv.GenAIAgentName), b.Attr(semconv.GenAIAgentName)))
 		})
 		for _, e := range impacts {
 			agent := e.Attr(semconv.GenAIAgentName)

@@ -40,6 +40,15 @@ type Options struct {
 	StartTimeout time.Duration
 }
 
+// Demo is the agents' part of `make demo`'s options, which the docs tests
+// run too (README.md shows the summary of their run): two agents calling from
+// three sessions each, twice a second, whose sessions keep their old plan for
+// 10 s after the server announces its change, past the drift's confirmation:
+// those calls are the stale ones.
+func Demo() Options {
+	return Options{Agents: []string{"planner", "researcher"}, Sessions: 3, Rate: 2, ReplanAfter: 20}
+}
+
 // Stack is a running quickstart.
 type Stack struct {
 	opts  Options

@@ -309,6 +309,11 @@ func testIntegration(t *testing.T, baseline string) {
 		*imp.PreviousDigest != v1 || *imp.CurrentDigest != v2 || len(imp.Agents) != 2 {
 		t.Fatalf("impact %+v", imp)
 	}
+	// One change, one time: the impact's (the processor's, from the drift
+	// event) is the history's changed_at (the receiver's), confirmed later.
+	if d := page.Drifts[0]; !imp.Change.At.Equal(d.ChangedAt) || d.ChangedAt.After(d.At) {
+		t.Errorf("the impact says the tool changed at %v, the history at %v (confirmed at %v)", imp.Change.At, d.ChangedAt, d.At)
+	}
 	if p := imp.Agents[0]; *p.Agent != "planner" || p.Risk != "high" || p.Digests != (apiwire.DigestUsed{Before: 8}) || *p.AvgLatencyMS != 12 {
 		t.Errorf("planner %+v", p)
 	}

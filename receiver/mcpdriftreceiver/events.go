@@ -28,11 +28,7 @@ func buildLogs(t *target, events []event, now time.Time) plog.Logs {
 		lr := sl.LogRecords().AppendEmpty()
 		// A drift occurred when its contract was first observed; it was
 		// observed (confirmed) now.
-		occurred := e.at
-		if !e.since.IsZero() && e.since.Before(e.at) {
-			occurred = e.since
-		}
-		lr.SetTimestamp(pcommon.NewTimestampFromTime(occurred))
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(e.occurred()))
 		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(now))
 		attrs := lr.Attributes()
 		setServerAttrs(t, attrs, false)

@@ -48,6 +48,7 @@ func (h *history) record(e event) *historyEntry {
 		DriftID:          id,
 		Server:           h.server,
 		At:               e.at.UTC(),
+		ChangedAt:        e.occurred().UTC(),
 		PreviousContract: e.previous.Digests.Contract,
 		CurrentContract:  e.current.Digests.Contract,
 		PreviousServer:   serverInfoOf(e.previous),
@@ -193,6 +194,9 @@ func (h *history) restore(entries []apiwire.DriftDetail) {
 		}
 		e := &historyEntry{DriftDetail: d}
 		e.Encoded = nil
+		if e.ChangedAt.IsZero() { // stored before the history kept it
+			e.ChangedAt = e.At
+		}
 		fitEntry(&e.DriftDetail, h.cfg.MaxDriftBytes)
 		e.refresh()
 		h.entries = append(h.entries, e)

@@ -77,6 +77,16 @@ const (
 	eventAccepted // an operator accepted a drift (controlplane.go)
 )
 
+// occurred is when what the event reports happened: for a drift, when the
+// new contract was first observed (the drift event's timestamp, the time
+// mcpimpact judges calls stale from), else at.
+func (e event) occurred() time.Time {
+	if !e.since.IsZero() && e.since.Before(e.at) {
+		return e.since
+	}
+	return e.at
+}
+
 // event is what a tracker step asks the receiver to emit.
 type event struct {
 	kind     eventKind

@@ -18,9 +18,7 @@ import (
 )
 
 func main() {
-	// Sessions keep their old plans for 10 s after the server announces the
-	// change, past the drift's confirmation: those calls show up as stale.
-	o := quickstart.Options{Agents: []string{"planner", "researcher"}, Sessions: 3, Rate: 2, ReplanAfter: 20}
+	o := quickstart.Demo()
 	flag.StringVar(&o.Collector, "collector", "_build/otelcol-mcpdrift/otelcol-mcpdrift", "otelcol-mcpdrift binary")
 	flag.StringVar(&o.Config, "config", "examples/quickstart/collector.yaml", "collector configuration")
 	flag.StringVar(&o.Server, "server", "bin/quickstart-server", "demo server binary")
@@ -110,13 +108,7 @@ func run(o quickstart.Options, timeout time.Duration, keep, dashboard bool) erro
 		if out, err = quickstart.ReadOutputs(o.Dir); err != nil {
 			return err
 		}
-		sum = quickstart.Summarize(out)
-		sum.Render(os.Stdout)
-		if impacts, err := sum.ControlPlaneImpact(ctx, s.APIURL()); err != nil {
-			fmt.Printf("\n(the control plane did not answer: %v)\n", err)
-		} else {
-			sum.RenderControlPlane(os.Stdout, impacts)
-		}
+		quickstart.Summarize(out).Report(ctx, os.Stdout, s.APIURL())
 		if keep {
 			fmt.Printf("\nOutputs (OTLP JSON) in %s: logs.jsonl, traces.jsonl, metrics.jsonl\n", filepath.Clean(o.Dir))
 		} else {

@@ -260,9 +260,13 @@ type Drift struct {
 	ID string `json:"id"`
 	// DriftID is the mcpdrift.drift.id of the drift event: the same change
 	// of the same server always has the same one.
-	DriftID          string    `json:"drift_id"`
-	Server           string    `json:"server"`
+	DriftID string `json:"drift_id"`
+	Server  string `json:"server"`
+	// At is when the drift was confirmed; ChangedAt when the server was
+	// first seen serving the new contract: the drift event's timestamp, and
+	// the change.at of the impact of the tools it changed.
 	At               time.Time `json:"at"`
+	ChangedAt        time.Time `json:"changed_at"`
 	PreviousContract string    `json:"previous_contract"`
 	CurrentContract  string    `json:"current_contract"`
 	// PreviousServer and CurrentServer are the serverInfo the two
