@@ -73,6 +73,7 @@ const (
 	ImpactSessionSample  = "mcpdrift.impact.session_ids"            // bounded sample of the most recently active session ids
 	ImpactDigestsUsed    = "mcpdrift.impact.digests_used"           // map stale/before/new/ahead/unknown to the number of calls of each kind (they add up to the calls)
 	ImpactNoRecentCaller = "mcpdrift.impact.no_recent_callers"      // true on the one record for a changed tool nobody called in the window
+	ImpactStatus         = "mcpdrift.impact.status"                 // on a mixed fleet variant's impact records: hurt_now (the variant served the sessions) or at_risk_on_convergence (the baseline did)
 	MixedVariants        = "mcpdrift.mixed.variants"                // list of maps, one per contract of a mixed fleet (keys below)
 	MixedState           = "mcpdrift.mixed.state"                   // open, updated (a new variant) or resolved
 	PreviousToolDigests  = "mcpdrift.tools.previous_digests"        // map tool name -> digest in the previous contract
@@ -256,6 +257,13 @@ const (
 	ImpactDigestNew     = "new"     // calls made with the tool's current digest (or one a prompt probe has seen served)
 	ImpactDigestAhead   = "ahead"   // calls with a digest no probe has shown yet, waiting for the prompt probe
 	ImpactDigestUnknown = "unknown" // calls without a digest, or with another one
+)
+
+// Values of mcpdrift.impact.status: while a fleet is mixed, whose sessions
+// a variant affects now, and whose it will affect once the fleet converges.
+const (
+	ImpactStatusHurtNow             = "hurt_now"               // the variant served the sessions: its change meets their calls now
+	ImpactStatusAtRiskOnConvergence = "at_risk_on_convergence" // the baseline served the sessions: the change meets their calls when the fleet converges on the variant
 )
 
 // Values of mcpdrift.tool.staleness.

@@ -255,20 +255,34 @@ func TestAcceptCommand(t *testing.T) {
 }
 
 // TestStatusShowsMixedVariants: a mixed server's variants are listed under
-// the table with their shares and what the variant breaks.
+// the table with their shares, what the variant breaks and whom: the
+// agents and sessions it served (hurt now) and those the baseline served.
 func TestStatusShowsMixedVariants(t *testing.T) {
+	writer := "writer"
 	list := &apiwire.ServerList{Servers: []apiwire.ServerStatus{{
 		Name: "search", Status: apiwire.StatusUp, Mixed: true,
 		Variants: []apiwire.MixedVariant{
 			{Digest: strings.Repeat("a", 64), Count: 90, Share: 0.9, Baseline: true},
-			{Digest: strings.Repeat("b", 64), Count: 10, Share: 0.1, Severity: "breaking", Summary: "search: new required parameter filters"},
+			{Digest: strings.Repeat("b", 64), Count: 10, Share: 0.1, Severity: "breaking", Summary: "search: new required parameter filters",
+				Impact: &apiwire.VariantImpact{Hours: 24, HurtNow: apiwire.VariantTotals{Agents: 1, Sessions: 1, Calls: 2},
+					AtRiskOnConvergence: apiwire.VariantTotals{Agents: 1, Sessions: 2, Calls: 9},
+					Tools: []apiwire.VariantTool{{Tool: "search", Severity: "breaking", Agents: []apiwire.AgentImpact{
+						{Agent: &writer, Sessions: 1, Calls: 2, Risk: "high", Status: "hurt_now", SessionIDs: []string{"conv-w"}},
+						{Sessions: 2, Calls: 9, Risk: "medium", Status: "at_risk_on_convergence", SessionIDs: []string{"conv-a", "conv-b\x1b[2J"}},
+					}}}}},
 		},
 	}}}
 	var out strings.Builder
 	if err := writeStatus(&out, list); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"UP (mixed)", "search is MIXED:", "aaaaaaaaaaaa   90.0 %  baseline", "bbbbbbbbbbbb   10.0 %  breaking: search: new required parameter filters"} {
+	if strings.Contains(out.String(), "\x1b") {
+		t.Errorf("a session id's escape reached the terminal:\n%q", out.String())
+	}
+	for _, want := range []string{"UP (mixed)", "search is MIXED:", "aaaaaaaaaaaa   90.0 %  baseline", "bbbbbbbbbbbb   10.0 %  breaking: search: new required parameter filters",
+		"      hurt now: agents 1, sessions 1, calls 2; at risk on convergence: agents 1, sessions 2, calls 9 (last 24 h)\n",
+		"      search  writer  hurt now, risk high: calls 2, sessions conv-w\n",
+		"      search  (unnamed agent)  at risk on convergence, risk medium: calls 9, sessions conv-a, conv-b"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status output lacks %q:\n%s", want, out.String())
 		}

@@ -119,6 +119,38 @@ func writeMixed(w io.Writer, st *apiwire.ServerStatus) error {
 		if _, err := fmt.Fprintf(w, "  %s  %5.1f %%  %s\n", short(v.Digest), 100*v.Share, what); err != nil {
 			return err
 		}
+		if err := writeVariantImpact(w, v.Impact); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// variantStatus says in words whose sessions a variant's impact row counts.
+var variantStatus = map[string]string{"hurt_now": "hurt now", "at_risk_on_convergence": "at risk on convergence"}
+
+// writeVariantImpact lists who a variant affects, under its line: the
+// totals of each side, then one line per (tool, agent, side).
+func writeVariantImpact(w io.Writer, imp *apiwire.VariantImpact) error {
+	if imp == nil {
+		return nil
+	}
+	side := func(t apiwire.VariantTotals) string {
+		return fmt.Sprintf("agents %d, sessions %d, calls %d", t.Agents, t.Sessions, t.Calls)
+	}
+	fmt.Fprintf(w, "      hurt now: %s; at risk on convergence: %s (last %g h)\n", side(imp.HurtNow), side(imp.AtRiskOnConvergence), imp.Hours)
+	for _, t := range imp.Tools {
+		for _, a := range t.Agents {
+			agent := "(unnamed agent)"
+			if a.Agent != nil {
+				agent = contract.SanitizeText(*a.Agent)
+			}
+			sessions := contract.SanitizeText(strings.Join(a.SessionIDs, ", "))
+			if _, err := fmt.Fprintf(w, "      %s  %s  %s, risk %s: calls %d, sessions %s\n", contract.SanitizeText(t.Tool), agent,
+				orDash(variantStatus[a.Status]), a.Risk, a.Calls, orDash(sessions)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

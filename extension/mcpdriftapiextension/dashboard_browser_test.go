@@ -557,6 +557,17 @@ func TestDashboardMixedFleet(t *testing.T) {
 	if got := b.Text(variant + ` .change-card[data-rule="tool.description.changed"] .box-after .box-value`); got != poisonedWeather {
 		t.Errorf("the variant's get_weather AFTER %q", got)
 	}
+	// Who the variant affects (testdata/variant_impact.json): the agent it
+	// served, hurt now, then those the baseline served.
+	var rows []string
+	b.Eval(`[...document.querySelectorAll('.variant[data-baseline="false"] .variant-impact tbody tr')].map((r) => [r.dataset.status, r.dataset.agent, r.dataset.risk, r.querySelector('.sessions').textContent].join('|'))`, &rows)
+	wantRows := []string{"hurt_now|release-bot|high|conv-7f3a", "at_risk_on_convergence|triage-agent|medium|conv-19c2, conv-0b77", "at_risk_on_convergence||medium|conv-55d0"}
+	if !slices.Equal(rows, wantRows) {
+		t.Errorf("variant impact rows %q, want %q", rows, wantRows)
+	}
+	if got := b.Text(variant + ` .variant-totals .hurt-now`); got != "Hurt now: 1 agent · 1 session · 3 calls" {
+		t.Errorf("hurt-now totals %q", got)
+	}
 	b.CheckEscaped()
 	b.Screenshot("dashboard-mixed.png", 0)
 

@@ -1,6 +1,7 @@
 package mcpdriftapiextension
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -75,6 +76,9 @@ func (e *apiExtension) listServers(r *http.Request) (any, *apiError) {
 		out.Servers = append(out.Servers, d.src.Servers()...)
 	}
 	slices.SortFunc(out.Servers, func(a, b apiwire.ServerStatus) int { return strings.Compare(a.Name, b.Name) })
+	for i := range out.Servers {
+		e.addVariantImpact(r.Context(), &out.Servers[i])
+	}
 	for _, s := range out.Servers {
 		out.Summary.Total++
 		switch s.Status {
@@ -96,7 +100,45 @@ func (e *apiExtension) getServer(r *http.Request) (any, *apiError) {
 		return nil, err
 	}
 	name := r.PathValue("name")
-	return firstOf(e, func(s controlplane.DriftSource) (apiwire.ServerDetail, error) { return s.Server(name) }, name)
+	out, apiErr := firstOf(e, func(s controlplane.DriftSource) (apiwire.ServerDetail, error) { return s.Server(name) }, name)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	d := out.(apiwire.ServerDetail)
+	e.addVariantImpact(r.Context(), &d.ServerStatus)
+	return d, nil
+}
+
+// addVariantImpact asks the processor who each variant of a mixed fleet
+// affects (MixedVariant.Impact). Without a processor, or one with no
+// snapshot of the server yet, the variants stay without: the status is
+// still the receiver's to give.
+func (e *apiExtension) addVariantImpact(ctx context.Context, s *apiwire.ServerStatus) {
+	im := e.impactSrc()
+	if im == nil || !s.Mixed {
+		return
+	}
+	s.Variants = slices.Clone(s.Variants) // written below: never the view's own
+	var baseline map[string]string
+	for _, v := range s.Variants {
+		if v.Baseline {
+			baseline = v.ToolDigests
+		}
+	}
+	for i := range s.Variants {
+		v := &s.Variants[i]
+		if v.Baseline || len(v.Changes) == 0 {
+			continue
+		}
+		imp, err := im.src.VariantImpact(ctx, controlplane.VariantQuery{Server: s.Name, Changes: v.Changes, Baseline: baseline, Variant: v.ToolDigests})
+		if err != nil {
+			if !errors.Is(err, controlplane.ErrUnknownServer) {
+				e.set.Logger.Warn("mcpdrift_api: the variant impact view failed", zap.String("server", s.Name), zap.Error(err))
+			}
+			return
+		}
+		v.Impact = &imp
+	}
 }
 
 func (e *apiExtension) listDrifts(r *http.Request) (any, *apiError) {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
@@ -80,6 +82,57 @@ func TestServers(t *testing.T) {
 	}
 	// A name with a slash, escaped, is one path segment.
 	a.get("/api/v1/servers/{name}", "/api/v1/servers/a%2Fb", http.StatusNotFound)
+}
+
+// TestMixedVariantImpact: a mixed server's status, in the list and alone,
+// carries each variant's impact as the processor answers it, asked with the
+// variant's changes and the baseline's and the variant's tool digests; the
+// baseline carries none, and without a processor no variant does.
+func TestMixedVariantImpact(t *testing.T) {
+	f := newFakeDrift(t)
+	change := contract.Change{Rule: "input.property.added_required", Severity: contract.Breaking, Subject: contract.KindTool, Name: "create_ticket", Path: "/inputSchema/required"}
+	for i := range f.servers {
+		if f.servers[i].Name == "demo-tools" {
+			f.servers[i].Mixed = true
+			f.servers[i].Variants = []apiwire.MixedVariant{
+				{Digest: strings.Repeat("a", 64), Count: 9, Share: 0.9, Baseline: true, ToolDigests: map[string]string{"create_ticket": "d-a"}},
+				{Digest: strings.Repeat("b", 64), Count: 1, Share: 0.1, Severity: "breaking", Summary: "create_ticket: required param project added",
+					Changes: []contract.Change{change}, ToolDigests: map[string]string{"create_ticket": "d-b"}},
+			}
+		}
+	}
+	im := &fakeImpact{window: 24 * time.Hour, recent: time.Hour}
+	a := startAPI(t, nil, nil)
+	a.register(f, im)
+	var d apiwire.ServerDetail
+	decode(t, a.get("/api/v1/servers/{name}", "/api/v1/servers/demo-tools", http.StatusOK), &d)
+	if len(d.Variants) != 2 || d.Variants[0].Impact != nil {
+		t.Fatalf("variants %+v: want the baseline without an impact", d.Variants)
+	}
+	imp := d.Variants[1].Impact
+	if imp == nil || imp.HurtNow.Agents != 1 || len(imp.Tools) != 1 || *imp.Tools[0].Agents[0].Agent != "release-bot" || imp.Tools[0].Agents[0].Status != "hurt_now" {
+		t.Fatalf("the variant's impact %+v, want the example's (release-bot hurt now)", imp)
+	}
+	want := controlplane.VariantQuery{Server: "demo-tools", Changes: []contract.Change{change},
+		Baseline: map[string]string{"create_ticket": "d-a"}, Variant: map[string]string{"create_ticket": "d-b"}}
+	if len(im.variantAsked) != 1 || !reflect.DeepEqual(im.variantAsked[0], want) {
+		t.Errorf("asked %+v, want %+v", im.variantAsked, want)
+	}
+	var list apiwire.ServerList
+	decode(t, a.get("/api/v1/servers", "/api/v1/servers", http.StatusOK), &list)
+	for _, s := range list.Servers {
+		if s.Name == "demo-tools" && (len(s.Variants) != 2 || s.Variants[1].Impact == nil) {
+			t.Errorf("the list's demo-tools lacks the variant's impact: %+v", s.Variants)
+		}
+	}
+
+	b := startAPI(t, nil, nil)
+	b.register(f, nil)
+	var alone apiwire.ServerDetail
+	decode(t, b.get("/api/v1/servers/{name}", "/api/v1/servers/demo-tools", http.StatusOK), &alone)
+	if len(alone.Variants) != 2 || alone.Variants[1].Impact != nil {
+		t.Errorf("variants without a processor: %+v", alone.Variants)
+	}
 }
 
 // TestEchoBounded: what a client sent comes back in an error bounded, so

@@ -123,6 +123,7 @@ func (f *fakeDrift) Accept(_ context.Context, name string, req apiwire.AcceptReq
 type fakeImpact struct {
 	window, recent time.Duration
 	asked          []controlplane.ImpactQuery
+	variantAsked   []controlplane.VariantQuery
 }
 
 func (f *fakeImpact) Windows() (time.Duration, time.Duration) { return f.window, f.recent }
@@ -156,10 +157,21 @@ func (f *fakeImpact) DigestUsage(_ context.Context, q controlplane.DigestUsageQu
 	return apiwire.DigestUsage{}, controlplane.ErrUnknownTool
 }
 
+func (f *fakeImpact) VariantImpact(_ context.Context, q controlplane.VariantQuery) (apiwire.VariantImpact, error) {
+	f.variantAsked = append(f.variantAsked, q)
+	if q.Server != "demo-tools" {
+		return apiwire.VariantImpact{}, controlplane.ErrUnknownServer
+	}
+	var out apiwire.VariantImpact
+	readExampleBytes(variantImpactExample, &out)
+	return out, nil
+}
+
 var (
-	digestsExample, _   = os.ReadFile("testdata/digests.json")
-	impactExample, _    = os.ReadFile("testdata/impact.json")
-	noCallersExample, _ = os.ReadFile("testdata/impact_no_callers.json")
+	variantImpactExample, _ = os.ReadFile("testdata/variant_impact.json")
+	digestsExample, _       = os.ReadFile("testdata/digests.json")
+	impactExample, _        = os.ReadFile("testdata/impact.json")
+	noCallersExample, _     = os.ReadFile("testdata/impact_no_callers.json")
 )
 
 func readExampleBytes(b []byte, v any) { _ = json.Unmarshal(b, v) }

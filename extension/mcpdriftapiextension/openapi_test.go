@@ -155,6 +155,7 @@ func TestOpenAPIExamples(t *testing.T) {
 		"impact.json":            "Impact",
 		"impact_no_callers.json": "Impact",
 		"digests.json":           "DigestUsage",
+		"variant_impact.json":    "VariantImpact",
 		"accept.json":            "AcceptResult",
 		"accept_request.json":    "AcceptRequest",
 		"error_400.json":         "Error",

@@ -357,7 +357,7 @@ func BenchmarkImpactQuery1M(b *testing.B) {
 	changed := []toolChange{{tool: "tool_00", severity: semconv.DriftSeverityBreaking}}
 	scan := benchutil.NsPerOp(b.N, func() {
 		p.mu.Lock()
-		p.state.impact(srv, changed, map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, map[string]string{"tool_00": fmt.Sprintf("%064x", 2)}, clock.Now(), cfg.Window, 0, false)
+		p.state.impact(srv, changed, map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, map[string]string{"tool_00": fmt.Sprintf("%064x", 2)}, clock.Now(), cfg.Window, 0, allCalls)
 		p.mu.Unlock()
 	})
 	lat.Report(b)
@@ -414,7 +414,7 @@ func BenchmarkRecovery1M(b *testing.B) {
 			var got, want recovery
 			for b.Loop() {
 				start := time.Now()
-				imp := st.impact(srv, changed, previous, current, now, span, at, false)
+				imp := st.impact(srv, changed, previous, current, now, span, at, allCalls)
 				one += time.Since(start)
 				got = recovery{}
 				for _, ai := range imp.tools[0].agents {
@@ -422,7 +422,7 @@ func BenchmarkRecovery1M(b *testing.B) {
 				}
 
 				start = time.Now()
-				imp = st.impact(srv, changed, previous, current, now, span, 0, false)
+				imp = st.impact(srv, changed, previous, current, now, span, 0, allCalls)
 				scan += time.Since(start)
 				win := window{cutoff: unixSec(now.Add(-span).UnixNano()), changeAt: at,
 					newID: digestID(st.index, current["tool_00"]), seenID: noDigest}

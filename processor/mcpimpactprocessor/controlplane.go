@@ -204,7 +204,7 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (apiwi
 		out.Change = &apiwire.ToolChange{DriftID: c.driftID, Severity: c.severity, At: time.Unix(0, c.at).UTC()}
 	}
 	imp := st.impact(srv, []toolChange{{tool: q.Tool, severity: severity}},
-		map[string]string{q.Tool: previous}, map[string]string{q.Tool: current}, now, span, changeAt, false)
+		map[string]string{q.Tool: previous}, map[string]string{q.Tool: current}, now, span, changeAt, allCalls)
 	var total recovery
 	for _, ti := range imp.tools {
 		for i := range ti.agents {
@@ -225,6 +225,45 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (apiwi
 	out.Totals.Agents, out.Totals.Sessions, out.Totals.Calls = imp.agents, imp.sessions, imp.calls
 	out.NoRecentCallers = len(out.Agents) == 0
 	return out, nil
+}
+
+// VariantImpact answers who a mixed fleet's variant affects, by the same
+// scan as the impact records of its mixed event (variantImpact), over the
+// processor's window: per changed tool, the agents its sessions reached
+// (hurt now) and those the baseline served (at risk on convergence).
+func (v impactView) VariantImpact(_ context.Context, q controlplane.VariantQuery) (apiwire.VariantImpact, error) {
+	p := v.p
+	worst := map[string]string{}
+	for _, c := range q.Changes {
+		noteWorst(worst, string(c.Subject), c.Name, c.Severity.String())
+	}
+	changes := changedTools(worst)
+	now := p.now()
+	p.mu.Lock()
+	srv := p.state.contracts.servers[q.Server]
+	if srv == nil {
+		p.mu.Unlock()
+		return apiwire.VariantImpact{}, controlplane.ErrUnknownServer
+	}
+	imp, hurt, later := p.state.variantImpact(srv, changes, q.Baseline, q.Variant, now, p.cfg.Window)
+	p.mu.Unlock()
+	out := apiwire.VariantImpact{
+		Hours:               p.cfg.Window.Hours(),
+		HurtNow:             variantTotals(&hurt),
+		AtRiskOnConvergence: variantTotals(&later),
+		Tools:               make([]apiwire.VariantTool, len(imp.tools)),
+	}
+	for i, ti := range imp.tools {
+		out.Tools[i] = apiwire.VariantTool{Tool: ti.tool, Severity: ti.severity, Agents: make([]apiwire.AgentImpact, len(ti.agents))}
+		for j := range ti.agents {
+			out.Tools[i].Agents[j] = agentJSON(&ti.agents[j], false)
+		}
+	}
+	return out, nil
+}
+
+func variantTotals(d *driftImpact) apiwire.VariantTotals {
+	return apiwire.VariantTotals{Agents: d.agents, Sessions: d.sessions, Calls: d.calls}
 }
 
 // DigestUsage counts a tool's calls by the digest they were planned
@@ -276,6 +315,7 @@ func agentJSON(ai *agentImpact, changed bool) apiwire.AgentImpact {
 		},
 		Risk:       ai.risk,
 		SessionIDs: ai.sessionSample,
+		Status:     ai.status,
 	}
 	if changed {
 		out.Recovery = recoveryJSON(&ai.recovery)

@@ -72,7 +72,12 @@ func readDigests(attrs pcommon.Map, key string) map[string]string {
 // readToolChanges returns the tools a drift changed at warning or above,
 // each with its worst severity: breaking first, then by name.
 func readToolChanges(attrs pcommon.Map) []toolChange {
-	worst := readToolSeverities(attrs)
+	return changedTools(readToolSeverities(attrs))
+}
+
+// changedTools lists the tools whose worst severity (worst: tool →
+// severity) is warning or breaking, breaking first, then by name.
+func changedTools(worst map[string]string) []toolChange {
 	out := make([]toolChange, 0, len(worst))
 	for tool, sev := range worst {
 		if sev == semconv.DriftSeverityBreaking || sev == semconv.DriftSeverityWarning {
@@ -112,15 +117,21 @@ func readToolSeverities(attrs pcommon.Map) map[string]string {
 			continue
 		}
 		m := c.Map()
-		sev, tool := strAttr(m, semconv.ChangeSeverity), strAttr(m, semconv.ChangeName)
-		rank, known := severityRank[sev]
-		if strAttr(m, semconv.ChangeSubject) != semconv.ChangeSubjectTool || tool == "" || !known {
-			continue
-		}
-		tool = clip(tool)
-		if old, seen := worst[tool]; !seen || rank < severityRank[old] {
-			worst[tool] = sev
-		}
+		noteWorst(worst, strAttr(m, semconv.ChangeSubject), strAttr(m, semconv.ChangeName), strAttr(m, semconv.ChangeSeverity))
 	}
 	return worst
+}
+
+// noteWorst records in worst a change's severity for its tool when it is
+// the worst seen; a change of another subject, or of unknown severity, is
+// left out.
+func noteWorst(worst map[string]string, subject, tool, sev string) {
+	rank, known := severityRank[sev]
+	if subject != semconv.ChangeSubjectTool || tool == "" || !known {
+		return
+	}
+	tool = clip(tool)
+	if old, seen := worst[tool]; !seen || rank < severityRank[old] {
+		worst[tool] = sev
+	}
 }

@@ -32,6 +32,7 @@ type agentImpact struct {
 	latency        uint64 // their durations' sum, microseconds
 	sessionSample  []string
 	risk           string
+	status         string   // a mixed fleet's variant: semconv.ImpactStatusHurtNow or …AtRiskOnConvergence
 	recovery       recovery // with a known change: control-plane queries (impactView)
 }
 
@@ -109,14 +110,37 @@ func (sc *scratch) grow(sessions int) {
 	}
 }
 
+// side picks which calls an impact counts. A mixed fleet's variant is
+// answered twice, once per side: the calls its digests were made with
+// (the variant served those sessions) and those made with the baseline's.
+type side uint8
+
+const (
+	allCalls     side = iota // a drift, a query: every call of the tool
+	variantSide              // only calls with the variant's digest: hurt now
+	baselineSide             // only calls with the baseline's: at risk on convergence
+)
+
+// status is what the side means on a mixed fleet's impact (none for a drift).
+func (s side) status() string {
+	switch s {
+	case variantSide:
+		return semconv.ImpactStatusHurtNow
+	case baselineSide:
+		return semconv.ImpactStatusAtRiskOnConvergence
+	}
+	return ""
+}
+
 // impact computes what a drift of target means for the callers of its
 // changed tools within span before now. previous and current are the tool
 // digests before and after. With changeAt (unix seconds, the tools' last
-// change) each agent's sessions are classified by their recovery. With
-// variant, current is a mixed fleet's variant, not yet the server's
-// contract: calls made with its digests were served it, whatever the
-// staleness judgement said of them (ahead of the probes) when they came.
-func (st *state) impact(target *server, changes []toolChange, previous, current map[string]string, now time.Time, span time.Duration, changeAt uint32, variant bool) driftImpact {
+// change) each agent's sessions are classified by their recovery. With a
+// side other than allCalls, current is a mixed fleet's variant, not yet the
+// server's contract, and only that side's calls count: calls made with the
+// variant's digests were served it, whatever the staleness judgement said
+// of them (ahead of the probes) when they came.
+func (st *state) impact(target *server, changes []toolChange, previous, current map[string]string, now time.Time, span time.Duration, changeAt uint32, sd side) driftImpact {
 	ix := st.index
 	sc := &st.scratch
 	sc.grow(ix.sessions.span())
@@ -125,7 +149,7 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 		cutoff:   unixSec(now.Add(-span).UnixNano()),
 		recent:   unixSec(now.Add(-st.cfg.RecentWindow).UnixNano()),
 		changeAt: changeAt,
-		variant:  variant,
+		side:     sd,
 	}
 	servers := st.serverIDs(target)
 	var out driftImpact
@@ -134,13 +158,17 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 		ti := toolImpact{toolChange: ch}
 		win.oldID, win.newID = digestID(ix, previous[ch.tool]), digestID(ix, current[ch.tool])
 		win.seenID = digestID(ix, target.provisional[ch.tool])
+		win.only = win.newID
+		if sd == baselineSide {
+			win.only = win.oldID
+		}
 		for agent, buckets := range st.bucketsByAgent(servers, target, ch.tool) {
 			ai := st.scanGroup(buckets, &win)
 			ai.agent = ix.agents.value(agent)
 			if ai.calls == 0 {
 				continue
 			}
-			ai.risk = risk(ch.severity, &ai)
+			ai.risk, ai.status = sideRisk(ch.severity, &ai, sd), sd.status()
 			agentsSeen[agent] = struct{}{}
 			out.calls += ai.calls
 			ti.agents = append(ti.agents, ai)
@@ -160,6 +188,22 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 	sc.drift.clear(0)
 	out.sessions = sc.drift.count()
 	return out
+}
+
+// variantImpact is who a mixed fleet's variant (tool digests current,
+// against the baseline's, previous) affects: per changed tool, the agents
+// whose sessions it served (status hurt_now) and then those the baseline
+// served (at_risk_on_convergence), each side rated by sideRisk; calls with
+// neither digest count on no side. hurt and later are the two sides alone,
+// for their totals.
+func (st *state) variantImpact(target *server, changes []toolChange, previous, current map[string]string, now time.Time, span time.Duration) (all, hurt, later driftImpact) {
+	hurt = st.impact(target, changes, previous, current, now, span, 0, variantSide)
+	later = st.impact(target, changes, previous, current, now, span, 0, baselineSide)
+	all.tools = make([]toolImpact, len(changes))
+	for i := range changes {
+		all.tools[i] = toolImpact{toolChange: changes[i], agents: slices.Concat(hurt.tools[i].agents, later.tools[i].agents)}
+	}
+	return all, hurt, later
 }
 
 // scanGroup adds up the calls in the buckets of one (tool, agent), counts
@@ -198,12 +242,15 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 			if e.last < cutoff { // free slots are zero: skipped here too
 				continue
 			}
+			if w.side != allCalls && e.digest != w.only {
+				continue // the other side's calls, or neither's
+			}
 			errors += int64(e.errors)
 			timed += int64(e.timed)
 			latency += e.latency
 			last = max(last, e.last)
 			ahead := int64(e.ahead)
-			if w.variant && e.digest == newID {
+			if w.side == variantSide {
 				ahead = 0 // served the variant: new, not ahead
 			}
 			judged := int64(e.stale) + ahead
@@ -285,7 +332,8 @@ type window struct {
 	oldID, newID   uint32
 	seenID         uint32 // a digest a prompt probe saw served, not confirmed yet
 	changeAt       uint32 // the tool's last change, unix seconds; 0: no recovery asked
-	variant        bool   // newID is a mixed fleet's variant (see impact)
+	side           side   // with variantSide or baselineSide, newID is a mixed fleet's variant (see impact)
+	only           uint32 // the digest the side counts (newID or oldID)
 }
 
 // noDigest is an id no entry has: the digest was never seen on a span.
@@ -316,6 +364,27 @@ func risk(severity string, ai *agentImpact) string {
 		return semconv.ImpactRiskMedium
 	}
 	return semconv.ImpactRiskLow
+}
+
+// sideRisk rates one side of a mixed fleet's variant (risk for a drift).
+// The sessions the variant served meet its change now, as calls with the
+// previous definition meet a drift's: high when breaking and recent. Those
+// the baseline served meet it only if the fleet converges on the variant:
+// one level lower (medium when breaking, low when a warning), so the
+// on-call reader sees who is hurt now apart from who will be.
+func sideRisk(severity string, ai *agentImpact, sd side) string {
+	switch sd {
+	case variantSide:
+		hurt := *ai
+		hurt.recentOldCalls = ai.recentCalls
+		return risk(severity, &hurt)
+	case baselineSide:
+		if severity == semconv.DriftSeverityBreaking && ai.calls > 0 {
+			return semconv.ImpactRiskMedium
+		}
+		return semconv.ImpactRiskLow
+	}
+	return risk(severity, ai)
 }
 
 func riskRank(r string) int {

@@ -257,10 +257,12 @@ func (p *impactProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.L
 
 // mixedImpact answers an open (or updated) mixed fleet: for each variant
 // other than the baseline, who called the tools it changes, split by the
-// digest each call was made with (the baseline's: before; the variant's:
-// new), as for a drift. The variant's map gets the totals and dst one
-// impact record per (tool, agent), naming the variant's contract. The
-// server's current digests are left alone: the fleet has not converged.
+// digest each call was made with: the variant's (those sessions are hurt
+// now) and the baseline's (at risk once the fleet converges), as
+// variantImpact says. The variant's map gets the totals of the sessions it
+// served and dst one impact record per (tool, agent, side), naming the
+// variant's contract. The server's current digests are left alone: the
+// fleet has not converged.
 func (p *impactProcessor) mixedImpact(res pcommon.Map, rec plog.LogRecord, dst plog.LogRecordSlice, now time.Time) map[string]int64 {
 	attrs := rec.Attributes()
 	if state := strAttr(attrs, semconv.MixedState); state != "open" && state != "updated" {
@@ -290,17 +292,17 @@ func (p *impactProcessor) mixedImpact(res pcommon.Map, rec plog.LogRecord, dst p
 		}
 		p.mu.Lock()
 		target := p.state.contracts.servers[l.name]
-		var imp driftImpact
+		var imp, hurt driftImpact
 		if target != nil {
-			imp = p.state.impact(target, changes, previous, readDigests(m, semconv.ToolDigests), now, p.cfg.Window, 0, true)
+			imp, hurt, _ = p.state.variantImpact(target, changes, previous, readDigests(m, semconv.ToolDigests), now, p.cfg.Window)
 		}
 		p.mu.Unlock()
 		if target == nil {
 			continue // no snapshot of the server yet: nobody's calls are known against it
 		}
-		m.PutInt(semconv.ImpactAgents, int64(imp.agents))
-		m.PutInt(semconv.ImpactSessions, int64(imp.sessions))
-		m.PutInt(semconv.ImpactCalls, imp.calls)
+		m.PutInt(semconv.ImpactAgents, int64(hurt.agents))
+		m.PutInt(semconv.ImpactSessions, int64(hurt.sessions))
+		m.PutInt(semconv.ImpactCalls, hurt.calls)
 		from := dst.Len()
 		for risk, n := range appendImpactRecords(dst, rec, l, &imp, p.cfg.Window, pcommon.NewTimestampFromTime(now)) {
 			byRisk[risk] += n
@@ -339,7 +341,7 @@ func (p *impactProcessor) driftImpact(ctx context.Context, l *listing, changes [
 	}
 	target := p.state.contracts.servers[l.name]
 	late := p.state.learned(target, changed, now)
-	imp := p.state.impact(target, changes, l.previous, l.digests, now, p.cfg.Window, 0, false)
+	imp := p.state.impact(target, changes, l.previous, l.digests, now, p.cfg.Window, 0, allCalls)
 	p.mu.Unlock()
 	p.countRejudged(ctx, l.name, late)
 	return imp, true

@@ -82,6 +82,9 @@ func writeAgent(rec plog.LogRecord, ti *toolImpact, ai *agentImpact, window time
 		attrs.PutStr(semconv.GenAIAgentName, ai.agent)
 	}
 	writeCounts(attrs, ai)
+	if ai.status != "" {
+		attrs.PutStr(semconv.ImpactStatus, ai.status)
+	}
 	attrs.PutStr(semconv.ImpactLastCall, time.Unix(int64(ai.last), 0).UTC().Format(time.RFC3339))
 	attrs.PutBool(semconv.ImpactNoRecentCaller, false)
 	rec.Body().SetStr(agentSummary(ti, ai, window))
@@ -119,8 +122,15 @@ func agentSummary(ti *toolImpact, ai *agentImpact, window time.Duration) string 
 	if ai.staleCalls > 0 {
 		fmt.Fprintf(&b, ", %d stale", ai.staleCalls)
 	}
-	if ai.beforeCalls > 0 {
-		fmt.Fprintf(&b, ", %d with the previous definition before the change", ai.beforeCalls)
+	switch ai.status {
+	case semconv.ImpactStatusHurtNow:
+		b.WriteString(", served the variant: hurt now")
+	case semconv.ImpactStatusAtRiskOnConvergence:
+		b.WriteString(", served the baseline: at risk when the fleet converges")
+	default:
+		if ai.beforeCalls > 0 {
+			fmt.Fprintf(&b, ", %d with the previous definition before the change", ai.beforeCalls)
+		}
 	}
 	fmt.Fprintf(&b, "; risk %s", ai.risk)
 	return b.String()

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
@@ -180,6 +181,37 @@ func (v driftView) Accept(ctx context.Context, name string, req apiwire.AcceptRe
 	return out, nil
 }
 
+// changedTools names the tools the variants' changes are about.
+func changedTools(vs []mixedVariant) map[string]bool {
+	out := map[string]bool{}
+	for _, v := range vs {
+		if v.report == nil {
+			continue
+		}
+		for _, c := range v.report.Changes {
+			if c.Subject == contract.KindTool {
+				out[c.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// toolDigests maps the tools of s to their digests: those in names, or
+// every one when names is nil; nil without s.
+func toolDigests(s *contract.Snapshot, names map[string]bool) map[string]string {
+	if s == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, d := range s.Tools {
+		if name := canon.KeyUTF8(d.Key); names == nil || names[name] {
+			out[name] = d.Digest
+		}
+	}
+	return out
+}
+
 // serverStatus describes a target; the caller holds its stateMu.
 func (r *driftReceiver) serverStatus(t *target) apiwire.ServerStatus {
 	tr := t.tracker
@@ -191,11 +223,20 @@ func (r *driftReceiver) serverStatus(t *target) apiwire.ServerStatus {
 		Mixed:        tr.mixedOpen(),
 		History:      t.history.memory(),
 	}
-	for _, v := range tr.mixedVariants() {
+	variants := tr.mixedVariants()
+	changed := changedTools(variants)
+	for _, v := range variants {
 		mv := apiwire.MixedVariant{Digest: v.key, Count: v.count, Share: v.share, Baseline: v.baseline}
 		if v.report != nil {
 			mv.Severity, mv.Summary = v.report.Worst().String(), contract.SanitizeText(v.report.OneLine())
 			mv.Changes = slices.Clone(v.report.Changes)
+		}
+		snap := v.snap
+		if v.baseline {
+			snap = tr.baseline
+		}
+		if len(changed) > 0 {
+			mv.ToolDigests = toolDigests(snap, changed)
 		}
 		out.Variants = append(out.Variants, mv)
 	}

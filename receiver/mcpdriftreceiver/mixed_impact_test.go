@@ -2,6 +2,8 @@ package mcpdriftreceiver
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -19,6 +21,9 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension"
+	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/gosdk"
 	"github.com/mcpdrift/mcpdrift/processor/mcpimpactprocessor"
@@ -33,8 +38,10 @@ import (
 // planner on A, writer on B), its spans exported over OTLP/HTTP into
 // mcpimpact, and the receiver's records flowing through mcpimpact. The
 // mixed state's open record must carry the variant's impact: writer and its
-// session as served the variant, planner and its session as served the
-// baseline, each with its risk.
+// session as served the variant (hurt now), planner and its session as
+// served the baseline (at risk on convergence), each with its risk. The
+// control plane, which both register with, must say the same: its answer
+// for the server names writer, pinned to the variant, and its session.
 //
 // It is here, not in e2e/, because testBalancer and the manual probe tick
 // live in this package and no collector build is needed: about 0.2 s.
@@ -43,9 +50,17 @@ func TestE2EMixedImpactOfAGoAgent(t *testing.T) {
 	a, b := sdkBackends(t, true)
 	lb, url := newTestBalancer(t, a, b, perSession, true, 0)
 
+	// The control plane, which the receiver and mcpimpact both name.
+	apiID := component.MustNewID("mcpdrift_api")
+	af := mcpdriftapiextension.NewFactory()
+	acfg := af.CreateDefaultConfig().(*mcpdriftapiextension.Config)
+	acfg.NetAddr.Endpoint = fmt.Sprintf("127.0.0.1:%d", testservers.FreePort(t))
+	host := hostWith(t, apiID, af, acfg)
+
 	// mcpimpact, both pipelines of one instance, as the collector builds it.
 	f := mcpimpactprocessor.NewFactory()
-	cfg := f.CreateDefaultConfig()
+	cfg := f.CreateDefaultConfig().(*mcpimpactprocessor.Config)
+	cfg.ControlPlane = &apiID
 	set := processortest.NewNopSettings(f.Type())
 	out := new(consumertest.LogsSink)
 	impactLogs, err := f.CreateLogs(ctx, set, cfg, out)
@@ -56,7 +71,6 @@ func TestE2EMixedImpactOfAGoAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := componenttest.NewNopHost()
 	if err := impactLogs.Start(ctx, host); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +81,8 @@ func TestE2EMixedImpactOfAGoAgent(t *testing.T) {
 	t.Cleanup(func() { _ = impactTraces.Shutdown(context.Background()) })
 
 	rcfg := e2eConfig(httpTarget("svc", url))
-	r, _, _ := startManual(t, rcfg, newProber(rcfg))
+	rcfg.ControlPlane = &apiID
+	r, _, _ := startManualOn(t, rcfg, newProber(rcfg), host)
 	r.setLogs(impactLogs)
 	tgt := r.targets[0]
 	for range 3 { // the baseline: A only
@@ -139,7 +154,7 @@ func TestE2EMixedImpactOfAGoAgent(t *testing.T) {
 		}
 	}
 
-	// The variant's totals, on the open record: both agents called search.
+	// The variant's totals, on the open record: writer's session reached it.
 	vs, _ := open.Attributes().Get(semconv.MixedVariants)
 	var variant string
 	for _, v := range vs.Slice().All() {
@@ -155,8 +170,8 @@ func TestE2EMixedImpactOfAGoAgent(t *testing.T) {
 		agents, _ := m.Get(semconv.ImpactAgents)
 		sessions, _ := m.Get(semconv.ImpactSessions)
 		calls, _ := m.Get(semconv.ImpactCalls)
-		if agents.Int() != 2 || sessions.Int() != 2 || calls.Int() != 2 {
-			t.Errorf("variant impact: %d agents, %d sessions, %d calls; want 2, 2, 2", agents.Int(), sessions.Int(), calls.Int())
+		if agents.Int() != 1 || sessions.Int() != 1 || calls.Int() != 1 {
+			t.Errorf("variant impact: %d agents, %d sessions, %d calls; want 1, 1, 1", agents.Int(), sessions.Int(), calls.Int())
 		}
 	}
 
@@ -164,7 +179,7 @@ func TestE2EMixedImpactOfAGoAgent(t *testing.T) {
 	type seen struct {
 		before, new, errors int64
 		sessions            []string
-		risk                string
+		risk, status        string
 	}
 	byAgent := map[string]seen{}
 	for _, rec := range eventsNamed(out, semconv.EventImpact) {
@@ -184,22 +199,51 @@ func TestE2EMixedImpactOfAGoAgent(t *testing.T) {
 		for _, s := range sample.Slice().All() {
 			ids = append(ids, s.Str())
 		}
-		byAgent[attrStr(rec, semconv.GenAIAgentName)] = seen{before.Int(), newer.Int(), errs.Int(), ids, attrStr(rec, semconv.ImpactRisk)}
+		byAgent[attrStr(rec, semconv.GenAIAgentName)] = seen{before.Int(), newer.Int(), errs.Int(), ids, attrStr(rec, semconv.ImpactRisk), attrStr(rec, semconv.ImpactStatus)}
 	}
 	t.Logf("mixed state open after %d canary probes; impact by agent %+v", probes, byAgent)
 	if len(byAgent) != 2 {
 		t.Fatalf("impact records for agents %v, want planner and writer", byAgent)
 	}
-	// writer's session was pinned to B: the variant served it. Breaking,
-	// with callers and none of them on the baseline: medium.
-	if w := byAgent["writer"]; w.new != 1 || w.before != 0 || w.errors != 0 || !slices.Equal(w.sessions, []string{"conv-writer"}) || w.risk != semconv.ImpactRiskMedium {
-		t.Errorf("writer: %+v, want 1 call the variant served, session conv-writer, risk medium", w)
+	// writer's session was pinned to B: the variant served it, and its
+	// breaking change meets writer's calls now: high.
+	if w := byAgent["writer"]; w.new != 1 || w.before != 0 || w.errors != 0 || !slices.Equal(w.sessions, []string{"conv-writer"}) ||
+		w.risk != semconv.ImpactRiskHigh || w.status != semconv.ImpactStatusHurtNow {
+		t.Errorf("writer: %+v, want 1 call the variant served, session conv-writer, hurt now, risk high", w)
 	}
 	// planner's session was pinned to A: the baseline served it, not the
-	// variant. Its calls are made with the definition B breaks, so once the
-	// fleet converges on B they will fail: high (docs/mcpimpact.md, Risk).
-	if p := byAgent["planner"]; p.new != 0 || p.before != 1 || p.errors != 0 || !slices.Equal(p.sessions, []string{"conv-planner"}) || p.risk != semconv.ImpactRiskHigh {
-		t.Errorf("planner: %+v, want 1 call the baseline served, none failed, session conv-planner, risk high", p)
+	// variant. Its calls are made with the definition B breaks, so they
+	// will fail once the fleet converges on B, not before: at risk on
+	// convergence, medium (docs/mcpimpact.md, Risk).
+	if p := byAgent["planner"]; p.new != 0 || p.before != 1 || p.errors != 0 || !slices.Equal(p.sessions, []string{"conv-planner"}) ||
+		p.risk != semconv.ImpactRiskMedium || p.status != semconv.ImpactStatusAtRiskOnConvergence {
+		t.Errorf("planner: %+v, want 1 call the baseline served, none failed, session conv-planner, at risk on convergence, risk medium", p)
+	}
+
+	// The control plane's answer for the server, over HTTP.
+	resp, err := http.Get("http://" + acfg.NetAddr.Endpoint + "/api/v1/servers/svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var detail apiwire.ServerDetail
+	if err := json.NewDecoder(resp.Body).Decode(&detail); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/v1/servers/svc: %d, %v", resp.StatusCode, err)
+	}
+	var got []string
+	for _, v := range detail.Variants {
+		if v.Baseline || v.Impact == nil {
+			continue
+		}
+		for _, tool := range v.Impact.Tools {
+			for _, a := range tool.Agents {
+				got = append(got, fmt.Sprintf("%s %s %s %s %s", short(v.Digest), tool.Tool, *a.Agent, a.Status, strings.Join(a.SessionIDs, ",")))
+			}
+		}
+	}
+	want := []string{short(variant) + " search writer hurt_now conv-writer", short(variant) + " search planner at_risk_on_convergence conv-planner"}
+	if !detail.Mixed || !slices.Equal(got, want) {
+		t.Errorf("the API's mixed view names %q, want %q", got, want)
 	}
 }
 

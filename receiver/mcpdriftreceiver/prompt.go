@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
 
@@ -64,11 +63,8 @@ func (t *target) answer(started time.Time, obs controlplane.Observation) {
 // observation is what a probe tells whoever asked for it.
 func observation(name string, snap *contract.Snapshot, at time.Time, err error) controlplane.Observation {
 	obs := controlplane.Observation{Server: name, At: at.UTC(), Err: err}
-	if err == nil && snap != nil {
-		obs.ToolDigests = make(map[string]string, len(snap.Tools))
-		for _, d := range snap.Tools {
-			obs.ToolDigests[canon.KeyUTF8(d.Key)] = d.Digest
-		}
+	if err == nil {
+		obs.ToolDigests = toolDigests(snap, nil)
 	}
 	return obs
 }

@@ -125,6 +125,45 @@ type MixedVariant struct {
 	Severity string            `json:"severity,omitempty"`
 	Summary  string            `json:"summary,omitempty"`
 	Changes  []contract.Change `json:"changes,omitempty"`
+	// ToolDigests maps each tool some variant changes to its digest in
+	// this contract (absent from it: not offered); what a span's
+	// mcpdrift.tool.digest is compared with to tell which contract served
+	// the call. Absent when the receiver no longer keeps the contract.
+	ToolDigests map[string]string `json:"tool_digests,omitempty"`
+	// Impact is who the variant affects, from the mcpimpact processor;
+	// absent for the baseline, and when no processor answers.
+	Impact *VariantImpact `json:"impact,omitempty"`
+}
+
+// VariantImpact is who a mixed fleet's variant affects
+// (docs/mcpimpact.md, "Impact of a mixed fleet's variant"): the agents and
+// sessions it served, whose calls meet its change now, and those the
+// baseline served, whose calls will meet it if the fleet converges.
+type VariantImpact struct {
+	// Hours is the window the calls were counted in (the processor's).
+	Hours               float64       `json:"hours"`
+	HurtNow             VariantTotals `json:"hurt_now"`
+	AtRiskOnConvergence VariantTotals `json:"at_risk_on_convergence"`
+	Tools               []VariantTool `json:"tools"` // breaking first, then by name
+}
+
+// VariantTotals add up one side of a variant's impact (agents and sessions
+// counted once).
+type VariantTotals struct {
+	Agents   int   `json:"agents"`
+	Sessions int   `json:"sessions"`
+	Calls    int64 `json:"calls"`
+}
+
+// VariantTool is one tool a variant changes at warning or breaking, and
+// who called it in the window.
+type VariantTool struct {
+	Tool     string `json:"tool"`
+	Severity string `json:"severity"`
+	// Agents: status hurt_now first, then at_risk_on_convergence; each by
+	// risk, then calls. Calls with neither contract's digest are on
+	// neither side.
+	Agents []AgentImpact `json:"agents"`
 }
 
 // ProbeStatus is the outcome of the last probe.
@@ -543,6 +582,9 @@ type AgentImpact struct {
 	// Recovery says where this agent's sessions stand since the tool's
 	// last change; null when no change is known.
 	Recovery *Recovery `json:"recovery"`
+	// Status, on a mixed fleet's variant only: hurt_now (the variant
+	// served these sessions) or at_risk_on_convergence (the baseline did).
+	Status string `json:"status,omitempty"`
 }
 
 // DigestUsed splits calls by what they were planned against

@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
@@ -104,6 +105,20 @@ type ImpactSource interface {
 	// DigestUsage answers how often a tool of a server was called with
 	// each definition, by day.
 	DigestUsage(ctx context.Context, q DigestUsageQuery) (apiwire.DigestUsage, error)
+	// VariantImpact answers who a mixed fleet's variant affects, from the
+	// receiver's classification of it.
+	VariantImpact(ctx context.Context, q VariantQuery) (apiwire.VariantImpact, error)
+}
+
+// VariantQuery asks who a mixed fleet's variant affects.
+type VariantQuery struct {
+	Server string
+	// Changes are the variant's changes against the baseline: the tools
+	// they change at warning or breaking are the ones asked about.
+	Changes []contract.Change
+	// Baseline and Variant map the changed tools to their digests in the
+	// baseline and in the variant (MixedVariant.ToolDigests).
+	Baseline, Variant map[string]string
 }
 
 // DigestUsageQuery asks how often a tool was called with each definition.
