@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/dev/testkit/golden"
+	"github.com/mcpdrift/mcpdrift/contract/internal/golden"
 )
 
 // TestRuleIDsGenerated is ruleids.go's generator and its staleness check:

@@ -1,13 +1,29 @@
 package canon
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
-
-	"github.com/mcpdrift/mcpdrift/dev/testkit/vectors"
 )
 
+// TestVectorsDefinitions checks every definition of the published vectors
+// (testdata/vectors at the repository root), read here with the standard
+// library so that this module needs no test helper module; the sets,
+// instructions and invalid inputs are checked through contract's API in
+// dev/integration/contract.
 func TestVectorsDefinitions(t *testing.T) {
-	for _, v := range vectors.Load(t).Definitions {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "vectors", "tool-definition-hash-vectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors struct {
+		Definitions []struct{ About, Input, Canonical, Hash string }
+	}
+	if err := json.Unmarshal(raw, &vectors); err != nil || len(vectors.Definitions) == 0 {
+		t.Fatalf("the vector file has no definitions (%v)", err)
+	}
+	for _, v := range vectors.Definitions {
 		t.Run(v.About, func(t *testing.T) {
 			c, err := testLimits.Canonicalize(nil, []byte(v.Input))
 			if err != nil {

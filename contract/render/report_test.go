@@ -7,7 +7,7 @@ import (
 	"unicode"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/dev/testkit/golden"
+	"github.com/mcpdrift/mcpdrift/contract/internal/golden"
 )
 
 func TestRulesDoc(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/contract/internal/benchdata"
 	"github.com/mcpdrift/mcpdrift/contract/witness"
-	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 )
 
 func benchSnapshot(b *testing.B, listing []byte) *contract.Snapshot {
@@ -69,12 +68,12 @@ func BenchmarkDiff(b *testing.B) {
 	b.ReportMetric(perOp(wit1, b.N)/1e6, "witness-ms/op")
 	b.ReportMetric(perOp(wit10, n)/perOp(wit1, b.N), "x10-witness-time-ratio")
 	b.ReportMetric(float64(size(new10))/float64(size(new1)), "x10-size-ratio")
-	da := benchutil.Mallocs(func() { contract.Diff(old1, new1, nil) })
-	wa := benchutil.Mallocs(func() { diffWithWitnesses(old1, new1) })
-	b.ReportMetric(float64(wa)/float64(da), "witness-alloc-ratio")
-	da10 := benchutil.Mallocs(func() { contract.Diff(old10, new10, nil) })
-	wa10 := benchutil.Mallocs(func() { diffWithWitnesses(old10, new10) })
-	b.ReportMetric(float64(wa10-da10)/float64(wa-da), "x10-witness-alloc-ratio")
+	da := testing.AllocsPerRun(1, func() { contract.Diff(old1, new1, nil) })
+	wa := testing.AllocsPerRun(1, func() { diffWithWitnesses(old1, new1) })
+	b.ReportMetric(wa/da, "witness-alloc-ratio")
+	da10 := testing.AllocsPerRun(1, func() { contract.Diff(old10, new10, nil) })
+	wa10 := testing.AllocsPerRun(1, func() { diffWithWitnesses(old10, new10) })
+	b.ReportMetric((wa10-da10)/(wa-da), "x10-witness-alloc-ratio")
 }
 
 // timed diffs a pair and adds witnesses, timing each part.

@@ -187,6 +187,54 @@ func TestSiblingsReplaced(t *testing.T) {
 	}
 }
 
+// devTooling reports whether dir (relative to the repository root) is a
+// development module: test helpers and the tests that need them. Every other
+// module of the product ships.
+func devTooling(dir string) bool { return dir == "dev" || strings.HasPrefix(dir, "dev/") }
+
+// stillRequiringDev are the shipped modules whose tests still import
+// dev/testkit (issue 27, CONTRIBUTING.md "Modules"), and what they need it
+// for: the root's in-package tests and dev tooling, and the proxy's tests,
+// which use the module's internal hooks beside the npm servers and benchmark
+// baselines. The list only shrinks: a module on it that no longer requires a
+// dev module fails the test until it is taken off.
+var stillRequiringDev = map[string]string{
+	".":     "testkit is a module of its own; the root's tests and dev/ packages import it",
+	"proxy": "its tests start the npm servers and time baselines with testkit, next to the internal hooks of export_test.go",
+}
+
+// TestShippedModulesRequireNoDevModule: a user who requires a shipped module
+// gets its go.mod's requirements in their module graph, test-only or not, so
+// no shipped module may require a module under dev/: tests that need the
+// shared helpers live in dev/integration instead.
+func TestShippedModulesRequireNoDevModule(t *testing.T) {
+	gobin := goTool(t)
+	for _, dir := range modules(t) {
+		if devTooling(dir) {
+			continue
+		}
+		var dev []string
+		for _, r := range readGoMod(t, gobin, dir).Require {
+			if sib, ok := strings.CutPrefix(r.Path, rootModule+"/"); ok && devTooling(sib) {
+				dev = append(dev, r.Path)
+			}
+		}
+		switch why, known := stillRequiringDev[dir]; {
+		case len(dev) > 0 && !known:
+			t.Errorf("%s/go.mod requires %s: a shipped module must not require a dev module, even for its tests (move the tests to dev/integration)", dir, strings.Join(dev, ", "))
+		case len(dev) > 0:
+			t.Logf("%s/go.mod still requires %s: %s", dir, strings.Join(dev, ", "), why)
+		case known:
+			t.Errorf("%s/go.mod requires no dev module any more: take it off stillRequiringDev", dir)
+		}
+	}
+	for dir := range stillRequiringDev {
+		if !slices.Contains(modules(t), dir) {
+			t.Errorf("stillRequiringDev names %s, which is no module", dir)
+		}
+	}
+}
+
 // TestManifestsReplaceSiblings: ocb builds its own module, which ignores the
 // root go.mod's replaces; each manifest must replace every sibling the root
 // requires, relative to its output_path.

@@ -7,10 +7,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/dev/integration/itest"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
 )
 
 // httpClient connects a go-sdk Streamable HTTP client to url, its HTTP

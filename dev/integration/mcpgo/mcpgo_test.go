@@ -12,8 +12,8 @@ import (
 	mcpgoapi "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpdrift/mcpdrift/dev/integration/itest"
 	"github.com/mcpdrift/mcpdrift/interceptor"
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
 	"github.com/mcpdrift/mcpdrift/interceptor/mcpgo"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )

@@ -6,9 +6,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/dev/integration/itest"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/interceptor/gosdk"
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
 )
 
 // benchClient connects a go-sdk client (instrumented or not) to s over the

@@ -3,9 +3,9 @@ package gosdk_test
 import (
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/dev/integration/itest"
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/gosdk"
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

@@ -1,4 +1,4 @@
-package contract
+package contract_test
 
 import (
 	"crypto/sha256"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/gowebpki/jcs"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 )
@@ -106,7 +107,7 @@ func floor(page []byte) bool {
 }
 
 func hashListingOurs(page []byte) (string, error) {
-	l, err := DefaultLimits().HashListing(KindTool, page)
+	l, err := contract.DefaultLimits().HashListing(contract.KindTool, page)
 	if err != nil {
 		return "", err
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/dev/integration/itest"
 	"github.com/mcpdrift/mcpdrift/interceptor"
 	"github.com/mcpdrift/mcpdrift/interceptor/gosdk"
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 

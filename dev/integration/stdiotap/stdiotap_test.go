@@ -7,8 +7,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/dev/integration/itest"
 	"github.com/mcpdrift/mcpdrift/interceptor"
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
 	"github.com/mcpdrift/mcpdrift/interceptor/stdiotap"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )

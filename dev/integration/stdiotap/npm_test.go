@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
+	"github.com/mcpdrift/mcpdrift/dev/integration/itest"
 	"github.com/mcpdrift/mcpdrift/interceptor/stdiotap"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )

@@ -1,4 +1,4 @@
-package contract
+package contract_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/contract/canon"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/vectors"
 )
@@ -13,7 +14,7 @@ import (
 func TestVectorsSets(t *testing.T) {
 	for _, v := range vectors.Load(t).Sets {
 		t.Run(v.About, func(t *testing.T) {
-			l, err := DefaultLimits().HashDefinitions(KindTool, vectorPages(t, v.Pages))
+			l, err := contract.DefaultLimits().HashDefinitions(contract.KindTool, vectorPages(t, v.Pages))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -34,7 +35,7 @@ func TestVectorsSets(t *testing.T) {
 func TestVectorsInstructions(t *testing.T) {
 	for _, v := range vectors.Load(t).Instructions {
 		t.Run(v.About, func(t *testing.T) {
-			s := &Snapshot{Instructions: v.Instructions}
+			s := &contract.Snapshot{Instructions: v.Instructions}
 			if err := s.Seal(); err != nil {
 				t.Fatal(err)
 			}
@@ -51,22 +52,22 @@ func TestVectorsInstructions(t *testing.T) {
 func TestVectorsInvalid(t *testing.T) {
 	for _, v := range vectors.Load(t).Invalid {
 		t.Run(v.About, func(t *testing.T) {
-			want := map[string]error{"repeated member name": canon.ErrDuplicateName, "no string name": ErrNoName}[v.Reason]
+			want := map[string]error{"repeated member name": canon.ErrDuplicateName, "no string name": contract.ErrNoName}[v.Reason]
 			if want == nil {
 				t.Fatalf("unknown reason %q", v.Reason)
 			}
 			var err error
 			if v.Input != "" {
-				_, err = digest([]byte(v.Input))
+				_, err = contract.DefaultLimits().Canon().Digest([]byte(v.Input))
 				if !errors.Is(err, want) {
 					t.Errorf("Digest error %v, want %v", err, want)
 				}
 				// As a listing entry the error names the definition.
-				_, err = DefaultLimits().HashDefinitions(KindTool, []json.RawMessage{json.RawMessage(v.Input)})
+				_, err = contract.DefaultLimits().HashDefinitions(contract.KindTool, []json.RawMessage{json.RawMessage(v.Input)})
 			} else {
-				_, err = DefaultLimits().HashDefinitions(KindTool, vectorPages(t, v.Pages))
+				_, err = contract.DefaultLimits().HashDefinitions(contract.KindTool, vectorPages(t, v.Pages))
 			}
-			var de *DefinitionError
+			var de *contract.DefinitionError
 			if !errors.As(err, &de) || !errors.Is(err, want) {
 				t.Fatalf("HashDefinitions error %v, want a DefinitionError wrapping %v", err, want)
 			}

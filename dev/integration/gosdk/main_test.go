@@ -3,7 +3,7 @@ package gosdk_test
 import (
 	"testing"
 
-	"github.com/mcpdrift/mcpdrift/interceptor/internal/itest"
+	"github.com/mcpdrift/mcpdrift/dev/integration/itest"
 )
 
 func TestMain(m *testing.M) { itest.Main(m) }
