@@ -3,6 +3,7 @@ module github.com/mcpdrift/mcpdrift/proxy
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/mcpdrift/mcpdrift/contract v0.0.0
 	github.com/mcpdrift/mcpdrift/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor v0.0.0

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -331,6 +332,32 @@ func (p *stdioProxy) serverLog(t testing.TB) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// awaitServerLog waits until ok holds of what reached the child server,
+// checking each time the child writes its log (it appends a line per
+// frame), for 30 s at most; what names the wait in the failure.
+func (p *stdioProxy) awaitServerLog(t testing.TB, what string, ok func(log []string) bool) {
+	t.Helper()
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Add(filepath.Dir(p.log)); err != nil { // the log may not exist yet
+		t.Fatal(err)
+	}
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for !ok(p.serverLog(t)) { // checked after the watch began: no write is missed
+		select {
+		case <-w.Events: // any change in the log's directory: check again
+		case err := <-w.Errors:
+			t.Fatalf("watching the server's log: %v", err)
+		case <-timeout.C:
+			t.Fatalf("%s: the server's log is %q", what, p.serverLog(t))
+		}
+	}
 }
 
 type lockedBuffer struct {

@@ -144,19 +144,15 @@ func TestStdioOwnAnswersUnreadable(t *testing.T) {
 			p.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}`)
 			p.recvID(t, "1")
 			p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-			relists := func() (n int) {
-				for _, l := range p.serverLog(t) {
+			p.awaitServerLog(t, "the proxy did not relist", func(log []string) bool {
+				n := 0
+				for _, l := range log {
 					if strings.Contains(l, `"mcpdrift-proxy-`) {
 						n++
 					}
 				}
-				return n
-			}
-			for deadline := time.Now().Add(30 * time.Second); relists() < 3; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the proxy did not relist: %q", p.serverLog(t))
-				}
-			}
+				return n >= 3
+			})
 			p.send(t, `{"jsonrpc":"2.0","id":2,"method":"test/after"}`)
 			if line := p.recv(t); line != `{"jsonrpc":"2.0","id":2,"result":{"echo":true}}` {
 				t.Errorf("the agent got %.80s, want the answer to its request", line)
@@ -177,11 +173,9 @@ func TestStdioOwnAnswersUnreadable(t *testing.T) {
 func TestStdioAgentStopsReading(t *testing.T) {
 	p := startStdio(t, proxy.Config{ShutdownGrace: 100 * time.Millisecond}, newTelemetry(t), "echo")
 	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"test/unread"}`)
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(strings.Join(p.serverLog(t), "\n"), "test/unread"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the request did not reach the server")
-		}
-	}
+	p.awaitServerLog(t, "the request did not reach the server", func(log []string) bool {
+		return strings.Contains(strings.Join(log, "\n"), "test/unread")
+	})
 	p.in.Close()
 	select {
 	case code := <-p.code:

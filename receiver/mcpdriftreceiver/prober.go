@@ -54,6 +54,9 @@ func (p *probeClient) probe(ctx context.Context, t *target, sample bool) (*contr
 	} else {
 		opts.Known = t.hint.next()
 	}
+	if pt.HTTPClient != nil {
+		defer pt.HTTPClient.CloseIdleConnections() // those no request of the probe used too
+	}
 	snap, err := probe.Probe(ctx, pt, opts)
 	if err != nil && opts.Known.Generation != "" && ctx.Err() == nil {
 		// The hint may be stale (the server changed generation): a server

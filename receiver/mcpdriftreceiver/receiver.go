@@ -134,8 +134,7 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 			red := probe.NewRedactor(t.probeTarget())
 			exts, tel := host.GetExtensions(), clientTelemetry(r.set.TelemetrySettings, red)
 			newClient := func(ctx context.Context) (*http.Client, error) {
-				cc := t.cfg.ClientConfig // ToClient writes defaults into its receiver
-				return cc.ToClient(ctx, exts, tel)
+				return newTargetClient(ctx, t.cfg.ClientConfig, exts, tel) // a copy: ToClient writes defaults into its receiver
 			}
 			client, err := newClient(ctx)
 			if err != nil { // a proxy_url that does not parse is quoted whole

@@ -129,6 +129,10 @@ func (p *connPool) send(conn net.Conn, req *http.Request, br *bufio.Reader) (*ht
 		_ = conn.SetReadDeadline(time.Now().Add(timeout))
 	}
 	limit := &headerLimit{r: conn, n: p.maxHeader() + int64(br.Size())}
+	if w, ok := ctx.Value(waitKey{}).(waiter); ok {
+		w.attach() // the forwarder's held bytes wait on this connection's reads
+		limit.wait = w
+	}
 	br.Reset(limit)
 	res, err := readFinalResponse(br, req)
 	if err != nil {

@@ -35,7 +35,8 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.upgrade.ServeHTTP(w, r)
 		return
 	}
-	res, err := f.transport.RoundTrip(f.outgoing(r))
+	hw := &heldWriter{w: w, rc: http.NewResponseController(w)}
+	res, err := f.transport.RoundTrip(f.outgoing(r, context.WithValue(r.Context(), waitKey{}, hw)))
 	switch {
 	case err == nil:
 	case errors.Is(err, errClientIdle):
@@ -58,7 +59,7 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Add("Trailer", strings.Join(keys, ", "))
 	}
 	w.WriteHeader(res.StatusCode)
-	if err := stream(w, res.Body); err != nil {
+	if err := stream(hw, res.Body); err != nil {
 		// The upstream or the client cut the body: the client must see a
 		// cut stream, not one that ended cleanly.
 		res.Body.Close()
@@ -78,14 +79,14 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// outgoing is the upstream request for r: a shallow copy (headers are
+// outgoing is the upstream request for r, with ctx: a shallow copy (headers are
 // shared read-only; RoundTrippers must not change them) with the target's
 // scheme and host, the target's path and query for "/" and the target's
 // path (other paths, a legacy SSE message endpoint, keep theirs), only
 // end-to-end headers, no X-Forwarded-* or Forwarded (the client's are
 // dropped, none are added), and Config.Header over the client's.
-func (f *forwarder) outgoing(r *http.Request) *http.Request {
-	out := r.WithContext(r.Context())
+func (f *forwarder) outgoing(r *http.Request, ctx context.Context) *http.Request {
+	out := r.WithContext(ctx)
 	u := *r.URL
 	u.Scheme, u.Host = f.target.Scheme, f.target.Host
 	if u.Path == "" || u.Path == "/" || u.Path == f.target.Path {
@@ -212,21 +213,20 @@ var headerWait = 5 * time.Millisecond
 // answer for the end of its stream.
 var onHold func()
 
-// stream copies body to w, flushing each read at once, so every SSE event
-// reaches the client as the upstream wrote it; but for the status and
-// headers, which leave with the first bytes of the body, and for the read
-// that brought the last answer a POST waits for (httptap.Answered) or the
-// body's end, which leave with the end of the body: a call's answer of one
-// event is one write of headers, event and final chunk, and the client,
+// stream copies body to fw's client, flushing each read at once, so every
+// SSE event reaches the client as the upstream wrote it; but for the status
+// and headers, which leave with the first bytes of the body, and for the
+// read that brought the last answer a POST waits for (httptap.Answered) or
+// the body's end, which leave with the end of the body: a call's answer of
+// one event is one write of headers, event and final chunk, and the client,
 // having read its answer to the end, keeps its connection for the next call
 // (the Go SDK closes an answer it has not read to the end, and with it the
 // connection). Neither waits longer than headerWait. A read that may wait
 // for the upstream (a quiet standing stream) holds a small buffer; a read
 // after one that filled its buffer, more data being likely, takes a large
 // one.
-func stream(w http.ResponseWriter, body io.Reader) error {
-	fw := &heldWriter{w: w, rc: http.NewResponseController(w), held: true, armed: true}
-	fw.timer = time.AfterFunc(headerWait, fw.expire)
+func stream(fw *heldWriter, body io.Reader) error {
+	fw.start()
 	defer fw.done()
 	answered, _ := body.(httptap.Answered)
 	big := true // the first bytes usually came with the headers
@@ -259,15 +259,75 @@ func stream(w http.ResponseWriter, body io.Reader) error {
 // heldWriter writes a response's body, flushing after each write unless
 // told to hold it; what is held is flushed by the timer headerWait later at
 // the latest, or by the handler's end.
+//
+// The timer runs only while held bytes wait for the upstream. Where the
+// upstream connection is the proxy's own (connPool), its reads tell the
+// writer when they go to the socket (waitKey), and the timer is armed only
+// while bytes are held during one: a call whose answer and end came in one
+// read, the usual case, starts no timer. A timer of a few milliseconds,
+// being the earliest the runtime has, wakes the network poller each time
+// it is set (an eventfd write, a read and a poll): a tenth of the proxy's
+// CPU per call (docs/proxy.md "Measured"). Other upstream connections
+// (TLS, an HTTP proxy) do not tell: there the timer is armed whenever
+// bytes are held.
 type heldWriter struct {
 	w     http.ResponseWriter
 	rc    *http.ResponseController
-	timer *time.Timer
+	timer *time.Timer // made when first armed
 
-	mu    sync.Mutex // the timer's goroutine flushes too
-	held  bool       // written (or the headers set) and not flushed
-	armed bool       // the timer will fire
-	over  bool       // the handler is over: w is not ours any more
+	mu      sync.Mutex // the timer's goroutine flushes too; a pump may read the upstream
+	lazy    bool       // the upstream's reads call reading
+	waiting bool       // a read from the upstream is under way
+	held    bool       // written (or the headers set) and not flushed
+	armed   bool       // the timer will fire
+	over    bool       // the handler is over: w is not ours any more
+}
+
+// waitKey is the context key of the heldWriter a request's upstream reads
+// tell when they go to the socket (waiter).
+type waitKey struct{}
+
+// waiter is what the upstream connection's reads tell.
+type waiter interface {
+	attach()         // the connection will call reading around each read
+	reading(on bool) // a read from the upstream starts (true) or ends
+}
+
+func (f *heldWriter) attach() {
+	f.mu.Lock()
+	f.lazy = true
+	f.mu.Unlock()
+}
+
+func (f *heldWriter) reading(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.waiting = on
+	if on && f.held && !f.over {
+		f.arm()
+	}
+}
+
+// start holds the status and headers for the body's first bytes.
+func (f *heldWriter) start() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.held = true
+	if !f.lazy || f.waiting {
+		f.arm()
+	}
+}
+
+// arm starts the timer unless it runs; f.mu is held.
+func (f *heldWriter) arm() {
+	switch {
+	case f.armed:
+	case f.timer == nil:
+		f.timer = time.AfterFunc(headerWait, f.expire)
+	default:
+		f.timer.Reset(headerWait)
+	}
+	f.armed = true
 }
 
 func (f *heldWriter) write(p []byte, hold bool) error {
@@ -284,9 +344,8 @@ func (f *heldWriter) write(p []byte, hold bool) error {
 	if onHold != nil {
 		onHold()
 	}
-	if !f.armed {
-		f.armed = true
-		f.timer.Reset(headerWait)
+	if !f.lazy || f.waiting {
+		f.arm()
 	}
 	return nil
 }
@@ -314,9 +373,11 @@ func (f *heldWriter) flush() {
 // done keeps the timer off w once the handler is over.
 func (f *heldWriter) done() {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.over = true
-	f.mu.Unlock()
-	f.timer.Stop()
+	if f.timer != nil {
+		f.timer.Stop()
+	}
 }
 
 // The copy buffers. A standing stream waits on a small one (a thousand

@@ -56,7 +56,7 @@ func NewHandler(cfg config.Config, tel telemetry.Telemetry) (*Handler, error) {
 	fw := &forwarder{target: up, header: cfg.Header, transport: tap, unreachable: unreachable}
 	fw.upgrade = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out = fw.outgoing(pr.In).WithContext(pr.Out.Context())
+			pr.Out = fw.outgoing(pr.In, pr.Out.Context())
 			pr.Out.Header.Set("Connection", "Upgrade")
 			pr.Out.Header.Set("Upgrade", pr.In.Header.Get("Upgrade"))
 		},

@@ -145,15 +145,22 @@ func readFinalResponse(br *bufio.Reader, req *http.Request) (*http.Response, err
 var errHeaderTooLarge = errors.New("upstream response headers too large")
 
 // headerLimit bounds what the response headers may read: n bytes, or no
-// bound once n < 0.
+// bound once n < 0. It tells wait (if any) of every read of the body.
 type headerLimit struct {
-	r io.Reader
-	n int64
+	r    io.Reader
+	n    int64
+	wait waiter
 }
 
 func (l *headerLimit) Read(p []byte) (int, error) {
 	if l.n < 0 {
-		return l.r.Read(p)
+		if l.wait == nil {
+			return l.r.Read(p)
+		}
+		l.wait.reading(true)
+		n, err := l.r.Read(p)
+		l.wait.reading(false)
+		return n, err
 	}
 	if l.n == 0 {
 		return 0, errHeaderTooLarge
