@@ -2,6 +2,7 @@ package mcpdriftreceiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -39,15 +40,21 @@ func (r *driftReceiver) registerControlPlane(host component.Host) error {
 }
 
 // restoreHistory loads a target's drift history from storage; one that
-// cannot be read is discarded with a warning (the baselines still restore).
+// cannot be read is discarded with a warning, one a newer version wrote is
+// kept and not written over (the baselines still restore).
 func (r *driftReceiver) restoreHistory(ctx context.Context, t *target) {
-	drifts, err := r.store.loadHistory(ctx, t.name)
-	if err != nil {
+	records, err := r.store.loadHistory(ctx, t.name)
+	switch {
+	case errors.Is(err, errNewerFormat):
+		r.set.Logger.Warn("Keeping stored drift history of a newer version as it is; this target's drifts are kept in memory only",
+			zap.String("target", t.name), zap.Error(err))
+		return
+	case err != nil:
 		r.set.Logger.Warn("Discarding stored drift history that cannot be read; the next drift starts a new one",
 			zap.String("target", t.name), zap.Error(err))
 		return
 	}
-	t.history.restore(drifts)
+	t.history.restore(records)
 }
 
 // driftView is the receiver as a controlplane.DriftSource.
@@ -110,7 +117,7 @@ func (v driftView) Drift(id string) (apiwire.DriftDetail, error) {
 		e := t.history.find(id)
 		var out apiwire.DriftDetail
 		if e != nil {
-			out = e.DriftDetail
+			out = e.detail()
 		}
 		t.stateMu.Unlock()
 		if e != nil {
@@ -145,20 +152,20 @@ func (v driftView) Accept(ctx context.Context, name string, req apiwire.AcceptRe
 	now := r.now()
 	previous, report := t.tracker.baseline, t.tracker.openDrift
 	t.tracker.accept()
-	acceptance := &apiwire.Acceptance{By: by.Name, At: now.UTC(), Authenticated: by.Authenticated}
+	acceptance := &acceptRecord{By: by.Name, At: now.UTC(), Authenticated: by.Authenticated}
 	if req.Comment != "" {
 		acceptance.Comment = &req.Comment
 	}
-	closed := t.history.close(apiwire.DriftAccepted, now, acceptance)
+	closed := t.history.close(driftAccepted, now, acceptance)
 	out := apiwire.AcceptResult{Server: t.name, Accepted: []apiwire.Drift{}, At: now.UTC(), By: by.Name}
 	var events []event
 	for _, e := range closed {
-		d := e.Drift
-		out.Accepted = append(out.Accepted, d)
+		d := e.driftRecord
+		out.Accepted = append(out.Accepted, e.drift())
 		events = append(events, event{kind: eventAccepted, at: now, accepted: &d, mode: r.cfg.Baseline})
 	}
 	if len(closed) == 0 { // no history kept (max_drifts: 0): the pinned drift itself
-		d := apiwire.Drift{
+		d := driftRecord{
 			DriftID:          driftID(t.name, previous.Digests.Contract, t.tracker.current.Digests.Contract),
 			PreviousContract: previous.Digests.Contract,
 			CurrentContract:  t.tracker.current.Digests.Contract,

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -58,7 +59,13 @@ func startManual(tb testing.TB, cfg *Config, p prober) (*driftReceiver, *consume
 // startManualOn is startManual on a host with extensions.
 func startManualOn(tb testing.TB, cfg *Config, p prober, host component.Host) (*driftReceiver, *consumertest.LogsSink, *consumertest.MetricsSink) {
 	tb.Helper()
-	r, err := newDriftReceiver(receiverSettings(), cfg, p)
+	return startManualWith(tb, receiverSettings(), cfg, p, host)
+}
+
+// startManualWith is startManualOn with settings (a logger to observe).
+func startManualWith(tb testing.TB, set receiver.Settings, cfg *Config, p prober, host component.Host) (*driftReceiver, *consumertest.LogsSink, *consumertest.MetricsSink) {
+	tb.Helper()
+	r, err := newDriftReceiver(set, cfg, p)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -17,9 +17,9 @@ import (
 
 // history is one target's drift history: its last drifts, newest first,
 // each with the change list and the whole before and after definitions of
-// the changed items, bounded by count and by encoded size (the same bytes
-// are kept in memory and in the storage extension). It belongs to the
-// target and is guarded by the target's stateMu.
+// the changed items, bounded by count and by encoded size (the size of the
+// records as stored; driftrecord.go). It belongs to the target and is
+// guarded by the target's stateMu.
 type history struct {
 	cfg     HistoryConfig
 	server  string
@@ -27,9 +27,13 @@ type history struct {
 	bytes   int64
 }
 
+// historyEntry is a record with what serving it needs.
 type historyEntry struct {
-	apiwire.DriftDetail
-	size int // encoded JSON bytes
+	driftRecord
+	size int // the record's encoded bytes, as stored
+	// listed is the record's API list item, encoded (apiwire.Drift's
+	// Encoded), so a page of drifts costs a copy, not an encoding.
+	listed json.RawMessage
 }
 
 func newHistory(server string, cfg HistoryConfig) *history {
@@ -43,7 +47,7 @@ func (h *history) record(e event) *historyEntry {
 		return nil
 	}
 	id := driftID(h.server, e.previous.Digests.Contract, e.current.Digests.Contract)
-	d := apiwire.DriftDetail{Drift: apiwire.Drift{
+	d := driftRecord{
 		ID:               h.uniqueID(id),
 		DriftID:          id,
 		Server:           h.server,
@@ -57,11 +61,11 @@ func (h *history) record(e event) *historyEntry {
 		Summary:          e.report.Summary(),
 		Description:      contract.SanitizeText(e.report.OneLine()),
 		Changes:          slices.Clone(e.report.Changes),
-		State:            apiwire.DriftOpen,
-	}}
-	d.Definitions = changedDefinitions(e.report.Changes, e.previous, e.current)
-	entry := &historyEntry{DriftDetail: d}
-	fitEntry(&entry.DriftDetail, h.cfg.MaxDriftBytes)
+		State:            driftOpen,
+		Definitions:      changedDefinitions(e.report.Changes, e.previous, e.current),
+	}
+	entry := &historyEntry{driftRecord: d}
+	fitEntry(&entry.driftRecord, h.cfg.MaxDriftBytes)
 	entry.refresh()
 	h.entries = slices.Insert(h.entries, 0, entry)
 	h.bytes += int64(entry.size)
@@ -69,14 +73,14 @@ func (h *history) record(e event) *historyEntry {
 	return entry
 }
 
-// serverInfoOf is a contract's serverInfo for the API; nil when it has
+// serverInfoOf is a contract's serverInfo for a record; nil when it has
 // none.
-func serverInfoOf(s *contract.Snapshot) *apiwire.ServerInfo {
+func serverInfoOf(s *contract.Snapshot) *serverRecord {
 	name, version := serverInfo(s)
 	if name == "" && version == "" {
 		return nil
 	}
-	return &apiwire.ServerInfo{Name: name, Version: version}
+	return &serverRecord{Name: name, Version: version}
 }
 
 // evict drops the oldest entries beyond the bounds; the newest always stays.
@@ -112,21 +116,35 @@ func occurrence(id string) int {
 	return max(n, 1)
 }
 
-// refresh encodes the entry after a change: the drift's JSON, kept for
-// pages, and the size of the whole entry, as stored.
+// refresh encodes the entry after a change: its API list item, kept for
+// pages, and the size of the record, as stored.
 func (e *historyEntry) refresh() {
-	e.Encoded = nil
-	if enc, err := e.Drift.Encode(); err == nil {
-		e.Encoded = enc
+	e.listed = nil
+	if enc, err := e.apiDrift().Encode(); err == nil {
+		e.listed = enc
 	}
-	e.size = encodedSize(&e.DriftDetail)
+	e.size = e.encodedSize()
+}
+
+// drift is the entry as a list item of the API, with its kept encoding.
+func (e *historyEntry) drift() apiwire.Drift {
+	d := e.apiDrift()
+	d.Encoded = e.listed
+	return d
+}
+
+// detail is the entry as the API answers for one drift.
+func (e *historyEntry) detail() apiwire.DriftDetail {
+	d := e.apiDetail()
+	d.Encoded = e.listed
+	return d
 }
 
 // open returns the open entries, newest first.
 func (h *history) open() []*historyEntry {
 	var out []*historyEntry
 	for _, e := range h.entries {
-		if e.State == apiwire.DriftOpen {
+		if e.State == driftOpen {
 			out = append(out, e)
 		}
 	}
@@ -135,7 +153,7 @@ func (h *history) open() []*historyEntry {
 
 // close moves the open entries to state (accepted, reverted, superseded);
 // acceptance is set for accepted. It returns the entries it closed.
-func (h *history) close(state string, at time.Time, acceptance *apiwire.Acceptance) []*historyEntry {
+func (h *history) close(state driftState, at time.Time, acceptance *acceptRecord) []*historyEntry {
 	closed := h.open()
 	for _, e := range closed {
 		at := at.UTC()
@@ -175,7 +193,7 @@ func (h *history) page(q controlplane.DriftQuery) ([]apiwire.Drift, string, erro
 	entries, next, err := controlplane.Page(h.entries, func(e *historyEntry) string { return e.ID }, q)
 	out := make([]apiwire.Drift, len(entries))
 	for i, e := range entries {
-		out[i] = e.Drift
+		out[i] = e.drift()
 	}
 	return out, next, err
 }
@@ -184,20 +202,20 @@ func (h *history) memory() apiwire.HistoryMemory {
 	return apiwire.HistoryMemory{Drifts: len(h.entries), Bytes: h.bytes}
 }
 
-// restore installs stored entries (newest first), keeping what the
+// restore installs stored records (newest first), keeping what the
 // configured bounds allow.
-func (h *history) restore(entries []apiwire.DriftDetail) {
+func (h *history) restore(records []driftRecord) {
 	h.entries, h.bytes = nil, 0
-	for _, d := range entries {
+	for _, d := range records {
 		if len(h.entries) == h.cfg.MaxDrifts {
 			break
 		}
-		e := &historyEntry{DriftDetail: d}
-		e.Encoded = nil
-		if e.ChangedAt.IsZero() { // stored before the history kept it
-			e.ChangedAt = e.At
+		d.NextStep = nil
+		if d.Definitions == nil {
+			d.Definitions = []definitionRecord{}
 		}
-		fitEntry(&e.DriftDetail, h.cfg.MaxDriftBytes)
+		e := &historyEntry{driftRecord: d}
+		fitEntry(&e.driftRecord, h.cfg.MaxDriftBytes)
 		e.refresh()
 		h.entries = append(h.entries, e)
 		h.bytes += int64(e.size)
@@ -205,31 +223,31 @@ func (h *history) restore(entries []apiwire.DriftDetail) {
 	h.evict()
 }
 
-// details returns the entries as stored, newest first.
-func (h *history) details() []apiwire.DriftDetail {
-	out := make([]apiwire.DriftDetail, len(h.entries))
+// records returns the entries' records, newest first: what is stored.
+func (h *history) records() []driftRecord {
+	out := make([]driftRecord, len(h.entries))
 	for i, e := range h.entries {
-		out[i] = e.DriftDetail
+		out[i] = e.driftRecord
 	}
 	return out
 }
 
 // changedDefinitions returns every item the changes name, whole, on both
 // sides, in the order the changes first name them (worst first).
-func changedDefinitions(changes []contract.Change, previous, current *contract.Snapshot) []apiwire.DefinitionChange {
+func changedDefinitions(changes []contract.Change, previous, current *contract.Snapshot) []definitionRecord {
 	type item struct {
 		subject contract.Kind
 		name    string
 	}
 	seen := map[item]bool{}
-	out := []apiwire.DefinitionChange{}
+	out := []definitionRecord{}
 	for _, c := range changes {
 		it := item{c.Subject, c.Name}
 		if seen[it] {
 			continue
 		}
 		seen[it] = true
-		dc := apiwire.DefinitionChange{Subject: c.Subject, Name: canon.KeyUTF8(c.Name)}
+		dc := definitionRecord{Subject: c.Subject, Name: canon.KeyUTF8(c.Name)}
 		if c.Subject == contract.KindServer {
 			dc.Before, dc.After = serverMembers(previous), serverMembers(current)
 			dc.BeforeDigest, dc.AfterDigest = previous.Digests.Contract, current.Digests.Contract
@@ -269,8 +287,8 @@ func nullIfEmpty(r json.RawMessage) json.RawMessage {
 // leaving out first the whole definitions, largest first, then the changes'
 // before/after values, largest first, then the least severe changes; it
 // marks what it cut and returns the encoded size.
-func fitEntry(d *apiwire.DriftDetail, max int) int {
-	size := encodedSize(d)
+func fitEntry(d *driftRecord, max int) int {
+	size := d.encodedSize()
 	if size <= max {
 		return size
 	}
@@ -294,15 +312,15 @@ func fitEntry(d *apiwire.DriftDetail, max int) int {
 	}
 	// The estimates above are exact up to JSON compaction; measure, and drop
 	// changes from the least severe end until the entry fits.
-	size = encodedSize(d)
+	size = d.encodedSize()
 	for size > max && len(d.Changes) > 0 {
 		d.Changes = d.Changes[:len(d.Changes)-1]
-		size = encodedSize(d)
+		size = d.encodedSize()
 	}
 	if size > max { // names and the description alone are too long
-		d.Definitions = []apiwire.DefinitionChange{}
+		d.Definitions = []definitionRecord{}
 		d.Description = truncateUTF8(d.Description, max/4)
-		size = encodedSize(d)
+		size = d.encodedSize()
 	}
 	return size
 }
@@ -334,12 +352,4 @@ func largestFirst(n int, size func(int) int) []int {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(size(b), size(a)) })
 	return idx
-}
-
-func encodedSize(d *apiwire.DriftDetail) int {
-	b, err := json.Marshal(d)
-	if err != nil {
-		return 0
-	}
-	return len(b)
 }

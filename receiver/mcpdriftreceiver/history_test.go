@@ -24,14 +24,12 @@ func checkBytes(t *testing.T, h *history) {
 	t.Helper()
 	var sum int64
 	for _, e := range h.entries {
-		b, _ := json.Marshal(e.DriftDetail)
+		b, _ := json.Marshal(e.driftRecord)
 		if len(b) != e.size {
 			t.Errorf("entry %s: size %d, encoded %d", e.ID, e.size, len(b))
 		}
-		plain := e.Drift
-		plain.Encoded = nil
-		if fresh, _ := json.Marshal(plain); string(fresh) != string(e.Encoded) {
-			t.Errorf("entry %s: the kept encoding is stale:\n%s\n%s", e.ID, e.Encoded, fresh)
+		if fresh, _ := json.Marshal(e.apiDrift()); string(fresh) != string(e.listed) {
+			t.Errorf("entry %s: the kept encoding is stale:\n%s\n%s", e.ID, e.listed, fresh)
 		}
 		sum += int64(len(b))
 	}
@@ -47,12 +45,12 @@ func TestHistoryRecordsDefinitions(t *testing.T) {
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	e := h.record(driftEvent(a, b, at))
 	if e.ID != driftID("srv", a.Digests.Contract, b.Digests.Contract) || e.DriftID != e.ID || e.State != apiwire.DriftOpen || !e.At.Equal(at) {
-		t.Errorf("entry %+v", e.Drift)
+		t.Errorf("entry %+v", e.driftRecord)
 	}
 	if e.Severity != "breaking" || e.Summary.Total() != len(e.Changes) || e.Description == "" {
 		t.Errorf("severity %s, summary %+v, %d changes", e.Severity, e.Summary, len(e.Changes))
 	}
-	byName := map[string]apiwire.DefinitionChange{}
+	byName := map[string]definitionRecord{}
 	for _, d := range e.Definitions {
 		byName[d.Name] = d
 	}
@@ -176,17 +174,17 @@ func TestHistoryClose(t *testing.T) {
 		t.Fatal("two open drifts")
 	}
 	at := time.Unix(3, 0)
-	closed := h.close(apiwire.DriftAccepted, at, &apiwire.Acceptance{By: "alice", At: at})
+	closed := h.close(driftAccepted, at, &acceptRecord{By: "alice", At: at})
 	if len(closed) != 2 || len(h.open()) != 0 {
 		t.Fatalf("closed %d", len(closed))
 	}
 	for _, e := range h.entries {
 		if e.State != apiwire.DriftAccepted || !e.ClosedAt.Equal(at) || e.Accepted.By != "alice" {
-			t.Errorf("entry %+v", e.Drift)
+			t.Errorf("entry %+v", e.driftRecord)
 		}
 	}
 	checkBytes(t, h)
-	if len(h.close(apiwire.DriftAccepted, at, nil)) != 0 {
+	if len(h.close(driftAccepted, at, nil)) != 0 {
 		t.Error("closed again")
 	}
 }

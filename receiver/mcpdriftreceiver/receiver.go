@@ -148,7 +148,12 @@ func (r *driftReceiver) Start(ctx context.Context, host component.Host) error {
 	for _, t := range r.targets {
 		r.restoreHistory(ctx, t)
 		state, err := r.store.load(ctx, t.name)
-		if err != nil {
+		switch {
+		case errors.Is(err, errNewerFormat):
+			r.set.Logger.Warn("Keeping stored baseline of a newer version as it is; the next probe sets a new baseline, kept in memory only",
+				zap.String("target", t.name), zap.Error(err))
+			continue
+		case err != nil:
 			r.set.Logger.Warn("Discarding stored baseline that cannot be read; the next probe sets a new one",
 				zap.String("target", t.name), zap.Error(err))
 			continue

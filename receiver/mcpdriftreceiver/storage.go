@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -13,7 +14,6 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/internal/safestorage"
 )
 
@@ -54,7 +54,15 @@ type baselineStore struct {
 	// unsaved holds the targets whose last save failed: they are saved
 	// again after their next probe, changed or not.
 	unsaved sync.Map
+	// newer holds the keys whose stored value a newer version of the
+	// receiver wrote (errNewerFormat): they are never written, so going
+	// back to that version finds them as it left them.
+	newer sync.Map
 }
+
+// errNewerFormat: a stored value has a version this build does not know,
+// written by a newer version of the receiver (before a downgrade).
+var errNewerFormat = errors.New("written by a newer version of mcpdrift")
 
 // openBaselineStore connects the storage extension. A store that cannot be
 // opened is not an error: baselines are then kept in memory, and the
@@ -105,8 +113,9 @@ func fileSafe(name string) string {
 func storageKey(target string) string { return "target/" + target }
 
 // load returns the stored state of a target, nil when there is none, or an
-// error when what is stored cannot be used (corrupt, foreign, another
-// version): the caller logs it and the next save replaces it.
+// error when what is stored cannot be used: corrupt or foreign (the caller
+// logs it and the next save replaces it), or of a newer version
+// (errNewerFormat: it is kept, and the target's state is not stored).
 func (s *baselineStore) load(ctx context.Context, target string) (*restoredState, error) {
 	var st storedState
 	if found, err := s.read(ctx, storageKey(target), "state", target, storedStateVersion, &st, &st.storedHeader); !found || err != nil {
@@ -149,9 +158,13 @@ func (s *baselineStore) save(ctx context.Context, target string, t *tracker) err
 	return s.write(ctx, target, storageKey(target), st)
 }
 
-// write stores v as JSON under key; a failure marks the target unsaved, so
-// its state is written again after its next probe.
+// write stores v as JSON under key, unless a newer version's value is kept
+// there; a failure marks the target unsaved, so its state is written again
+// after its next probe.
 func (s *baselineStore) write(ctx context.Context, target, key string, v any) error {
+	if _, ok := s.newer.Load(key); ok {
+		return nil
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -169,17 +182,19 @@ func (s *baselineStore) write(ctx context.Context, target, key string, v any) er
 // historyVersion is the version of a stored drift history.
 const historyVersion = 1
 
-// storedHistory is the JSON kept per target under "history/<name>".
+// storedHistory is the JSON kept per target under "history/<name>": the
+// history's records (driftrecord.go), which the receiver defines, not the
+// API.
 type storedHistory struct {
 	storedHeader
-	Drifts []apiwire.DriftDetail `json:"drifts"` // newest first
+	Drifts []driftRecord `json:"drifts"` // newest first
 }
 
 func historyKey(target string) string { return "history/" + target }
 
 // loadHistory returns a target's stored drift history (nil when none), or an
-// error when what is stored cannot be used.
-func (s *baselineStore) loadHistory(ctx context.Context, target string) ([]apiwire.DriftDetail, error) {
+// error when what is stored cannot be used (as load).
+func (s *baselineStore) loadHistory(ctx context.Context, target string) ([]driftRecord, error) {
 	var st storedHistory
 	if found, err := s.read(ctx, historyKey(target), "drift history", target, historyVersion, &st, &st.storedHeader); !found || err != nil {
 		return nil, err
@@ -189,6 +204,9 @@ func (s *baselineStore) loadHistory(ctx context.Context, target string) ([]apiwi
 
 // read decodes the JSON stored under key into v, whose header h must say
 // version and target; false when nothing is stored (or no storage is used).
+// The header is read first: a newer version may have changed the rest. A
+// newer version's value is refused (errNewerFormat) and kept: write leaves
+// the key alone from then on.
 func (s *baselineStore) read(ctx context.Context, key, what, target string, version int, v any, h *storedHeader) (bool, error) {
 	if s.client == nil {
 		return false, nil
@@ -197,14 +215,21 @@ func (s *baselineStore) read(ctx context.Context, key, what, target string, vers
 	if err != nil || raw == nil {
 		return false, err
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := json.Unmarshal(raw, h); err != nil {
 		return true, fmt.Errorf("stored %s is not JSON: %w", what, err)
+	}
+	if h.Version > version {
+		s.newer.Store(key, true)
+		return true, fmt.Errorf("stored %s has version %d, %w (this build reads %d)", what, h.Version, errNewerFormat, version)
 	}
 	if h.Version != version {
 		return true, fmt.Errorf("stored %s has version %d, this build reads %d", what, h.Version, version)
 	}
 	if h.Target != target {
 		return true, fmt.Errorf("stored %s belongs to target %q", what, h.Target)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, fmt.Errorf("stored %s cannot be decoded: %w", what, err)
 	}
 	return true, nil
 }
@@ -214,7 +239,7 @@ func (s *baselineStore) saveHistory(ctx context.Context, target string, h *histo
 	if s.client == nil {
 		return nil
 	}
-	return s.write(ctx, target, historyKey(target), storedHistory{storedHeader: storedHeader{Version: historyVersion, Target: target}, Drifts: h.details()})
+	return s.write(ctx, target, historyKey(target), storedHistory{storedHeader: storedHeader{Version: historyVersion, Target: target}, Drifts: h.records()})
 }
 
 // isUnsaved reports whether the target's last save failed.

@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/probe"
 	"github.com/mcpdrift/mcpdrift/receiver/mcpdriftreceiver/internal/metadata"
@@ -115,14 +114,14 @@ func newTarget(tc TargetConfig, cfg *Config, classify func(old, new *contract.Sn
 func (t *target) recordHistory(st step, now time.Time) bool {
 	changed := false
 	if st.reverted {
-		changed = len(t.history.close(apiwire.DriftReverted, now, nil)) > 0
+		changed = len(t.history.close(driftReverted, now, nil)) > 0
 	}
 	for _, e := range st.events {
 		if e.kind != eventDrift {
 			continue
 		}
 		if t.tracker.cfg.pinned { // a pinned target serves one drift at a time
-			changed = len(t.history.close(apiwire.DriftSuperseded, now, nil)) > 0 || changed
+			changed = len(t.history.close(driftSuperseded, now, nil)) > 0 || changed
 		}
 		changed = t.history.record(e) != nil || changed
 	}

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
-	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 )
 
 // tracker is one target's drift state machine. It turns successful
@@ -97,7 +96,7 @@ type event struct {
 	report   *contract.Report   // drift
 	variants []mixedVariant     // mixed
 	field    fieldKey           // volatile
-	accepted *apiwire.Drift     // accepted: the drift, as it is now
+	accepted *driftRecord       // accepted: the drift, as it is now
 	mode     string             // accepted: the baseline mode
 }
 
