@@ -34,16 +34,6 @@ func CPUTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// Mallocs counts the heap allocations of one call: unlike time, it does not
-// depend on what else the machine runs, so its ratios are exact.
-func Mallocs(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.Mallocs - before.Mallocs
-}
-
 // ThreadCPUTime returns the user plus system CPU time of the calling OS
 // thread (Linux; lock the goroutine to its thread around what is timed).
 // Unlike wall time it leaves out the time the thread waited for a CPU, so a
