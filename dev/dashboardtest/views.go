@@ -24,6 +24,7 @@ type DriftTab struct {
 	State    string   `json:"state"`
 	Severity string   `json:"severity"`
 	Chips    []string `json:"chips"` // "1 breaking", ...
+	Meta     []string `json:"meta"`  // "Detected 3 d ago", "first served 6.1 s before", ...
 	Groups   []Group  `json:"groups"`
 	History  []string `json:"history"` // drift ids, newest first
 }
@@ -197,6 +198,7 @@ return {
   state: head ? head.dataset.state : '',
   severity: head ? text(head.querySelector('.drift-title [data-severity]')) : '',
   chips: all('.summary-chips .chip').map(text),
+  meta: all('.drift-meta > span').map(text),
   history: all('.history a[data-drift]').map((a) => a.dataset.drift),
   groups: all('.item-group').map((g) => {
     const impact = g.querySelector('.impact');

@@ -78,6 +78,11 @@ func TestDashboardDriftTab(t *testing.T) {
 		t.Errorf("summary chips: %q", got)
 	}
 
+	// The probes confirmed it 6.114 s after one first saw the new contract.
+	if len(d.Meta) < 2 || d.Meta[1] != "first served 6.1 s before" {
+		t.Errorf("drift meta: %q, want when the new contract was first served", d.Meta)
+	}
+
 	// One card per change, coloured by severity, BEFORE / AFTER with only the
 	// value that changed.
 	ticket := d.Group(t, "tool", "create_ticket")

@@ -73,6 +73,10 @@ export function millis(ms) {
   return (ms / 1000).toFixed(2) + ' s';
 }
 
+export function seconds(s) {
+  return s < 120 ? s.toFixed(s < 10 ? 1 : 0) + ' s' : (s / 60).toFixed(0) + ' min';
+}
+
 export function hours(h) {
   if (h >= 1) return (Number.isInteger(h) ? h : h.toFixed(1)) + ' h';
   return Math.round(h * 60) + ' min';

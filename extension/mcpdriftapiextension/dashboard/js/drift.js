@@ -6,7 +6,7 @@
 
 import { acceptControls } from './accept.js';
 import { api, route } from './api.js';
-import { ago, chip, count, digest, h, hash, plural, pretty, replace, SEVERITIES, severityChip } from './dom.js';
+import { ago, chip, count, digest, h, hash, plural, pretty, replace, seconds, SEVERITIES, severityChip } from './dom.js';
 import { inline, lines, sides, words } from './diff.js';
 import { impactPanel } from './impact.js';
 import { nextStep } from './nextstep.js';
@@ -87,6 +87,7 @@ function driftHead(d, server, rerender) {
     summaryChips(d.summary),
     h('div', { class: 'drift-meta' },
       h('span', null, 'Detected ', ago(d.at)),
+      servedBefore(d),
       h('span', null, 'Contract ', digest(d.previous_contract), ' → ', digest(d.current_contract)),
       h('span', null, plural(d.changes.length, 'change'))),
     d.accepted ? h('div', { class: 'accepted-note', dataset: { acceptedBy: d.accepted.by } },
@@ -95,6 +96,16 @@ function driftHead(d, server, rerender) {
     d.truncated ? h('div', { class: 'truncated-note' },
       'Some values or definitions were left out to keep this history entry within its byte budget.') : null,
     accept && accept.panel);
+}
+
+// servedBefore: how long before the probes confirmed the drift a probe
+// first saw the new contract (changed_at; history entries older than it
+// carry at, and show nothing).
+function servedBefore(d) {
+  const lag = (Date.parse(d.at) - Date.parse(d.changed_at)) / 1000;
+  if (!(lag > 0)) return null;
+  return h('span', { class: 'served-before', title: 'First served ' + new Date(d.changed_at).toLocaleString() },
+    'first served ', seconds(lag), ' before');
 }
 
 // summaryChips: "N breaking · N warning · N compatible"; a severity with

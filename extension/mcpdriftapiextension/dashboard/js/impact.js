@@ -3,7 +3,7 @@
 // soon as the drift shows.
 
 import { api, route } from './api.js';
-import { ago, chip, count, h, hours, millis, plural, replace, stacked } from './dom.js';
+import { ago, chip, count, h, hours, millis, plural, replace, seconds, stacked } from './dom.js';
 import { failure } from './notice.js';
 
 // The window the dashboard asks for: a day, or the processor's window when
@@ -122,6 +122,3 @@ function recovery(r, withTime) {
     parts.join(' · '), took);
 }
 
-function seconds(s) {
-  return s < 120 ? s.toFixed(s < 10 ? 1 : 0) + ' s' : (s / 60).toFixed(0) + ' min';
-}
