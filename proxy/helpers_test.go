@@ -112,13 +112,10 @@ func (tel *telemetry) counter(t testing.TB, name string, want ...attribute.KeyVa
 	return sum
 }
 
+// attr returns a span attribute (the SDK ends a span with each key once).
 func attr(s tracetest.SpanStub, key string) (attribute.Value, bool) {
-	for _, kv := range s.Attributes {
-		if string(kv.Key) == key {
-			return kv.Value, true
-		}
-	}
-	return attribute.Value{}, false
+	set := attribute.NewSet(s.Attributes...)
+	return set.Value(attribute.Key(key))
 }
 
 func str(s tracetest.SpanStub, key string) string {

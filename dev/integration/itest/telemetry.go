@@ -116,14 +116,10 @@ func (tel *Telemetry) Dump() string {
 	return b.String()
 }
 
-// Attr returns a span attribute.
+// Attr returns a span attribute (the SDK ends a span with each key once).
 func Attr(s tracetest.SpanStub, key string) (attribute.Value, bool) {
-	for _, kv := range s.Attributes {
-		if string(kv.Key) == key {
-			return kv.Value, true
-		}
-	}
-	return attribute.Value{}, false
+	set := attribute.NewSet(s.Attributes...)
+	return set.Value(attribute.Key(key))
 }
 
 // Str returns a string attribute, "" if absent.
