@@ -224,6 +224,15 @@ func TestShippedModulesRequireNoDevModule(t *testing.T) {
 			t.Errorf("%s/go.mod requires %s: a shipped module must not require a dev module, even for its tests (move the tests to dev/integration)", dir, strings.Join(dev, ", "))
 		case len(dev) > 0:
 			t.Logf("%s/go.mod still requires %s: %s", dir, strings.Join(dev, ", "), why)
+			// What a user then gets is that module's go.mod alone, as the
+			// Collector's own modules bring go.opentelemetry.io/collector/
+			// internal/testutil: it must require nothing itself.
+			for _, d := range dev {
+				sib := strings.TrimPrefix(d, rootModule+"/")
+				if req := readGoMod(t, gobin, sib).Require; len(req) > 0 {
+					t.Errorf("%s requires %s, which a shipped module (%s) requires for its tests: it must stay free of requirements (%s ...)", d, req[0].Path, dir, req[0].Path)
+				}
+			}
 		case known:
 			t.Errorf("%s/go.mod requires no dev module any more: take it off stillRequiringDev", dir)
 		}
