@@ -136,25 +136,106 @@ type fleetVerdict struct {
 // start sets the current contract without history (first observation or a
 // restored baseline).
 func (f *fleet) start(key string) {
-	f.rekey(key)
-	f.mixed = false
-	f.episode, f.total, f.announced = nil, 0, nil
-}
-
-// rekey forgets every observation and sets the current contract's key: keys
-// changed meaning (the volatile mask grew). An open mixed state stays open,
-// its episode counted afresh.
-func (f *fleet) rekey(current string) {
-	f.current = current
+	f.current = key
 	f.win = f.win[:0]
 	clear(f.inWin)
 	f.switches = 0
 	f.run.key, f.run.n, f.run.need = "", 0, 0
 	f.pending = ""
-	if f.mixed {
-		f.episode, f.total = map[string]*variant{}, 0
-		f.announced = map[string]bool{}
+	f.mixed = false
+	f.episode, f.total, f.announced = nil, 0, nil
+}
+
+// remap renames every remembered observation's key and keeps the evidence:
+// keys changed meaning (the volatile mask grew), and contracts that differed
+// only in the newly volatile field are one now. An open mixed state whose
+// window, renamed, no longer shows a fleet was that field's doing: it ends
+// (the verdict is resolved, nothing is confirmed), and the observations
+// decide what the target serves as if it had never opened.
+func (f *fleet) remap(current string, key func(string) string) fleetVerdict {
+	f.current, f.pending = current, ""
+	clear(f.inWin)
+	f.switches = 0
+	for i := range f.win {
+		k := key(f.win[i].key)
+		f.win[i].key = k
+		if i > 0 && f.win[i-1].key != k {
+			f.switches++
+		}
+		v := f.inWin[k]
+		if v == nil {
+			v = &variant{key: k, first: f.win[i].at}
+			f.inWin[k] = v
+		}
+		v.count++
+		v.last = f.win[i].at
 	}
+	if f.run.key != "" {
+		f.remapRun(key(f.run.key))
+	}
+	var v fleetVerdict
+	if !f.mixed {
+		return v
+	}
+	episode := f.episode
+	f.episode = map[string]*variant{}
+	for k, e := range episode {
+		k = key(k)
+		if m := f.episode[k]; m != nil {
+			m.count += e.count
+			m.first, m.last = minTime(m.first, e.first), maxTime(m.last, e.last)
+			continue
+		}
+		c := *e
+		c.key = k
+		f.episode[k] = &c
+	}
+	announced := f.announced
+	f.announced = map[string]bool{}
+	for k := range announced {
+		f.announced[key(k)] = true
+	}
+	if !f.mixedRule() {
+		v.resolved, v.variants = true, f.episodeVariants()
+		f.mixed = false
+		f.episode, f.total, f.announced, f.grew = nil, 0, nil, false
+	}
+	return v
+}
+
+// remapRun renames the trailing run to k after the window was renamed: it
+// may now reach further back, over observations that differed from it only
+// in the newly volatile field, and its hold is sized again on the window
+// before it.
+func (f *fleet) remapRun(k string) {
+	tail := 0
+	for tail < len(f.win) && f.win[len(f.win)-1-tail].key == k {
+		tail++
+	}
+	if tail > f.run.n {
+		f.run.n, f.run.since = tail, f.win[len(f.win)-tail].at
+	}
+	f.run.key = k
+	before := len(f.win) - tail
+	others := before
+	if v := f.inWin[k]; v != nil {
+		others -= v.count - tail
+	}
+	f.run.need = f.holdFor(others, before)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // observe takes one scheduled observation.
@@ -333,13 +414,18 @@ func (f *fleet) evict() {
 // that the other contracts, at the share q they had in the window before
 // this run, would have shown up but for a chance of fleetMissRate.
 func (f *fleet) hold(key string) int {
-	n := len(f.win)
-	if n == 0 {
-		return f.par.minHold
-	}
-	others := n
+	others := len(f.win)
 	if v := f.inWin[key]; v != nil {
 		others -= v.count
+	}
+	return f.holdFor(others, len(f.win))
+}
+
+// holdFor is hold for a contract whose window of n observations held others
+// of other contracts.
+func (f *fleet) holdFor(others, n int) int {
+	if n == 0 {
+		return f.par.minHold
 	}
 	q := lowerBound(others, n)
 	if q <= 0 || q >= 1 {

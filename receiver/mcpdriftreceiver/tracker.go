@@ -345,9 +345,6 @@ func all[T any](xs []T, f func(T) bool) bool {
 // sampled feeds the extra observations a step asked for.
 func (t *tracker) sampled(samples []*contract.Snapshot, now time.Time) step {
 	var st step
-	for _, s := range samples {
-		t.noteVolatile(s, now, &st)
-	}
 	keys := make([]string, len(samples))
 	for i, s := range samples {
 		keys[i] = t.key(s)
@@ -363,8 +360,18 @@ func (t *tracker) sampled(samples []*contract.Snapshot, now time.Time) step {
 	return st
 }
 
-// noteVolatile feeds the volatile detector; a grown volatile set changes
-// every key, so the fleet's history is forgotten.
+// noteVolatile feeds the volatile detector with a scheduled probe's
+// snapshot. Samples are not fed: they are taken at once, so a field that
+// changes with time (a timestamp, a counter per second) repeats among them,
+// and they come back in no particular order; either would read as the field
+// holding still or going back, and a streak of changes would never reach
+// volatile.after (issue 25: a real change went unreported for 40 s behind a
+// timestamp in a description).
+//
+// A grown volatile set changes every key: the fleet's observations are
+// renamed under the new mask rather than forgotten, so the evidence for a
+// change that landed before the field was known still counts, and a mixed
+// state that only the volatile field made (each probe a new contract) ends.
 func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 	found := t.volatile.observe(s, t.classify)
 	if len(found) == 0 {
@@ -377,10 +384,26 @@ func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 	if t.baseline == nil {
 		return
 	}
-	t.baselineKey = t.key(t.baseline)
-	t.fleet.rekey(t.key(t.current))
-	clear(t.seen) // keyed by the old mask
+	// Every key the fleet may name has its snapshot in seen, or is the
+	// baseline's or the current contract's.
+	renamed := map[string]string{t.baselineKey: t.key(t.baseline), t.fleet.current: t.key(t.current)}
+	seen := t.seen
+	t.seen = make(map[string]*contract.Snapshot, len(seen))
+	for k, snap := range seen {
+		renamed[k] = t.key(snap)
+		t.seen[renamed[k]] = snap
+	}
+	t.baselineKey = renamed[t.baselineKey]
 	t.classified = nil
+	v := t.fleet.remap(t.key(t.current), func(old string) string {
+		if k, ok := renamed[old]; ok {
+			return k
+		}
+		return old // a contract no longer kept stays apart
+	})
+	if v.resolved {
+		st.events = append(st.events, event{kind: eventMixedResolved, at: now, current: t.current, variants: t.classifyVariants(v.variants)})
+	}
 }
 
 // apply turns a fleet verdict into events; s is the observation it was

@@ -3,6 +3,7 @@ package mcpdriftreceiver
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -23,6 +24,12 @@ func snap(t testing.TB, tools map[string]string) *contract.Snapshot {
 		raw, _ := json.Marshal(map[string]any{"name": n, "description": tools[n], "inputSchema": map[string]any{"type": "object"}})
 		raws = append(raws, raw)
 	}
+	return toolsSnap(t, raws)
+}
+
+// toolsSnap seals a snapshot of the given tool definitions.
+func toolsSnap(t testing.TB, raws []json.RawMessage) *contract.Snapshot {
+	t.Helper()
 	l, err := contract.DefaultLimits().HashDefinitions(contract.KindTool, raws)
 	if err != nil {
 		t.Fatal(err)
@@ -387,5 +394,141 @@ func TestDeletePointer(t *testing.T) {
 		if got := string(deletePointer(raw, p)); got != want {
 			t.Errorf("%s: %s", p, got)
 		}
+	}
+}
+
+// TestTrackerVolatileTimestampBeforeChange replays what the built
+// distribution showed against a server whose description embeds a
+// timestamp to the second (issue 25, item 3): each scheduled probe sees a
+// new value, the samples taken at once straddle the next second (one sees
+// the probe's value, one the next), and a real change (a required
+// parameter) lands right after the baseline, before the field is known to
+// be volatile. Fed the samples, the detector saw the value hold still or
+// go back and never found the field; the fleet saw contracts repeat and
+// opened a mixed state that no contract could end. Now the field is found
+// on the fourth probe, the mixed state it caused ends, and the change is
+// reported once, on that probe.
+func TestTrackerVolatileTimestampBeforeChange(t *testing.T) {
+	for _, confirm := range []int{1, 2} {
+		t.Run(fmt.Sprintf("confirm_after %d", confirm), func(t *testing.T) {
+			tr := newTracker(trackerConfig{limits: contract.DefaultLimits(), confirmAfter: confirm, samples: DefaultConfirmSamples, volatileAfter: 3},
+				func(old, new *contract.Snapshot) *contract.Report { return contract.Diff(old, new, nil) })
+			stamped := func(second int, v2 bool) *contract.Snapshot {
+				return ticketSnap(t, fmt.Sprintf("Search the docs. Index as of 2026-12-05T21:10:%02dZ", second), v2)
+			}
+			var drifts []event
+			var all []eventKind
+			for i := range 12 {
+				at := time.Unix(int64(i), 0)
+				st := tr.observe(stamped(i, i >= 1), at)
+				if st.sample {
+					// Samples after the first see the next second.
+					taken := 0
+					samples := takeSamples(st.sampleN, tr.agrees, func(k int) []*contract.Snapshot {
+						round := make([]*contract.Snapshot, k)
+						for j := range round {
+							round[j] = stamped(i+min(taken, 1), i >= 1)
+							taken++
+						}
+						return round
+					})
+					st.events = append(st.events, tr.sampled(samples, at).events...)
+				}
+				for _, e := range st.events {
+					all = append(all, e.kind)
+					if e.kind == eventDrift {
+						drifts = append(drifts, e)
+					}
+				}
+				if len(drifts) > 0 {
+					// Found on the fourth probe (volatile.after 3), confirmed
+					// with its samples at once, and reported on that probe.
+					if want := max(3, confirm); i != want {
+						t.Errorf("events %v: drift on probe %d, want %d", all, i, want)
+					}
+					break
+				}
+			}
+			if len(drifts) != 1 {
+				t.Fatalf("events %v: no drift in 12 probes for a required parameter added next to a timestamp", all)
+			}
+			if !slices.Contains(all, eventVolatile) || tr.mixedOpen() {
+				t.Fatalf("events %v: the timestamp is volatile and no mixed state stays open", all)
+			}
+			if opened := slices.Contains(all, eventMixedOpen); opened && !slices.Contains(all, eventMixedResolved) {
+				t.Fatalf("events %v: a mixed state opened by the volatile field is resolved", all)
+			}
+			rules := map[string]bool{}
+			for _, c := range drifts[0].report.Changes {
+				rules[string(c.Rule)] = true
+			}
+			if !rules[string(contract.RuleInputRequiredAdded)] {
+				t.Errorf("the drift reports the required parameter: %v", rules)
+			}
+		})
+	}
+}
+
+// ticketSnap is the quickstart's search_docs and create_ticket tools, with
+// search_docs described as given and, in v2, create_ticket requiring project.
+func ticketSnap(t testing.TB, searchDescription string, v2 bool) *contract.Snapshot {
+	t.Helper()
+	ticket := map[string]any{"type": "object", "properties": map[string]any{"title": map[string]any{"type": "string"}, "project": map[string]any{"type": "string"}}, "required": []string{"title"}}
+	if v2 {
+		ticket["required"] = []string{"title", "project"}
+	}
+	var raws []json.RawMessage
+	for _, tool := range []map[string]any{
+		{"name": "create_ticket", "description": "File a support ticket.", "inputSchema": ticket},
+		{"name": "search_docs", "description": searchDescription, "inputSchema": map[string]any{"type": "object"}},
+	} {
+		raw, _ := json.Marshal(tool)
+		raws = append(raws, raw)
+	}
+	return toolsSnap(t, raws)
+}
+
+// TestFleetRemapEndsAVolatileMixedState: a mixed state opened by contracts
+// that differ only in a field since found volatile ends when the keys are
+// renamed under the mask, and the renamed evidence still counts: the run of
+// the changed contract asks for its samples on the next observation. A real
+// fleet stays mixed.
+func TestFleetRemapEndsAVolatileMixedState(t *testing.T) {
+	at := time.Unix(0, 0)
+	// Each stamp is seen twice (a probe and its sample), then the next:
+	// a1 a1 b2 b2 b3 b3 ...; a is the old contract, b the changed one.
+	seq := []string{"a1", "a1", "b2", "b2", "b3", "b3", "b4", "b4", "b5", "b5"}
+	masked := func(k string) string { return k[:1] }
+	f := newFleet(newFleetParams(1, DefaultConfirmSamples))
+	f.start("a0")
+	for _, k := range seq {
+		f.push(k, at)
+	}
+	f.openIfMixed(&fleetVerdict{})
+	if !f.mixed {
+		t.Fatal("repeated stamps did not open a mixed state: the test shows nothing")
+	}
+	v := f.remap("a", masked)
+	if !v.resolved || f.mixed {
+		t.Fatalf("remapped onto one change the mixed state stays open: %+v", v)
+	}
+	if f.run.key != "b" || f.run.n != 8 {
+		t.Fatalf("run %q of %d, want b of 8 (the stamps that differed only in the mask)", f.run.key, f.run.n)
+	}
+	if v := f.observe("b", at); !v.sample || f.pending != "b" {
+		t.Fatalf("the changed contract is not sampled for confirmation: %+v", v)
+	}
+
+	fleet := newFleet(newFleetParams(1, DefaultConfirmSamples))
+	fleet.start("a0")
+	for _, k := range []string{"a1", "b1", "a1", "b1", "a1", "b1"} {
+		fleet.push(k, at)
+	}
+	fleet.openIfMixed(&fleetVerdict{})
+	if !fleet.mixed {
+		t.Fatal("an alternating fleet did not open a mixed state")
+	}
+	if v := fleet.remap("a", masked); v.resolved || !fleet.mixed {
+		t.Fatalf("a fleet alternating between two contracts is no longer mixed after the mask: %+v", v)
 	}
 }

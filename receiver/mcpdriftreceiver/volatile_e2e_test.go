@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,11 +15,20 @@ import (
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
-// rotatingServer is a go-sdk server whose search tool's description embeds a
-// session URL that changes on every tools/list (a volatile field).
-func rotatingServer(n *atomic.Int64) *mcp.Server {
+// stampedServer is a go-sdk server whose search tool's description embeds
+// *stamp, as a timestamp to the second would: it changes between the
+// receiver's probes (the test advances it) and holds among the samples a
+// probe takes at once.
+func stampedServer(stamp *atomic.Int64) *mcp.Server {
 	srv := newSDKServer("svc", sdkTool("search", "Search"), sdkTool("fetch", "Fetch a page"))
-	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	srv.AddReceivingMiddleware(describeSearch(func() string { return fmt.Sprintf("Search. Index as of %d", stamp.Load()) }))
+	return srv
+}
+
+// describeSearch rewrites the search tool's description in every tools/list
+// result.
+func describeSearch(desc func() string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
 			lr, ok := res.(*mcp.ListToolsResult)
@@ -30,13 +40,71 @@ func rotatingServer(n *atomic.Int64) *mcp.Server {
 			for _, tool := range lr.Tools {
 				c := *tool
 				if c.Name == "search" {
-					c.Description = fmt.Sprintf("Search. Session https://x.example/s/%d", n.Add(1))
+					c.Description = desc()
 				}
 				out.Tools = append(out.Tools, &c)
 			}
 			return &out, nil
 		}
-	})
+	}
+}
+
+// TestE2EVolatileTimestamp (issue 25, item 3): with confirm_after 1 every
+// probe of a server with a timestamp in a description takes samples, which
+// repeat the probe's timestamp. Fed to the detector, they reset the field's
+// streak on every probe: the field was never found volatile, and every probe
+// was a drift of the description. Found from the scheduled probes, it is
+// volatile on the fourth probe; then only the real change is drift.
+func TestE2EVolatileTimestamp(t *testing.T) {
+	var stamp atomic.Int64
+	srv := stampedServer(&stamp)
+	url := serveSDK(t, func() *mcp.Server { return srv })
+	cfg := e2eConfig(httpTarget("svc", url))
+	cfg.Settle = 5 * time.Millisecond
+	cfg.Volatile.Ignore = false
+	cfg.ConfirmAfter = 1
+	r, logs, _ := startManual(t, cfg, newProber(cfg))
+	tgt := r.targets[0]
+	probe := func() {
+		stamp.Add(1)
+		r.runProbe(context.Background(), tgt)
+		if !tgt.up {
+			t.Fatalf("probe failed: %s", tgt.lastErrorClass())
+		}
+	}
+	for range 4 {
+		probe()
+	}
+	if len(eventsNamed(logs, semconv.EventVolatileField)) != 1 {
+		t.Fatalf("the timestamp is not volatile after 4 probes")
+	}
+	before := len(eventsNamed(logs, semconv.EventDrift)) // the description's changes before it was known
+	for range 3 {
+		probe()
+	}
+	if d := len(eventsNamed(logs, semconv.EventDrift)) - before; d != 0 {
+		t.Fatalf("%d drifts from the timestamp once it is known volatile", d)
+	}
+
+	srv.AddTool(sdkTool("search", "Search", "filters"), noop) // a real change: search requires filters
+	probe()
+	drifts := eventsNamed(logs, semconv.EventDrift)[before:]
+	if len(drifts) != 1 {
+		t.Fatalf("%d drifts on the first probe after a required parameter was added next to a timestamp, want 1", len(drifts))
+	}
+	if body := drifts[0].Body().Str(); !strings.Contains(body, "filters") {
+		t.Errorf("drift %q does not name the required parameter", body)
+	}
+	if mixed := eventsNamed(logs, semconv.EventMixedContract); len(mixed) != 0 {
+		t.Errorf("%d mixed_contract events from one server", len(mixed))
+	}
+}
+
+// rotatingServer is a go-sdk server whose search tool's description embeds a
+// session URL that changes on every tools/list (a volatile field).
+func rotatingServer(n *atomic.Int64) *mcp.Server {
+	srv := newSDKServer("svc", sdkTool("search", "Search"), sdkTool("fetch", "Fetch a page"))
+	srv.AddReceivingMiddleware(describeSearch(func() string { return fmt.Sprintf("Search. Session https://x.example/s/%d", n.Add(1)) }))
 	return srv
 }
 
