@@ -240,3 +240,34 @@ func BenchmarkHTTPRelistCall(b *testing.B) {
 	b.ReportMetric(float64(list.Nanoseconds())/n, "list-ns/op")
 	b.ReportMetric(float64(relist)/float64(plain), "relist-ratio")
 }
+
+// BenchmarkUpstreamRoundTrip measures a tools/call round trip through the
+// stdio → HTTP proxy (the agent's go-sdk client on in-process pipes, the
+// proxy's Streamable HTTP session to an in-process go-sdk server on
+// loopback, answers as event streams), telemetry off as a proxy with no
+// exporter configured runs, interleaved in one run with the same client
+// calling the server directly over HTTP. overhead-ratio is the proxied
+// call's time over the direct one's; proxy-allocs/op and proxy-B/op are
+// what the proxied call allocates beyond the direct one (the agent's
+// stdio transport and the proxy's hop: its HTTP exchange replaces the
+// client's own).
+func BenchmarkUpstreamRoundTrip(b *testing.B) {
+	up := sdkHTTPServer(b, testchild.BenchServer(1))
+	direct := &benchutil.Variant{Name: "direct", Call: sessionCaller(b, streamable(b, up.URL))}
+	proxied := &benchutil.Variant{Name: "proxy", Timed: true, Call: sessionCaller(b, stdioToUpstream(b,
+		proxy.Config{Upstream: up.URL, InjectTraceContext: true, ShutdownGrace: time.Second}))}
+	b.ReportAllocs()
+	b.ResetTimer()
+	benchutil.Interleave(b, 100, direct, proxied)
+	b.ReportMetric(proxied.NsPerCall()/direct.NsPerCall(), "overhead-ratio")
+	b.ReportMetric(proxied.AllocsPerCall()-direct.AllocsPerCall(), "proxy-allocs/op")
+	b.ReportMetric(proxied.BytesPerCall()-direct.BytesPerCall(), "proxy-B/op")
+}
+
+// stdioToUpstream runs the stdio → HTTP proxy for cfg in the benchmark,
+// telemetry off, and returns the agent's transport to it.
+func stdioToUpstream(b *testing.B, cfg proxy.Config) mcp.Transport {
+	return agentPipes(b, func(io proxy.Stdio) {
+		_, _ = proxy.RunUpstream(context.Background(), cfg, proxy.NoTelemetry(), io)
+	})
+}

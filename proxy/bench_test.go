@@ -91,12 +91,21 @@ func compareThree(b *testing.B, direct, relay, proxied *benchutil.Variant, more 
 // stdioThroughProxy runs cfg in the benchmark and returns the agent's
 // transport to it; the proxy has ended when the benchmark's cleanup is done.
 func stdioThroughProxy(b *testing.B, argv []string, cfg proxy.Config) mcp.Transport {
+	return agentPipes(b, func(io proxy.Stdio) {
+		_, _ = proxy.RunCommand(context.Background(), cfg, benchTelemetry(b), io)
+	})
+}
+
+// agentPipes runs a stdio proxy (run) on in-process pipes in the benchmark
+// and returns the agent's transport to it; run has returned when the
+// benchmark's cleanup is done.
+func agentPipes(b *testing.B, run func(proxy.Stdio)) mcp.Transport {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = proxy.RunCommand(context.Background(), cfg, benchTelemetry(b), proxy.Stdio{In: inR, Out: outW, Err: io.Discard})
+		run(proxy.Stdio{In: inR, Out: outW, Err: io.Discard})
 		outW.Close()
 	}()
 	b.Cleanup(func() { <-done }) // after the client's Close (cleanups run last first)

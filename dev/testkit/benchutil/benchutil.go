@@ -110,6 +110,7 @@ type Variant struct {
 	Timed  bool
 	ns     time.Duration
 	allocs uint64
+	bytes  uint64
 	n      int
 }
 
@@ -127,7 +128,7 @@ func Interleave(b *testing.B, rounds int, vs ...*Variant) {
 		}
 		for _, v := range vs {
 			runtime.ReadMemStats(&ms)
-			before := ms.Mallocs
+			before, beforeBytes := ms.Mallocs, ms.TotalAlloc
 			if v.Timed {
 				b.StartTimer()
 			}
@@ -143,11 +144,13 @@ func Interleave(b *testing.B, rounds int, vs ...*Variant) {
 			}
 			runtime.ReadMemStats(&ms)
 			v.allocs += ms.Mallocs - before
+			v.bytes += ms.TotalAlloc - beforeBytes
 			v.n += per
 		}
 	}
 }
 
-// NsPerCall and AllocsPerCall report a variant's mean cost.
+// NsPerCall, AllocsPerCall and BytesPerCall report a variant's mean cost.
 func (v *Variant) NsPerCall() float64     { return float64(v.ns.Nanoseconds()) / float64(max(v.n, 1)) }
 func (v *Variant) AllocsPerCall() float64 { return float64(v.allocs) / float64(max(v.n, 1)) }
+func (v *Variant) BytesPerCall() float64  { return float64(v.bytes) / float64(max(v.n, 1)) }
