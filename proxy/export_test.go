@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"net/http"
+
+	"github.com/mcpdrift/mcpdrift/proxy/internal/h1client"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/httpproxy"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/upstream"
 )
@@ -14,8 +17,12 @@ var (
 	GateSessions       = httpproxy.GateSessions
 	PlainForwarder     = httpproxy.PlainForwarder
 	StreamTransport    = httpproxy.StreamTransport
-	Route              = httpproxy.Route
-	OwnConnection      = httpproxy.OwnConnection
-	Pooled             = httpproxy.Pooled
+	OwnConnection      = h1client.OwnConnection
+	Pooled             = h1client.Pooled
 	OAuthStoreFile     = upstream.OAuthStoreFile
 )
+
+// Route names the way the upstream client rt sends req (h1client.Transport.Route).
+func Route(rt http.RoundTripper, req *http.Request) string {
+	return rt.(*h1client.Transport).Route(req)
+}

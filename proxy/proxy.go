@@ -25,6 +25,7 @@
 // (stdio → HTTP), httpproxy (HTTP → HTTP) — over shared ones: relay (the
 // stdio agent side of the first two), jsonrpc (the one parse of a frame,
 // and the frames the proxy writes), streamhttp (Streamable HTTP's headers),
+// h1client (the HTTP client to the upstream of the two HTTP modes),
 // telemetry and config. The gate (proxy/gate) and the lock filter
 // (proxy/lockfilter) serve every mode.
 package proxy

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -472,6 +473,44 @@ func TestUpstreamPipelinedAfterInitialize(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	if got := p.recvID(t, "2"); !strings.Contains(got, `"name":"echo"`) {
 		t.Errorf("tools/list right after initialize: %s", got)
+	}
+}
+
+// TestUpstreamKeepAliveAndGzip: the stdio → HTTP proxy's sequential calls
+// go over kept-alive connections (its own client, not http.Transport, since
+// 5 December), and it asks for gzip as http.Transport did by itself, undoing
+// the answers (event streams, the standing GET stream's included) so the
+// agent reads them as sent.
+func TestUpstreamKeepAliveAndGzip(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gzip", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "unzipped"}}}, nil
+		})
+	var asked, conns atomic.Int32
+	hs := httptest.NewUnstartedServer(gzipping(false, &asked, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
+	hs.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	a := connectAgent(t, startUpstream(t, proxy.Config{Upstream: hs.URL}, newTelemetry(t)))
+	const calls = 20
+	for range calls {
+		res := a.call(t, "echo", nil)
+		if tc, _ := res.Content[0].(*mcp.TextContent); res.IsError || tc == nil || tc.Text != "unzipped" {
+			t.Fatalf("the call answered %v", res.Content)
+		}
+	}
+	if asked.Load() < calls {
+		t.Errorf("%d requests asked for gzip, fewer than the %d calls", asked.Load(), calls)
+	}
+	// One for the calls, one for the standing GET stream; a third if a
+	// notification's 202 and a call overlapped.
+	if n := conns.Load(); n > 3 {
+		t.Errorf("%d connections for %d sequential calls: not kept alive", n, calls)
 	}
 }
 

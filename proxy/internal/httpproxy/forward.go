@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/mcpdrift/mcpdrift/interceptor/httptap"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/h1client"
 )
 
 // forwarder is the HTTP → HTTP mode's reverse proxy. It does what
@@ -36,7 +38,7 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hw := &heldWriter{w: w, rc: http.NewResponseController(w)}
-	res, err := f.transport.RoundTrip(f.outgoing(r, context.WithValue(r.Context(), waitKey{}, hw)))
+	res, err := f.transport.RoundTrip(f.outgoing(r, h1client.WithWaiter(r.Context(), hw)))
 	switch {
 	case err == nil:
 	case errors.Is(err, errClientIdle):
@@ -106,7 +108,7 @@ func (f *forwarder) outgoing(r *http.Request, ctx context.Context) *http.Request
 	// The proxy reads what it relays (spans, the gate, --lock hide): it asks
 	// for answers it can read, and relays them uncompressed. (http.Transport
 	// then asks for gzip itself and undoes it; the proxy's own connections
-	// undo a gzip the upstream sends unasked, identity.go.)
+	// undo a gzip the upstream sends unasked, h1client/identity.go.)
 	delete(h, "Accept-Encoding")
 	if httpguts.HeaderValuesContainsToken(r.Header["Te"], "trailers") {
 		h["Te"] = []string{"trailers"} // the proxy passes trailers through
@@ -261,8 +263,8 @@ func stream(fw *heldWriter, body io.Reader) error {
 // the latest, or by the handler's end.
 //
 // The timer runs only while held bytes wait for the upstream. Where the
-// upstream connection is the proxy's own (connPool), its reads tell the
-// writer when they go to the socket (waitKey), and the timer is armed only
+// upstream connection is the proxy's own (h1client), its reads tell the
+// writer when they go to the socket (h1client.WithWaiter), and the timer is armed only
 // while bytes are held during one: a call whose answer and end came in one
 // read, the usual case, starts no timer. A timer of a few milliseconds,
 // being the earliest the runtime has, wakes the network poller each time
@@ -276,30 +278,20 @@ type heldWriter struct {
 	timer *time.Timer // made when first armed
 
 	mu      sync.Mutex // the timer's goroutine flushes too; a pump may read the upstream
-	lazy    bool       // the upstream's reads call reading
+	lazy    bool       // the upstream's reads call Reading
 	waiting bool       // a read from the upstream is under way
 	held    bool       // written (or the headers set) and not flushed
 	armed   bool       // the timer will fire
 	over    bool       // the handler is over: w is not ours any more
 }
 
-// waitKey is the context key of the heldWriter a request's upstream reads
-// tell when they go to the socket (waiter).
-type waitKey struct{}
-
-// waiter is what the upstream connection's reads tell.
-type waiter interface {
-	attach()         // the connection will call reading around each read
-	reading(on bool) // a read from the upstream starts (true) or ends
-}
-
-func (f *heldWriter) attach() {
+func (f *heldWriter) Attach() {
 	f.mu.Lock()
 	f.lazy = true
 	f.mu.Unlock()
 }
 
-func (f *heldWriter) reading(on bool) {
+func (f *heldWriter) Reading(on bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.waiting = on

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/jsonwire"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/config"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/h1client"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/streamhttp"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/telemetry"
 )
@@ -30,7 +31,7 @@ import (
 // clients to see them.
 type Handler struct {
 	fw    *forwarder
-	up    *streamTransport
+	up    *h1client.Transport
 	tap   *httptap.Transport
 	gate  *httpGate // nil without a gate
 	limit int       // the largest request body read to name a sessionless client
@@ -44,7 +45,7 @@ func NewHandler(cfg config.Config, tel telemetry.Telemetry) (*Handler, error) {
 		return nil, err
 	}
 	up, _ := url.Parse(cfg.Upstream)
-	base := newStreamTransport(upstreamTransport(&cfg))
+	base := h1client.New(upstreamTransport(&cfg))
 	var under http.RoundTripper = base
 	var hg *httpGate
 	if g.Active() {
@@ -87,7 +88,7 @@ func upstreamTransport(cfg *config.Config) *http.Transport {
 	base.ResponseHeaderTimeout = cfg.UpstreamTimeout
 	base.MaxIdleConnsPerHost = 256
 	// Its connections are shared by the sessions' POSTs, standing streams
-	// having their own (streamTransport); its buffers are per connection,
+	// having their own (h1client); its buffers are per connection,
 	// so they are small (reads into the copy buffer bypass the read buffer).
 	base.ReadBufferSize, base.WriteBufferSize = 2<<10, 2<<10
 	return base

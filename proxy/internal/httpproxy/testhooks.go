@@ -1,12 +1,12 @@
 package httpproxy
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/proxy/internal/config"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/h1client"
 )
 
 // Hooks for the proxy module's tests: the package is internal, so nothing
@@ -55,7 +55,7 @@ func PlainForwarder(upstream string) (http.Handler, func()) {
 	cfg := config.Config{Upstream: upstream}
 	cfg.Complete()
 	up, _ := url.Parse(upstream)
-	base := newStreamTransport(upstreamTransport(&cfg))
+	base := h1client.New(upstreamTransport(&cfg))
 	return &forwarder{target: up, transport: base, unreachable: "unreachable"}, base.Close
 }
 
@@ -63,34 +63,6 @@ func PlainForwarder(upstream string) (http.Handler, func()) {
 // with the http.Transport under it to adjust (tests only).
 func StreamTransport(cfg config.Config) (http.RoundTripper, *http.Transport) {
 	cfg.Complete()
-	st := newStreamTransport(upstreamTransport(&cfg))
-	return st, st.base
-}
-
-// Route names the way the upstream client sends req: "stream" (a
-// connection of its own), "pooled" (a kept-alive connection of its pool)
-// or "transport" (the http.Transport under it).
-func Route(rt http.RoundTripper, req *http.Request) string {
-	switch st := rt.(*streamTransport); {
-	case !st.direct(req):
-		return "transport"
-	case standing(req):
-		return "stream"
-	default:
-		return "pooled"
-	}
-}
-
-// OwnConnection reports whether a response body reads from a connection
-// of its own.
-func OwnConnection(body io.ReadCloser) bool {
-	b, ok := body.(*connBody)
-	return ok && b.own
-}
-
-// Pooled reports whether a response body reads from a kept-alive
-// connection of the proxy's own pool.
-func Pooled(body io.ReadCloser) bool {
-	b, ok := body.(*connBody)
-	return ok && !b.own
+	st := h1client.New(upstreamTransport(&cfg))
+	return st, st.Base()
 }

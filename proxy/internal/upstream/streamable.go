@@ -23,6 +23,7 @@ import (
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/sse"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/config"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/h1client"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/relay"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/streamhttp"
@@ -45,7 +46,8 @@ type streamable struct {
 	r      *relay.Relay
 	url    string
 	client *http.Client
-	ctx    context.Context // the proxy's lifetime: ends streams and requests
+	conns  *h1client.Transport // under client (and under OAuth's transport)
+	ctx    context.Context     // the proxy's lifetime: ends streams and requests
 	cancel context.CancelFunc
 
 	queue      chan *exchange
@@ -106,13 +108,14 @@ func newStreamable(ctx context.Context, cfg *config.Config, r *relay.Relay) *str
 	tr.DialContext = (&net.Dialer{Timeout: cfg.UpstreamTimeout, KeepAlive: 30 * time.Second}).DialContext
 	tr.ResponseHeaderTimeout = cfg.UpstreamTimeout
 	tr.TLSHandshakeTimeout = cfg.UpstreamTimeout
-	var rt http.RoundTripper = tr
+	conns := h1client.New(tr)
+	var rt http.RoundTripper = conns
 	if cfg.OAuth != nil {
-		rt = newOAuthTransport(tr, cfg.OAuth, cfg.Upstream, cfg.UpstreamTimeout)
+		rt = newOAuthTransport(conns, cfg.OAuth, cfg.Upstream, cfg.UpstreamTimeout)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	u := &streamable{
-		cfg: cfg, r: r, url: cfg.Upstream, ctx: ctx, cancel: cancel,
+		cfg: cfg, r: r, url: cfg.Upstream, ctx: ctx, cancel: cancel, conns: conns,
 		client: &http.Client{Transport: rt, CheckRedirect: sameOrigin},
 		queue:  make(chan *exchange, 64), dispatched: make(chan struct{}),
 		awaiting: map[interceptor.ID]*exchange{},
@@ -381,6 +384,8 @@ func (u *streamable) newRequest(ctx context.Context, method, target, sid string,
 	for k, vs := range u.cfg.Header {
 		req.Header[k] = vs
 	}
+	// As http.Transport asks, by itself (h1client undoes a gzip answer).
+	req.Header.Set("Accept-Encoding", "gzip")
 	if sid != "" {
 		req.Header.Set(streamhttp.HeaderSessionID, sid)
 	}
@@ -574,9 +579,16 @@ func (u *streamable) readStream(body io.Reader, deliver func([]byte)) *sse.Parse
 			deliver(ev.Data)
 		}
 	}}
-	_ = p.Consume(body, make([]byte, 32<<10), nil)
+	buf := readBuffers.Get().(*[]byte)
+	defer readBuffers.Put(buf)
+	_ = p.Consume(body, *buf, nil)
 	return p
 }
+
+// readBuffers are the buffers event streams are read through: one per
+// stream while it is read, not one made per call (a call's answer is a
+// stream; the allocation was most of what a call cost the proxy's heap).
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // deliver hands one message from the server to the relay, as one line, and
 // reports whether it answers x. Text that is not JSON never reaches the
@@ -730,7 +742,7 @@ func (u *streamable) close(grace time.Duration, drain bool) {
 		}
 		cancel()
 	}
-	u.client.CloseIdleConnections()
+	u.conns.Close()
 }
 
 // closeTimeout bounds the goodbye (DELETE of the session).

@@ -1,6 +1,6 @@
 //go:build unix
 
-package httpproxy
+package h1client
 
 import (
 	"net"

@@ -1,4 +1,17 @@
-package httpproxy
+// Package h1client is the proxy's HTTP client to its upstream, in both
+// modes that have one (HTTP → HTTP and stdio → HTTP). For a cleartext
+// upstream reached directly, nothing goes through an http.Transport's
+// persistConn, with its reader and writer goroutines and buffers: an
+// exchange is written and read on the caller's goroutine (no hand-off to
+// a connection's goroutines and back, the wake-ups a proxy on a small
+// machine pays per call), over net/http's own wire format
+// (Request.Write, http.ReadResponse). A standing GET event stream gets a
+// connection of its own (≈ 20 KB a session less than http.Transport's,
+// see docs/proxy.md "Measured"); the calls go over a pool of kept-alive
+// connections. TLS upstreams (where http.Transport multiplexes HTTP/2),
+// upstreams reached through an HTTP proxy from the environment and
+// protocol upgrades go to the http.Transport under it.
+package h1client
 
 import (
 	"bufio"
@@ -9,25 +22,20 @@ import (
 	"strings"
 )
 
-// streamTransport is the HTTP → HTTP proxy's client to the upstream. For
-// a cleartext upstream reached directly, nothing goes through an
-// http.Transport's persistConn, with its reader and writer goroutines and
-// buffers: every open session holds a standing GET event stream, which
-// gets a connection of its own, written and read on the caller's goroutine
-// (≈ 20 KB a session less, see docs/proxy.md "Measured"); the calls go
-// over calls, kept-alive connections also used on the caller's goroutine.
-// TLS upstreams (where http.Transport multiplexes HTTP/2), upstreams
-// reached through an HTTP proxy from the environment and protocol
-// upgrades go to base.
-type streamTransport struct {
+// Transport is the upstream client: an http.RoundTripper.
+type Transport struct {
 	base  *http.Transport
 	calls *connPool
 }
 
-// newStreamTransport is the upstream client with base's dialer and bounds.
-func newStreamTransport(base *http.Transport) *streamTransport {
-	return &streamTransport{base: base, calls: &connPool{base: base}}
+// New is the upstream client with base's dialer and bounds; what it does
+// not send itself goes to base.
+func New(base *http.Transport) *Transport {
+	return &Transport{base: base, calls: &connPool{base: base}}
 }
+
+// Base is the http.Transport under t.
+func (t *Transport) Base() *http.Transport { return t.base }
 
 // streamReadBuffer is a stream connection's read buffer, held as long as
 // the stream is open: small, since reads as large as it bypass it. Headers
@@ -39,7 +47,7 @@ const streamReadBuffer = 1 << 10
 // no MaxResponseHeaderBytes (http.Transport's own default).
 const maxStreamHeaderBytes = 10 << 20
 
-func (t *streamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var res *http.Response
 	var err error
 	switch {
@@ -58,20 +66,20 @@ func (t *streamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // CloseIdleConnections closes the idle kept-alive connections (streams
 // have none).
-func (t *streamTransport) CloseIdleConnections() {
+func (t *Transport) CloseIdleConnections() {
 	t.calls.closeIdle(false)
 	t.base.CloseIdleConnections()
 }
 
 // Close closes the idle connections, and those in use once their calls end.
-func (t *streamTransport) Close() {
+func (t *Transport) Close() {
 	t.calls.closeIdle(true)
 	t.base.CloseIdleConnections()
 }
 
 // direct reports whether req goes to a cleartext upstream reached
 // directly, with no protocol upgrade.
-func (t *streamTransport) direct(req *http.Request) bool {
+func (t *Transport) direct(req *http.Request) bool {
 	if req.URL.Scheme != "http" || req.Header.Get("Upgrade") != "" {
 		return false
 	}
@@ -107,7 +115,7 @@ func acceptsEventStream(h http.Header) bool {
 // response headers (bounded by base.ResponseHeaderTimeout, as base bounds
 // them); the body reads straight from the connection, which its Close
 // closes, as does the end of req's context.
-func (t *streamTransport) stream(req *http.Request) (*http.Response, error) {
+func (t *Transport) stream(req *http.Request) (*http.Response, error) {
 	conn, err := t.calls.dial(req.Context(), "tcp", hostPort(req))
 	if err != nil {
 		return nil, err
@@ -149,7 +157,7 @@ var errHeaderTooLarge = errors.New("upstream response headers too large")
 type headerLimit struct {
 	r    io.Reader
 	n    int64
-	wait waiter
+	wait Waiter
 }
 
 func (l *headerLimit) Read(p []byte) (int, error) {
@@ -157,9 +165,9 @@ func (l *headerLimit) Read(p []byte) (int, error) {
 		if l.wait == nil {
 			return l.r.Read(p)
 		}
-		l.wait.reading(true)
+		l.wait.Reading(true)
 		n, err := l.r.Read(p)
-		l.wait.reading(false)
+		l.wait.Reading(false)
 		return n, err
 	}
 	if l.n == 0 {
@@ -171,4 +179,32 @@ func (l *headerLimit) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n -= int64(n)
 	return n, err
+}
+
+// Route names the way t sends req: "stream" (a connection of its own),
+// "pooled" (a kept-alive connection of its pool) or "transport" (the
+// http.Transport under it).
+func (t *Transport) Route(req *http.Request) string {
+	switch {
+	case !t.direct(req):
+		return "transport"
+	case standing(req):
+		return "stream"
+	default:
+		return "pooled"
+	}
+}
+
+// OwnConnection reports whether a response body reads from a connection
+// of its own.
+func OwnConnection(body io.ReadCloser) bool {
+	b, ok := body.(*connBody)
+	return ok && b.own
+}
+
+// Pooled reports whether a response body reads from a kept-alive
+// connection of the client's pool.
+func Pooled(body io.ReadCloser) bool {
+	b, ok := body.(*connBody)
+	return ok && !b.own
 }

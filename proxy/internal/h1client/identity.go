@@ -1,4 +1,4 @@
-package httpproxy
+package h1client
 
 import (
 	"compress/gzip"

@@ -1,4 +1,4 @@
-package httpproxy
+package h1client
 
 import (
 	"bufio"
@@ -8,14 +8,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/proxy/internal/streamhttp"
 )
 
-// connPool is the HTTP → HTTP proxy's HTTP/1.1 client for the calls (POST,
-// DELETE) to a cleartext upstream reached directly. A call is written and
+// connPool is the HTTP/1.1 client for the calls (POST, DELETE) to a
+// cleartext upstream reached directly. A call is written and
 // its answer read on the caller's goroutine, over a kept-alive connection:
 // http.Transport hands every exchange to a writer and a reader goroutine of
 // the connection's and back, three wake-ups a call that a proxy on a small
@@ -124,13 +125,16 @@ func (p *connPool) send(conn net.Conn, req *http.Request, br *bufio.Reader) (*ht
 	if err != nil {
 		return fail(&writeError{err})
 	}
+	if tr := httptrace.ContextClientTrace(ctx); tr != nil && tr.WroteRequest != nil {
+		tr.WroteRequest(httptrace.WroteRequestInfo{}) // as http.Transport tells it
+	}
 	timeout := p.base.ResponseHeaderTimeout
 	if timeout > 0 {
 		_ = conn.SetReadDeadline(time.Now().Add(timeout))
 	}
 	limit := &headerLimit{r: conn, n: p.maxHeader() + int64(br.Size())}
-	if w, ok := ctx.Value(waitKey{}).(waiter); ok {
-		w.attach() // the forwarder's held bytes wait on this connection's reads
+	if w, ok := ctx.Value(waitKey{}).(Waiter); ok {
+		w.Attach() // the forwarder's held bytes wait on this connection's reads
 		limit.wait = w
 	}
 	br.Reset(limit)
@@ -149,6 +153,23 @@ func (p *connPool) send(conn net.Conn, req *http.Request, br *bufio.Reader) (*ht
 	return res, stop, nil
 }
 
+// waitKey is the context key of a request's Waiter.
+type waitKey struct{}
+
+// Waiter is told of the reads of a response body from the upstream: a
+// writer that holds bytes for what follows them waits on those reads
+// (the HTTP → HTTP forwarder's heldWriter).
+type Waiter interface {
+	Attach()         // the connection will call Reading around each read
+	Reading(on bool) // a read from the upstream starts (true) or ends
+}
+
+// WithWaiter is ctx with w told of the reads of the response to a request
+// made with it, where the connection is the client's own.
+func WithWaiter(ctx context.Context, w Waiter) context.Context {
+	return context.WithValue(ctx, waitKey{}, w)
+}
+
 // dial connects to addr with base's dialer.
 func (p *connPool) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if p.base.DialContext != nil {
@@ -165,6 +186,15 @@ func (p *connPool) maxHeader() int64 {
 		return n
 	}
 	return maxStreamHeaderBytes
+}
+
+// maxIdle bounds the idle connections to one host: base's bound, or
+// http.Transport's default when it sets none.
+func (p *connPool) maxIdle() int {
+	if n := p.base.MaxIdleConnsPerHost; n > 0 {
+		return n
+	}
+	return http.DefaultMaxIdleConnsPerHost
 }
 
 // idleTimeout is base's, or DefaultTransport's if base sets none.
@@ -202,7 +232,7 @@ func (p *connPool) get(ctx context.Context, addr string) (*poolConn, error) {
 func (p *connPool) put(c *poolConn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.idle[c.addr]) >= p.base.MaxIdleConnsPerHost {
+	if p.closed || len(p.idle[c.addr]) >= p.maxIdle() {
 		c.Conn.Close()
 		return
 	}
