@@ -363,3 +363,64 @@ func TestFormatJSONErrors(t *testing.T) {
 		t.Errorf("bad --timeout: exit %d %q", code, out)
 	}
 }
+
+// TestImpactShowsMixedVariants: while the server is mixed, impact lists
+// after its table the variants that change the tool, each with its share
+// and who it affects, split as status splits them (hurt now, at risk on
+// convergence); hostile names stay on their line; --format json is the
+// API's answer, variants included.
+func TestImpactShowsMixedVariants(t *testing.T) {
+	raw, err := os.ReadFile(examplePath("impact.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var imp apiwire.Impact
+	if err := json.Unmarshal(raw, &imp); err != nil {
+		t.Fatal(err)
+	}
+	writer := "writer\x1b[2J"
+	imp.Variants = []apiwire.ImpactVariant{{Digest: strings.Repeat("b", 64), Share: 0.1, Impact: apiwire.VariantImpact{
+		Hours: 1, HurtNow: apiwire.VariantTotals{Agents: 1, Sessions: 1, Calls: 2}, AtRiskOnConvergence: apiwire.VariantTotals{Agents: 1, Sessions: 2, Calls: 9},
+		Tools: []apiwire.VariantTool{{Tool: "create_ticket", Severity: "breaking", Agents: []apiwire.AgentImpact{
+			{Agent: &writer, Sessions: 1, Calls: 2, Risk: "high", Status: "hurt_now", SessionIDs: []string{"conv-w"}},
+			{Sessions: 2, Calls: 9, Risk: "medium", Status: "at_risk_on_convergence", SessionIDs: []string{"conv-a", "conv-b"}},
+		}}},
+	}}}
+	body, err := json.Marshal(imp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := newFakeAPI(t)
+	api.fail(http.StatusOK, string(body))
+	code, out, errOut := cli(t, "", "impact", "demo-tools", "--tool", "create_ticket", "--api", api.url)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("an agent name's escape reached the terminal:\n%q", out)
+	}
+	table := strings.Index(out, "AGENT")
+	mixed := strings.Index(out, "demo-tools is MIXED; the variants that change create_ticket:\n")
+	if table < 0 || mixed < table {
+		t.Errorf("impact output lacks the variants after its table:\n%s", out)
+	}
+	for _, want := range []string{"  bbbbbbbbbbbb   10.0 %  breaking\n",
+		"      hurt now: agents 1, sessions 1, calls 2; at risk on convergence: agents 1, sessions 2, calls 9 (last 1 h)\n",
+		"      create_ticket  writer",
+		"hurt now, risk high: calls 2, sessions conv-w\n",
+		"      create_ticket  (unnamed agent)  at risk on convergence, risk medium: calls 9, sessions conv-a, conv-b\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("impact output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = cli(t, "", "impact", "demo-tools", "--tool", "create_ticket", "--api", api.url, "--format", "json")
+	var back apiwire.Impact
+	if err := json.Unmarshal([]byte(out), &back); code != 0 || err != nil || len(back.Variants) != 1 || back.Variants[0].Impact.HurtNow.Calls != 2 {
+		t.Errorf("impact --format json: exit %d, %v, variants %+v", code, err, back.Variants)
+	}
+	// A server that is not mixed prints no variants.
+	api.fail(http.StatusOK, string(raw))
+	if _, out, _ = cli(t, "", "impact", "demo-tools", "--tool", "create_ticket", "--api", api.url); strings.Contains(out, "MIXED") {
+		t.Errorf("impact calls a server that is not mixed MIXED:\n%s", out)
+	}
+}

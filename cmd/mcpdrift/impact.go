@@ -27,6 +27,10 @@ most the processor's window; default all of it): sessions, calls, errors,
 average latency, last call, how many calls used the tool's previous
 definition (old, stale after its last change), its current one (new) or
 neither (unknown), and the risk, by the same rules as mcpdrift.impact events.
+While the server is a mixed fleet (rolling deploy, canary), the variants that
+change the tool follow, each with its share of the probes and who it affects
+in the same window: the sessions it served (hurt now) and those the baseline
+served (at risk on convergence), as 'mcpdrift status' lists them.
 
 ` + exitStatusHelp("impact"),
 		Example: `  mcpdrift impact demo-tools --tool create_ticket
@@ -69,8 +73,10 @@ func writeImpact(w io.Writer, imp *apiwire.Impact) error {
 		fmt.Fprintf(w, "no change seen; definition %s\n", digest(imp.CurrentDigest))
 	}
 	if imp.NoRecentCallers {
-		_, err := fmt.Fprintln(w, "\nNo recent callers — tool may be unused")
-		return err
+		if _, err := fmt.Fprintln(w, "\nNo recent callers — tool may be unused"); err != nil {
+			return err
+		}
+		return writeImpactVariants(w, imp)
 	}
 	t := imp.Totals
 	fmt.Fprintf(w, "%d stale calls; %d agents, %d sessions, %d calls (%d before the change), %d errors\n", t.Stale, t.Agents, t.Sessions, t.Calls, t.Before, t.Errors)
@@ -97,7 +103,34 @@ func writeImpact(w io.Writer, imp *apiwire.Impact) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d/%d/%d/%d\t%s\t%s\n", agent, a.Sessions, a.Calls, a.Errors, latency, when(a.LastCall),
 			d.Stale, d.Before, d.New, d.Ahead, d.Unknown, rec, a.Risk)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeImpactVariants(w, imp)
+}
+
+// writeImpactVariants lists, while the server is a mixed fleet, the
+// variants that change the tool and who each affects, split as status
+// splits them: the sessions a variant served (hurt now) and those the
+// baseline served (at risk on convergence).
+func writeImpactVariants(w io.Writer, imp *apiwire.Impact) error {
+	if len(imp.Variants) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s is MIXED; the variants that change %s:\n", contract.SanitizeText(imp.Server), contract.SanitizeText(imp.Tool))
+	for _, v := range imp.Variants {
+		severity := "-"
+		if len(v.Impact.Tools) > 0 {
+			severity = contract.SanitizeText(v.Impact.Tools[0].Severity)
+		}
+		if _, err := fmt.Fprintf(w, "  %s  %5.1f %%  %s\n", contract.SanitizeText(short(v.Digest)), 100*v.Share, severity); err != nil {
+			return err
+		}
+		if err := writeVariantImpact(w, &v.Impact); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recoveryText says where the sessions a change affected stand.

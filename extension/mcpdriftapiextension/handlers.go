@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
 )
@@ -119,12 +120,7 @@ func (e *apiExtension) addVariantImpact(ctx context.Context, s *apiwire.ServerSt
 		return
 	}
 	s.Variants = slices.Clone(s.Variants) // written below: never the view's own
-	var baseline map[string]string
-	for _, v := range s.Variants {
-		if v.Baseline {
-			baseline = v.ToolDigests
-		}
-	}
+	baseline := baselineDigests(s.Variants)
 	for i := range s.Variants {
 		v := &s.Variants[i]
 		if v.Baseline || len(v.Changes) == 0 {
@@ -242,7 +238,56 @@ func (e *apiExtension) getImpact(r *http.Request) (any, *apiError) {
 		return nil, apiErr
 	}
 	out.Hours = hours
+	out.Variants = e.impactVariants(r.Context(), im, name, tool, d)
 	return out, nil
+}
+
+// baselineDigests is the baseline's tool digests among a mixed fleet's
+// variants.
+func baselineDigests(vs []apiwire.MixedVariant) map[string]string {
+	for _, v := range vs {
+		if v.Baseline {
+			return v.ToolDigests
+		}
+	}
+	return nil
+}
+
+// impactVariants lists the variants of the server's mixed fleet that change
+// tool at warning or breaking, with who each affects within window (the
+// variant impact of the server's status, for this tool); nil when the
+// server is not mixed.
+func (e *apiExtension) impactVariants(ctx context.Context, im *impactSource, name, tool string, window time.Duration) []apiwire.ImpactVariant {
+	var status *apiwire.ServerStatus
+	for _, d := range e.driftSources() {
+		if detail, err := d.src.Server(name); err == nil {
+			status = &detail.ServerStatus
+			break
+		}
+	}
+	if status == nil || !status.Mixed {
+		return nil
+	}
+	baseline := baselineDigests(status.Variants)
+	var out []apiwire.ImpactVariant
+	for _, v := range status.Variants {
+		changes := slices.DeleteFunc(slices.Clone(v.Changes), func(c contract.Change) bool {
+			return c.Subject != contract.KindTool || c.Name != tool
+		})
+		if v.Baseline || len(changes) == 0 {
+			continue
+		}
+		imp, err := im.src.VariantImpact(ctx, controlplane.VariantQuery{Server: name, Changes: changes, Baseline: baseline, Variant: v.ToolDigests, Window: window})
+		if err != nil {
+			e.set.Logger.Warn("mcpdrift_api: the variant impact view failed", zap.String("server", name), zap.Error(err))
+			return out
+		}
+		if len(imp.Tools) == 0 {
+			continue // the tool's changes are compatible or info: nobody is hurt
+		}
+		out = append(out, apiwire.ImpactVariant{Digest: v.Digest, Share: v.Share, Impact: imp})
+	}
+	return out
 }
 
 const defaultDigestUsageDays = 7

@@ -87,7 +87,8 @@ func TestServers(t *testing.T) {
 // TestMixedVariantImpact: a mixed server's status, in the list and alone,
 // carries each variant's impact as the processor answers it, asked with the
 // variant's changes and the baseline's and the variant's tool digests; the
-// baseline carries none, and without a processor no variant does.
+// baseline carries none, and without a processor no variant does. The
+// impact of a tool a variant changes lists that variant.
 func TestMixedVariantImpact(t *testing.T) {
 	f := newFakeDrift(t)
 	change := contract.Change{Rule: "input.property.added_required", Severity: contract.Breaking, Subject: contract.KindTool, Name: "create_ticket", Path: "/inputSchema/required"}
@@ -124,6 +125,26 @@ func TestMixedVariantImpact(t *testing.T) {
 		if s.Name == "demo-tools" && (len(s.Variants) != 2 || s.Variants[1].Impact == nil) {
 			t.Errorf("the list's demo-tools lacks the variant's impact: %+v", s.Variants)
 		}
+	}
+
+	// The impact of one tool carries the variants that change it, asked
+	// with that tool's changes only, over the impact's own window.
+	im.variantAsked = nil
+	var imp1 apiwire.Impact
+	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=create_ticket&hours=2", http.StatusOK), &imp1)
+	if len(imp1.Variants) != 1 || imp1.Variants[0].Digest != strings.Repeat("b", 64) || imp1.Variants[0].Share != 0.1 ||
+		imp1.Variants[0].Impact.HurtNow.Agents != 1 {
+		t.Errorf("impact variants %+v, want the canary with its impact", imp1.Variants)
+	}
+	want.Window = 2 * time.Hour
+	if len(im.variantAsked) != 1 || !reflect.DeepEqual(im.variantAsked[0], want) {
+		t.Errorf("impact asked %+v, want %+v", im.variantAsked, want)
+	}
+	im.variantAsked = nil
+	var other apiwire.Impact
+	decode(t, a.get("/api/v1/servers/{name}/impact", "/api/v1/servers/demo-tools/impact?tool=get_forecast", http.StatusOK), &other)
+	if other.Variants != nil || len(im.variantAsked) != 0 {
+		t.Errorf("a tool no variant changes: variants %+v, asked %+v", other.Variants, im.variantAsked)
 	}
 
 	b := startAPI(t, nil, nil)

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/dev/benchspans"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/controlplane"
@@ -501,4 +502,52 @@ func twoPassRecovery(ix *index, buckets []uint32, w *window, before, after bitse
 		before[i], after[i] = 0, 0
 	}
 	return r
+}
+
+// BenchmarkVariantImpact1M times what the control plane's status of a mixed
+// server costs the processor: one VariantImpact per variant other than the
+// baseline (the route's loop, each call scanning the changed tool's entries
+// once per side), over the index of BenchmarkImpactQuery1M (the tool has
+// 100,000 of its 1,000,000 entries), for 1 and 3 such variants. The
+// baseline, interleaved in the same run: one impact query of the same tool
+// (one scan of its entries). x-one-scan is the route's cost in such scans:
+// what scanning once per server for all variants would bring it toward.
+func BenchmarkVariantImpact1M(b *testing.B) {
+	clock := newClock()
+	p := filledProcessor(b, clock, 2, 5, 10)
+	// The server's digest table, as a snapshot or a drift fills it.
+	if _, err := p.processLogs(context.Background(), driftLogs(drift{id: "bench", server: "server-0", at: clock.Now(),
+		previous: map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, current: map[string]string{"tool_00": fmt.Sprintf("%064x", 2)},
+		changes: []change{{severity: semconv.DriftSeverityBreaking, subject: "tool", name: "tool_00"}}})); err != nil {
+		b.Fatal(err)
+	}
+	view := impactView{p}
+	breaking := []contract.Change{{Rule: "input.property.added_required", Severity: contract.Breaking, Subject: contract.KindTool, Name: "tool_00"}}
+	baseline := map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}
+	q := controlplane.ImpactQuery{Server: "server-0", Tool: "tool_00", Window: p.cfg.Window}
+	for _, variants := range []int{1, 3} {
+		b.Run(fmt.Sprintf("variants=%d", variants), func(b *testing.B) {
+			var calls int64
+			route := &benchutil.Variant{Name: "route", Timed: true, Call: func() error {
+				calls = 0
+				for v := range variants {
+					out, err := view.VariantImpact(context.Background(), controlplane.VariantQuery{Server: "server-0", Changes: breaking,
+						Baseline: baseline, Variant: map[string]string{"tool_00": fmt.Sprintf("%064x", 2+v)}})
+					if err != nil {
+						return err
+					}
+					calls += out.HurtNow.Calls + out.AtRiskOnConvergence.Calls
+				}
+				return nil
+			}}
+			query := &benchutil.Variant{Name: "query", Call: func() error {
+				_, err := view.Impact(context.Background(), q)
+				return err
+			}}
+			benchutil.Interleave(b, 20, route, query)
+			b.ReportMetric(route.NsPerCall()/1e6, "ms/route")
+			b.ReportMetric(route.NsPerCall()/query.NsPerCall(), "x-one-scan")
+			b.ReportMetric(float64(calls), "calls-on-a-side")
+		})
+	}
 }

@@ -228,8 +228,8 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (apiwi
 }
 
 // VariantImpact answers who a mixed fleet's variant affects, by the same
-// scan as the impact records of its mixed event (variantImpact), over the
-// processor's window: per changed tool, the agents its sessions reached
+// scan as the impact records of its mixed event (variantImpact), over
+// q.Window (default and at most the processor's window): per changed tool, the agents its sessions reached
 // (hurt now) and those the baseline served (at risk on convergence).
 func (v impactView) VariantImpact(_ context.Context, q controlplane.VariantQuery) (apiwire.VariantImpact, error) {
 	p := v.p
@@ -245,10 +245,14 @@ func (v impactView) VariantImpact(_ context.Context, q controlplane.VariantQuery
 		p.mu.Unlock()
 		return apiwire.VariantImpact{}, controlplane.ErrUnknownServer
 	}
-	imp, hurt, later := p.state.variantImpact(srv, changes, q.Baseline, q.Variant, now, p.cfg.Window)
+	span := p.cfg.Window
+	if q.Window > 0 {
+		span = min(q.Window, span)
+	}
+	imp, hurt, later := p.state.variantImpact(srv, changes, q.Baseline, q.Variant, now, span)
 	p.mu.Unlock()
 	out := apiwire.VariantImpact{
-		Hours:               p.cfg.Window.Hours(),
+		Hours:               span.Hours(),
 		HurtNow:             variantTotals(&hurt),
 		AtRiskOnConvergence: variantTotals(&later),
 		Tools:               make([]apiwire.VariantTool, len(imp.tools)),

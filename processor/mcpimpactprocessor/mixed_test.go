@@ -112,6 +112,14 @@ func TestMixedVariantImpact(t *testing.T) {
 	w, pl := out.Tools[0].Agents[0], out.Tools[0].Agents[1]
 	assert.Equal(t, []string{"writer", "hurt_now", "high", "s2"}, []string{*w.Agent, w.Status, w.Risk, w.SessionIDs[0]})
 	assert.Equal(t, []string{"planner", "at_risk_on_convergence", "medium", "s1"}, []string{*pl.Agent, pl.Status, pl.Risk, pl.SessionIDs[0]})
+	// A shorter window (mcpdrift impact --hours) leaves planner's older call out.
+	q.Window = 150 * time.Second
+	out, err = impactView{p}.VariantImpact(context.Background(), q)
+	require.NoError(t, err)
+	assert.Equal(t, apiwire.VariantTotals{Agents: 1, Sessions: 1, Calls: 1}, out.HurtNow)
+	assert.Equal(t, apiwire.VariantTotals{}, out.AtRiskOnConvergence, "planner called 3 minutes ago")
+	assert.InDelta(t, 150.0/3600, out.Hours, 1e-9)
+	q.Window = 0
 	q.Server = "nope"
 	_, err = impactView{p}.VariantImpact(context.Background(), q)
 	assert.ErrorIs(t, err, controlplane.ErrUnknownServer)

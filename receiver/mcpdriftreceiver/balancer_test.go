@@ -54,7 +54,7 @@ type connPickKey struct{}
 
 // newTestBalancer serves backends a and b behind a balancer and returns it
 // and its MCP endpoint.
-func newTestBalancer(t *testing.T, a, b http.Handler, affinity balancerAffinity, robin bool, seed uint64) (*testBalancer, string) {
+func newTestBalancer(t testing.TB, a, b http.Handler, affinity balancerAffinity, robin bool, seed uint64) (*testBalancer, string) {
 	t.Helper()
 	lb := &testBalancer{affinity: affinity, pick: newPicker(robin, seed), sessions: map[string]int{}}
 	for i, h := range []http.Handler{a, b} {

@@ -175,7 +175,7 @@ func (v driftView) Accept(ctx context.Context, name string, req apiwire.AcceptRe
 		}
 		events = append(events, event{kind: eventAccepted, at: now, accepted: &d, mode: r.cfg.Baseline})
 	}
-	r.persist(ctx, t)
+	r.persist(ctx, t, true)
 	out.BaselineDigest = t.tracker.baseline.Digests.Contract
 	out.Status = v.r.serverStatus(t).Status
 	logs := buildLogs(t, events, now)

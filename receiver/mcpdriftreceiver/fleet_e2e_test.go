@@ -3,7 +3,9 @@ package mcpdriftreceiver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/mcpdrift/mcpdrift/contract"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -274,4 +277,241 @@ func benchmarkPlainUpgrade(b *testing.B, settle time.Duration) {
 	b.ReportMetric(float64(confirming)/float64(upgrades)/perOrdinary, "confirm-probe/probe")
 	b.ReportMetric(float64(confirming)/float64(upgrades)/1e6, "confirm-ms")
 	b.ReportMetric(perOrdinary/1e6, "probe-ms")
+}
+
+// timedProber times each probe and sample and tells the benchmark when a
+// scheduled probe ended.
+type timedProber struct {
+	prober
+	mu       sync.Mutex
+	last     string // the contract the last scheduled probe saw
+	baseline string // once set: any other contract is B
+	probes   []time.Duration
+	samples  []time.Duration
+	firstB   time.Time // the start of the first probe or sample that saw B
+	// bursts are the samples of each scheduled probe that took any: when
+	// the first started, when the last ended, how many.
+	bursts []sampleBurst
+	// converge, when set, is called once at the start of the next scheduled
+	// probe, before it picks: that probe is the first of the converged
+	// fleet, as the simulation's phases switch between probes.
+	converge  func()
+	converged time.Time
+	finished  chan struct{}
+}
+
+func (p *timedProber) probe(ctx context.Context, t *target, sample bool) (*contract.Snapshot, error) {
+	start := time.Now()
+	if !sample {
+		p.mu.Lock()
+		if p.converge != nil {
+			p.converge()
+			p.converge, p.converged = nil, start
+		}
+		p.mu.Unlock()
+	}
+	snap, err := p.prober.probe(ctx, t, sample)
+	end := time.Now()
+	took := end.Sub(start)
+	p.mu.Lock()
+	if sample {
+		p.samples = append(p.samples, took)
+		if n := len(p.bursts); n == 0 || p.bursts[n-1].probe != len(p.probes) {
+			p.bursts = append(p.bursts, sampleBurst{probe: len(p.probes), start: start})
+		}
+		bu := &p.bursts[len(p.bursts)-1]
+		bu.start, bu.end, bu.n = minTime(bu.start, start), maxTime(bu.end, end), bu.n+1
+	} else {
+		p.probes = append(p.probes, took)
+	}
+	if err == nil {
+		if !sample {
+			p.last = snap.Digests.Contract
+		}
+		if p.baseline != "" && snap.Digests.Contract != p.baseline && p.firstB.IsZero() {
+			p.firstB = start
+		}
+	}
+	p.mu.Unlock()
+	if !sample {
+		select {
+		case p.finished <- struct{}{}:
+		default:
+		}
+	}
+	return snap, err
+}
+
+type sampleBurst struct {
+	probe      int // the scheduled probes before it
+	start, end time.Time
+	n          int
+}
+
+// rounds is how many rounds takeSamples took for the burst:
+// firstSampleRound, then sampleRound at a time.
+func (bu sampleBurst) rounds() int {
+	return 1 + (max(bu.n-firstSampleRound, 0)+sampleRound-1)/sampleRound
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// BenchmarkFleetAtOneSecond runs the 50/50 random scenario for real at a
+// 1 s collection_interval, with the default settle and with settle 0: go-sdk servers behind
+// the test balancer (one pick per probe), the receiver's own scheduler.
+// After 5 probes of A the balancer sends half the picks to B; 10 probes
+// after the mixed state opened, all of them. It reports, in seconds, first
+// B → classified open (from the start of the first probe or sample that
+// saw B to the open event) and convergence → drift (from the start of the
+// scheduled probe that switched the balancer to B alone, before it picked,
+// to the drift event), the median
+// probe and sample, and the ticks skipped while a probe took its samples:
+// what the seconds columns of BenchmarkFleetScenarios model (fleetTimings
+// are its s/probe, s/first-round and s/round).
+//
+//	go test ./receiver/mcpdriftreceiver/ -run '^$' -bench FleetAtOneSecond -benchtime 3x
+func BenchmarkFleetAtOneSecond(b *testing.B) {
+	for _, settle := range []time.Duration{createDefaultConfig().(*Config).Settle, 0} {
+		b.Run("settle="+settle.String(), func(b *testing.B) { benchFleetAtOneSecond(b, settle) })
+	}
+}
+
+func benchFleetAtOneSecond(b *testing.B, settle time.Duration) {
+	var runs []fleetRealRun
+	for b.Loop() {
+		runs = append(runs, fleetAtOneSecond(b, settle))
+	}
+	col := func(f func(fleetRealRun) float64) []float64 {
+		out := make([]float64, len(runs))
+		for i, r := range runs {
+			out[i] = f(r)
+		}
+		return out
+	}
+	open, drift := col(func(r fleetRealRun) float64 { return r.open }), col(func(r fleetRealRun) float64 { return r.drift })
+	probe, first := col(func(r fleetRealRun) float64 { return r.probe }), col(func(r fleetRealRun) float64 { return r.first })
+	round, skipped := col(func(r fleetRealRun) float64 { return r.round }), col(func(r fleetRealRun) float64 { return r.skipped })
+	b.Logf("first B → open %.2f s; convergence → drift %.2f s; median probe %.3f s, first round of samples %.3f s, later round %.3f s; skipped ticks %v",
+		open, drift, probe, first, round, skipped)
+	b.ReportMetric(median(open), "s-first-B-to-open")
+	b.ReportMetric(median(drift), "s-convergence-to-drift")
+	b.ReportMetric(median(probe), "s/probe")
+	b.ReportMetric(median(first), "s/first-round")
+	b.ReportMetric(median(round), "s/round")
+	b.ReportMetric(median(skipped), "skipped-ticks")
+}
+
+// fleetRealRun is what one run of fleetAtOneSecond measured, in seconds:
+// the delays, the median scheduled probe, first round of samples (bursts
+// of one round) and later round (bursts of three rounds or more, less
+// their first round), and the ticks skipped.
+type fleetRealRun struct {
+	open, drift, probe, first, round, skipped float64
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func fleetAtOneSecond(b *testing.B, settle time.Duration) fleetRealRun {
+	b.Helper()
+	a, bh := sdkBackends(b, false)
+	lb, url := newTestBalancer(b, a, bh, perConnection, false, uint64(b.N))
+	cfg := createDefaultConfig().(*Config)
+	cfg.CollectionInterval = time.Second
+	cfg.Settle = settle
+	cfg.Targets = []TargetConfig{httpTarget("svc", url)}
+	p := &timedProber{prober: newProber(cfg), finished: make(chan struct{}, 1)}
+	r, err := newDriftReceiver(receiverSettings(), cfg, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	logs := new(consumertest.LogsSink)
+	r.setLogs(logs)
+	r.setMetrics(new(consumertest.MetricsSink))
+	if err := r.Start(context.Background(), &storageHost{}); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = r.Shutdown(context.Background()) }()
+	tgt := r.targets[0]
+	scheduled := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.probes)
+	}
+	waitFor := func(what string, cond func() bool) {
+		for deadline := time.After(5 * time.Minute); !cond(); {
+			select {
+			case <-p.finished:
+			case <-deadline:
+				b.Fatalf("no %s in 5 minutes", what)
+			}
+		}
+	}
+	waitFor("5 probes", func() bool { return scheduled() >= 5 })
+	p.mu.Lock()
+	p.baseline = p.last
+	p.mu.Unlock()
+	lb.setShare(0.5)
+	opens := func() []plog.LogRecord {
+		var out []plog.LogRecord
+		for _, m := range eventsNamed(logs, semconv.EventMixedContract) {
+			if attrStr(m, semconv.MixedState) == "open" {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	waitFor("mixed state", func() bool { return len(opens()) > 0 })
+	n := scheduled()
+	waitFor("10 more probes", func() bool { return scheduled() >= n+10 })
+	if d := eventsNamed(logs, semconv.EventDrift); len(d) != 0 {
+		b.Fatalf("%d drifts while the fleet was split", len(d))
+	}
+	p.mu.Lock()
+	p.converge = func() { lb.setShare(1) }
+	p.mu.Unlock()
+	waitFor("drift", func() bool { return len(eventsNamed(logs, semconv.EventDrift)) > 0 })
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	openAt := opens()[0].ObservedTimestamp().AsTime()
+	driftAt := eventsNamed(logs, semconv.EventDrift)[0].ObservedTimestamp().AsTime()
+	secs := func(ds []time.Duration) []float64 {
+		out := make([]float64, len(ds))
+		for i, d := range ds {
+			out[i] = d.Seconds()
+		}
+		return out
+	}
+	var first, later []float64
+	for _, bu := range p.bursts {
+		if bu.rounds() == 1 {
+			first = append(first, bu.end.Sub(bu.start).Seconds())
+		}
+	}
+	f := median(first)
+	for _, bu := range p.bursts {
+		if n := bu.rounds(); n >= 3 {
+			later = append(later, (bu.end.Sub(bu.start).Seconds()-f)/float64(n-1))
+		}
+	}
+	return fleetRealRun{open: openAt.Sub(p.firstB).Seconds(), drift: driftAt.Sub(p.converged).Seconds(),
+		probe: median(secs(p.probes)), first: f, round: median(later), skipped: float64(tgt.skipped.Load())}
 }

@@ -1,6 +1,7 @@
 package mcpdriftreceiver
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -75,6 +76,7 @@ type fleetRun struct {
 	firstB    int // first probe that saw B (scheduled or sampled; -1: none)
 	samples   int // extra probes the tracker asked for
 	openEvent event
+	rounds    []int // per scheduled probe: the rounds of samples it took
 }
 
 // falseDrifts counts drifts that should not be: any before convergence, and
@@ -117,6 +119,88 @@ func (r fleetRun) delay() int {
 		}
 	}
 	return -1
+}
+
+// probeTiming is how long a probe and a round of samples take. A round's
+// samples run in parallel, so it takes about one probe, but the first round
+// (firstSampleRound samples) less than later ones (sampleRound) on a busy
+// machine.
+type probeTiming struct {
+	name                string
+	probe, first, round time.Duration
+}
+
+// The timings the seconds columns use, measured by BenchmarkFleetAtOneSecond
+// (go-sdk servers on loopback behind the test balancer, medians of 3 runs on
+// a 2-core machine under a load average of about 30): with the default
+// settle each probe and each round of samples waits out one quiet period;
+// with settle 0 it lists once, and a round is its parallel connections.
+var fleetTimings = []probeTiming{
+	{name: "settle 500ms (default)", probe: 520 * time.Millisecond, first: 575 * time.Millisecond, round: 645 * time.Millisecond},
+	{name: "settle 0", probe: 11 * time.Millisecond, first: 13 * time.Millisecond, round: 97 * time.Millisecond},
+}
+
+// schedule dates a run's scheduled probes as the scheduler spaces them
+// (scheduler.go): ticks at a fixed rate; the samples a probe asks for are
+// taken at once, inside the probe, round after round; a tick that comes
+// while the target's probe (with its samples) still runs is skipped, so the
+// next probe starts on the first tick after it ends. start and done are
+// each probe's start and end (its events are emitted at its end), from the
+// first probe's start.
+func (r fleetRun) schedule(interval time.Duration, pt probeTiming) (start, done []time.Duration) {
+	start, done = make([]time.Duration, len(r.rounds)), make([]time.Duration, len(r.rounds))
+	var at time.Duration
+	for i, n := range r.rounds {
+		start[i] = at
+		done[i] = at + pt.probe
+		if n > 0 {
+			done[i] += pt.first + time.Duration(n-1)*pt.round
+		}
+		ticks := max(1, (done[i]-at+interval-1)/interval) // the tick at or after done
+		at += ticks * interval
+	}
+	return start, done
+}
+
+// seconds are the run's delays in time at interval: convergence → drift
+// (from the first all-B probe's start to the drift), first B → classified
+// open, and rollback → resolved; -1 where the probe counts have none.
+func (r fleetRun) seconds(interval time.Duration, pt probeTiming) (drift, open, resolve float64) {
+	start, done := r.schedule(interval, pt)
+	drift, open, resolve = -1, -1, -1
+	if d := r.delay(); d >= 0 {
+		drift = (done[r.converged+d-1] - start[r.converged]).Seconds()
+	}
+	if len(r.opens) > 0 && r.firstB >= 0 {
+		open = (done[r.opens[0]] - start[r.firstB]).Seconds()
+	}
+	if r.rollback >= 0 {
+		if d := r.resolveDelay(); d >= 0 {
+			resolve = (done[r.rollback+d-1] - start[r.rollback]).Seconds()
+		}
+	}
+	return drift, open, resolve
+}
+
+// TestFleetSchedule: probes start on the ticks; one whose samples run past
+// the next ticks starts the next probe on the first tick after it ends, as
+// the scheduler skips a tick while the target's probe runs.
+func TestFleetSchedule(t *testing.T) {
+	r := fleetRun{rounds: []int{0, 3, 0, 1}, converged: 1, drifts: []int{2}, firstB: 0, opens: []int{1}, rollback: -1}
+	pt := probeTiming{probe: 500 * time.Millisecond, first: 500 * time.Millisecond, round: 500 * time.Millisecond}
+	start, done := r.schedule(time.Second, pt)
+	wantStart := []time.Duration{0, time.Second, 3 * time.Second, 4 * time.Second}
+	wantDone := []time.Duration{500 * time.Millisecond, 3 * time.Second, 3500 * time.Millisecond, 5 * time.Second}
+	if !slices.Equal(start, wantStart) || !slices.Equal(done, wantDone) {
+		t.Fatalf("start %v, done %v; want %v, %v", start, done, wantStart, wantDone)
+	}
+	drift, open, resolve := r.seconds(time.Second, pt)
+	if drift != 2.5 || open != 3 || resolve != -1 {
+		t.Errorf("seconds: drift %v, open %v, resolve %v; want 2.5, 3, -1", drift, open, resolve)
+	}
+	if start, _ := r.schedule(time.Minute, pt); start[3] != 3*time.Minute {
+		t.Errorf("at 60 s the probes start on every tick: %v", start)
+	}
 }
 
 // picker is the balancer: seeded random, or smooth weighted round robin
@@ -213,8 +297,10 @@ func runFleetScenario(sc fleetScenario, seed uint64, snaps fleetSnapshots, sampl
 				}
 			}
 			st := tr.observe(pick(), at)
+			run.rounds = append(run.rounds, 0)
 			if st.sample {
 				more := takeSamples(st.sampleN, tr.agrees, func(k int) []*contract.Snapshot {
+					run.rounds[i]++
 					round := make([]*contract.Snapshot, k)
 					for j := range round {
 						round[j] = pick()
@@ -260,6 +346,7 @@ type fleetStats struct {
 	// misclassified counts open events that did not say B breaks search
 	// (B's classification against the baseline A).
 	misclassified int
+	all           []fleetRun // every run, for the seconds (fleetRun.seconds)
 }
 
 func measureFleetScenario(t testing.TB, sc fleetScenario, seeds, samples int) fleetStats {
@@ -294,8 +381,47 @@ func measureFleetScenario(t testing.TB, sc fleetScenario, seeds, samples int) fl
 			s.detect = append(s.detect, r.opens[0]-r.firstB)
 		}
 		s.samples += r.samples
+		s.all = append(s.all, r)
 	}
 	return s
+}
+
+// secondsTable dates each run of each scenario as the scheduler would at
+// 1 s and 60 s collection intervals, with each of fleetTimings: median /
+// p90 / max seconds of convergence → drift, first B → classified open and
+// rollback → resolved.
+func secondsTable(out *strings.Builder, rows []fleetScenario, stats []fleetStats) {
+	out.WriteString("| scenario | probe and sample round | convergence → drift at 1 s | at 60 s | first B → classified open at 1 s | at 60 s | rollback → resolved at 1 s | at 60 s |\n")
+	out.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for i, sc := range rows {
+		for _, pt := range fleetTimings {
+			fmt.Fprintf(out, "| %s | %s |", sc.name, pt.name)
+			var cols [6][]float64
+			for _, r := range stats[i].all {
+				for k, interval := range []time.Duration{time.Second, time.Minute} {
+					d, o, rs := r.seconds(interval, pt)
+					for j, x := range []float64{d, o, rs} {
+						if x >= 0 {
+							cols[2*j+k] = append(cols[2*j+k], x)
+						}
+					}
+				}
+			}
+			for _, c := range cols {
+				fmt.Fprintf(out, " %s |", distSeconds(c))
+			}
+			out.WriteString("\n")
+		}
+	}
+}
+
+// distSeconds formats a distribution of seconds: median / p90 / max.
+func distSeconds(xs []float64) string {
+	if len(xs) == 0 {
+		return "–"
+	}
+	q := quantiles(xs)
+	return fmt.Sprintf("%.1f / %.1f / %.1f", q(0.5), q(0.9), q(1))
 }
 
 // classifiedBreaking reports whether a mixed open event says that variant b
@@ -323,10 +449,16 @@ func dist(xs []int) string {
 	if len(xs) == 0 {
 		return "–"
 	}
+	q := quantiles(xs)
+	return fmt.Sprintf("%d / %d / %d / %d", q(0), q(0.5), q(0.9), q(1))
+}
+
+// quantiles sorts a copy of xs (not empty) and returns its p-quantile, for
+// p from 0 (the least) to 1 (the greatest).
+func quantiles[T cmp.Ordered](xs []T) func(p float64) T {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	q := func(p float64) int { return s[min(len(s)-1, int(p*float64(len(s))))] }
-	return fmt.Sprintf("%d / %d / %d / %d", s[0], q(0.5), q(0.9), s[len(s)-1])
+	return func(p float64) T { return s[min(len(s)-1, int(p*float64(len(s))))] }
 }
 
 func TestFleetScenarios(t *testing.T) {
@@ -403,8 +535,13 @@ func BenchmarkFleetScenarios(b *testing.B) {
 		out.WriteString("| scenario | confirm_samples | false drifts per run | runs with a false drift | convergence → drift, probes | rollback → resolved, probes | mixed states opened per run | first B → classified open, probes | extra probes per run |\n")
 		out.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 		worst := 0.0
+		var timed []fleetScenario
+		var timedStats []fleetStats
 		row := func(sc fleetScenario, samples int) {
 			s := measureFleetScenario(b, sc, seeds, samples)
+			if samples > 0 && (sc.converges || strings.Contains(sc.name, "rolled back")) {
+				timed, timedStats = append(timed, sc), append(timedStats, s)
+			}
 			perRun := float64(s.falseDrifts) / float64(s.runs)
 			if samples > 0 {
 				worst = max(worst, perRun)
@@ -434,6 +571,8 @@ func BenchmarkFleetScenarios(b *testing.B) {
 		for _, sc := range fleetScenarios[3:9] {
 			row(sc, 0)
 		}
+		fmt.Fprintf(&out, "\nIn seconds, as the scheduler spaces the probes (fleetRun.schedule), median / p90 / max, confirm_samples %d:\n\n", DefaultConfirmSamples)
+		secondsTable(&out, timed, timedStats)
 		b.Log(out.String())
 		b.ReportMetric(worst, "false-drifts/run")
 	}

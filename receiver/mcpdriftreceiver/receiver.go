@@ -229,6 +229,13 @@ func (r *driftReceiver) Shutdown(ctx context.Context) error {
 	}
 	r.tb.Shutdown()
 	if r.store != nil {
+		for _, t := range r.targets { // the probes have stopped: store the evidence they left unstored
+			t.stateMu.Lock()
+			if t.evidenceUnstored > 0 {
+				r.persist(ctx, t, false)
+			}
+			t.stateMu.Unlock()
+		}
 		return r.store.close(ctx)
 	}
 	return nil
@@ -273,14 +280,17 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 		more := t.tracker.sampled(samples, r.now())
 		st.events = append(st.events, more.events...)
 		st.persist = st.persist || more.persist
+		st.evidence = st.evidence || more.evidence
 		st.reverted = st.reverted || more.reverted
 	}
 	t.countEvents(st.events)
-	if t.recordHistory(st, r.now()) {
-		st.persist = true
+	historyChanged := t.recordHistory(st, r.now())
+	if st.evidence && !st.persist {
+		t.evidenceUnstored++
+		st.persist = t.evidenceUnstored >= evidenceStoreEvery
 	}
-	if st.persist || r.store.isUnsaved(t.name) {
-		r.persist(ctx, t)
+	if unsaved := r.store.isUnsaved(t.name); st.persist || historyChanged || unsaved {
+		r.persist(ctx, t, historyChanged || unsaved)
 	}
 	var logs plog.Logs
 	if len(st.events) > 0 {
@@ -292,10 +302,23 @@ func (r *driftReceiver) runProbe(ctx context.Context, t *target) {
 	r.sendMetrics(ctx, t, md)
 }
 
-// persist stores a target's baseline and drift history; the caller holds
-// its stateMu.
-func (r *driftReceiver) persist(ctx context.Context, t *target) {
-	err := errors.Join(r.store.save(ctx, t.name, t.tracker), r.store.saveHistory(ctx, t.name, t.history))
+// evidenceStoreEvery is how many probes a rollout's growing evidence (the
+// fleet's window and shares) may go unstored: a restart loses fewer than
+// that many probes of it, and a long rollout is not rewritten on every
+// probe. What changes a decision (a mixed state opening, growing or
+// resolving, a drift, the rollout starting or ending) is stored at once,
+// and Shutdown stores what is left.
+const evidenceStoreEvery = 10
+
+// persist stores a target's baseline (with the fleet's evidence) and, with
+// history, its drift history; the caller holds its stateMu.
+func (r *driftReceiver) persist(ctx context.Context, t *target, history bool) {
+	t.evidenceUnstored = 0
+	err := r.store.save(ctx, t.name, t.tracker)
+	if history {
+		err = errors.Join(err, r.store.saveHistory(ctx, t.name, t.history))
+	}
+	r.store.noteSaved(t.name, err)
 	if err != nil {
 		// The store's health logs a failing store once; the state stays in memory.
 		r.set.Logger.Debug("Could not store baseline", zap.String("target", t.name), zap.Error(err))

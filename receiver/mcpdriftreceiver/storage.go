@@ -155,13 +155,12 @@ func (s *baselineStore) save(ctx context.Context, target string, t *tracker) err
 	if st.Fleet, err = t.exportFleet(); err != nil {
 		return err
 	}
-	return s.write(ctx, target, storageKey(target), st)
+	return s.write(ctx, storageKey(target), st)
 }
 
 // write stores v as JSON under key, unless a newer version's value is kept
-// there; a failure marks the target unsaved, so its state is written again
-// after its next probe.
-func (s *baselineStore) write(ctx context.Context, target, key string, v any) error {
+// there.
+func (s *baselineStore) write(ctx context.Context, key string, v any) error {
 	if _, ok := s.newer.Load(key); ok {
 		return nil
 	}
@@ -171,12 +170,19 @@ func (s *baselineStore) write(ctx context.Context, target, key string, v any) er
 	}
 	err = s.client.Set(ctx, key, raw)
 	s.health.Wrote(err)
+	return err
+}
+
+// noteSaved records the outcome of saving a target's state and history
+// together: a failure of either marks it unsaved, so both are written again
+// after its next probe (one write's success must not hide the other's
+// failure).
+func (s *baselineStore) noteSaved(target string, err error) {
 	if err != nil {
 		s.unsaved.Store(target, true)
 	} else {
 		s.unsaved.Delete(target)
 	}
-	return err
 }
 
 // historyVersion is the version of a stored drift history.
@@ -239,7 +245,7 @@ func (s *baselineStore) saveHistory(ctx context.Context, target string, h *histo
 	if s.client == nil {
 		return nil
 	}
-	return s.write(ctx, target, historyKey(target), storedHistory{storedHeader: storedHeader{Version: historyVersion, Target: target}, Drifts: h.records()})
+	return s.write(ctx, historyKey(target), storedHistory{storedHeader: storedHeader{Version: historyVersion, Target: target}, Drifts: h.records()})
 }
 
 // isUnsaved reports whether the target's last save failed.

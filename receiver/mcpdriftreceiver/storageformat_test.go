@@ -176,7 +176,7 @@ func TestStoredV1Golden(t *testing.T) {
 
 	for _, tgt := range r.targets {
 		tgt.stateMu.Lock()
-		r.persist(context.Background(), tgt)
+		r.persist(context.Background(), tgt, true)
 		tgt.stateMu.Unlock()
 	}
 	stop(t, r, host)

@@ -40,6 +40,9 @@ type target struct {
 	stateMu sync.Mutex
 	tracker *tracker
 	history *history
+	// evidenceUnstored counts the probes since a rollout's growing
+	// evidence was last stored (evidenceStoreEvery).
+	evidenceUnstored int
 
 	running  atomic.Bool // a probe of this target is in flight
 	prompt   promptWaiters

@@ -103,8 +103,14 @@ type event struct {
 // step is the result of one observation.
 type step struct {
 	events []event
-	// persist is set when the baseline or the volatile set changed.
+	// persist is set when the baseline or the volatile set changed, or a
+	// rollout's evidence started, ended or changed the mixed state: stored
+	// at once.
 	persist bool
+	// evidence is set when a rollout's evidence (the window, the shares)
+	// grew and nothing else changed: the receiver stores it coarsely
+	// (evidenceStoreEvery).
+	evidence bool
 	// sample asks the receiver for up to sampleN more observations now, to
 	// be passed to sampled: a new contract would be confirmed, or a mixed
 	// state end, if the fleet shows nothing else. The receiver may stop at
@@ -290,10 +296,22 @@ func (t *tracker) observe(s *contract.Snapshot, now time.Time) step {
 	v := t.fleet.observe(key, now)
 	st.sample, st.sampleN = v.sample, v.want
 	t.apply(v, s, now, &st)
-	// A rollout's evidence is stored as it grows, and once more when it
-	// ends (so the store does not keep it).
-	st.persist = st.persist || inFlight || t.fleet.inFlight()
+	t.noteEvidence(inFlight, &st)
 	return st
+}
+
+// noteEvidence says how the fleet's stored evidence is to be written after
+// a step that began with inFlight: at once when a rollout's evidence
+// starts or ends (so the store does not keep it) or the step emitted an
+// event (a mixed state opened, grew or resolved: a restart must not report
+// it again); coarsely while it only grows.
+func (t *tracker) noteEvidence(inFlight bool, st *step) {
+	switch now := t.fleet.inFlight(); {
+	case inFlight != now || now && len(st.events) > 0:
+		st.persist = true
+	case now:
+		st.evidence = true
+	}
 }
 
 // agrees reports whether s is the contract the samples asked for would
@@ -356,7 +374,7 @@ func (t *tracker) sampled(samples []*contract.Snapshot, now time.Time) step {
 	}
 	inFlight := t.fleet.inFlight()
 	t.apply(t.fleet.sampled(keys, now), last, now, &st)
-	st.persist = st.persist || inFlight || t.fleet.inFlight()
+	t.noteEvidence(inFlight, &st)
 	return st
 }
 

@@ -537,6 +537,20 @@ type Impact struct {
 	Agents []AgentImpact `json:"agents"` // by risk, then calls
 	// NoRecentCallers is true when nobody called the tool in the window.
 	NoRecentCallers bool `json:"no_recent_callers"`
+	// Variants are the variants of a mixed fleet (rolling deploy, canary)
+	// that change the tool at warning or breaking, most seen first, each
+	// with who it affects in the same window; absent when the server is not
+	// mixed or no variant changes the tool so.
+	Variants []ImpactVariant `json:"variants,omitempty"`
+}
+
+// ImpactVariant is one variant of a mixed fleet in an Impact answer: its
+// share of the probes and its VariantImpact restricted to the tool asked
+// about.
+type ImpactVariant struct {
+	Digest string        `json:"digest"`
+	Share  float64       `json:"share"`
+	Impact VariantImpact `json:"impact"`
 }
 
 // ToolChange is the last change of a tool.

@@ -119,6 +119,9 @@ type VariantQuery struct {
 	// Baseline and Variant map the changed tools to their digests in the
 	// baseline and in the variant (MixedVariant.ToolDigests).
 	Baseline, Variant map[string]string
+	// Window is how far back calls count, at most the processor's window;
+	// zero: all of it.
+	Window time.Duration
 }
 
 // DigestUsageQuery asks how often a tool was called with each definition.
