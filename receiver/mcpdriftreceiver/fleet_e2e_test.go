@@ -354,20 +354,6 @@ func (bu sampleBurst) rounds() int {
 	return 1 + (max(bu.n-firstSampleRound, 0)+sampleRound-1)/sampleRound
 }
 
-func minTime(a, b time.Time) time.Time {
-	if a.IsZero() || b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
 // BenchmarkFleetAtOneSecond runs the 50/50 random scenario for real at a
 // 1 s collection_interval, with the default settle and with settle 0: go-sdk servers behind
 // the test balancer (one pick per probe), the receiver's own scheduler.
