@@ -27,7 +27,7 @@ FUZZMINIMIZETIME ?= 1s
 BENCHTIME ?= 1s
 export CGO_ENABLED ?= 0
 
-.PHONY: all build download test lint bench fuzz distro distro-extras demo demo-bins jaeger e2e e2e-stale release dist image clean
+.PHONY: all build download test lint bench fuzz distro distro-extras demo demo-bins jaeger e2e e2e-stale release dist dist-check image clean
 
 # What a binary reports (mcpdrift version, otelcol-mcpdrift --version): the
 # release tag at HEAD (none on the development branch: the CLI then says
@@ -168,6 +168,11 @@ release:
 ## amd64, arm64 (DIST_PLATFORMS), an SBOM each, SHA256SUMS
 dist:
 	VERSION=$(or $(VERSION),v0.0.0-dev) COMMIT=$(COMMIT) scripts/dist.sh
+
+## dist-check: make dist twice, here and from a clone of HEAD at another path with an empty build
+## cache, and compare SHA256SUMS (a clean working tree; DIST_PLATFORMS narrows it)
+dist-check:
+	VERSION=$(or $(VERSION),v0.0.0-dev) COMMIT=$(COMMIT) scripts/dist-check.sh
 
 ## image: OCI image layouts (linux/amd64 + arm64, IMAGE_ARCHS, built without a daemon) of
 ## otelcol-mcpdrift and the CLI into _build/image/

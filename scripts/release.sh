@@ -6,17 +6,8 @@
 # HEAD and the working tree are left alone. Publish with the printed git push.
 set -euo pipefail
 version=${1:?usage: scripts/release.sh vX.Y.Z}
-repo=$(git rev-parse --show-toplevel)
-cd "$repo"
-if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
-  echo "uncommitted changes: a release is cut from HEAD as committed; commit or stash first" >&2
-  exit 1
-fi
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-git clone -q --no-checkout "$repo" "$scratch/src"
-git -C "$scratch/src" fetch -q "$repo" HEAD
-git -C "$scratch/src" checkout -q --detach FETCH_HEAD
+# shellcheck source=scripts/clone-head.sh
+. "$(dirname "$0")/clone-head.sh" "a release is cut from HEAD as committed"
 out="$repo/_build/release/$version"
 rm -rf "$out"
 mkdir -p "$out"

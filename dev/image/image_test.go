@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +59,8 @@ func TestDistributionImage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	img, archs := readLayout(t, dir, "0.1.0")
+	imgs, archs := readLayout(t, dir, "0.1.0")
+	img := imgs[runtime.GOARCH]
 	if !slices.Equal(archs, []string{"amd64", "arm64"}) {
 		t.Errorf("platforms %v, want amd64 and arm64", archs)
 	}
@@ -108,9 +110,8 @@ func TestDistributionImage(t *testing.T) {
 
 // readLayout reads the OCI image layout in dir back: its index.json must
 // name one image index tagged ref (any tag when ref is ""), of linux images.
-// It returns the image for this machine's architecture and the
-// architectures of all, sorted.
-func readLayout(t *testing.T, dir, ref string) (v1.Image, []string) {
+// It returns the image for each architecture and the architectures, sorted.
+func readLayout(t *testing.T, dir, ref string) (map[string]v1.Image, []string) {
 	t.Helper()
 	back, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
@@ -131,24 +132,19 @@ func readLayout(t *testing.T, dir, ref string) (v1.Image, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var archs []string
-	var img v1.Image
+	imgs := map[string]v1.Image{}
 	for _, m := range im.Manifests {
 		if m.Platform == nil || m.Platform.OS != "linux" {
 			t.Fatalf("index entry %s has platform %v", m.Digest, m.Platform)
 		}
-		archs = append(archs, m.Platform.Architecture)
-		if m.Platform.Architecture == runtime.GOARCH {
-			if img, err = inner.Image(m.Digest); err != nil {
-				t.Fatal(err)
-			}
+		if imgs[m.Platform.Architecture], err = inner.Image(m.Digest); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if img == nil {
-		t.Fatalf("%s has no linux/%s image (it has %v)", dir, runtime.GOARCH, archs)
+	if imgs[runtime.GOARCH] == nil {
+		t.Fatalf("%s has no linux/%s image (it has %v)", dir, runtime.GOARCH, slices.Sorted(maps.Keys(imgs)))
 	}
-	slices.Sort(archs)
-	return img, archs
+	return imgs, slices.Sorted(maps.Keys(imgs))
 }
 
 func other(arch string) string {
