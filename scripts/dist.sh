@@ -2,10 +2,11 @@
 # make dist: release binaries into dist/ (never committed): the mcpdrift CLI
 # and the otelcol-mcpdrift distribution for every platform in DIST_PLATFORMS,
 # a CycloneDX SBOM of each (from its embedded build information, with
-# cyclonedx-gomod pinned in tools/), and SHA256SUMS. VERSION and COMMIT come
-# from the Makefile. Builds are reproducible: no paths (-trimpath), no build
-# id, no VCS stamp, no cgo; the SBOMs carry no serial number or timestamp.
-# To check, build twice into different DIST_DIRs and compare SHA256SUMS.
+# cyclonedx-gomod pinned in tools/; dev/sbom names our own modules in it), and
+# SHA256SUMS. VERSION and COMMIT come from the Makefile. Builds are
+# reproducible: no paths (-trimpath), no build id, no VCS stamp, no cgo; the
+# SBOMs carry no serial number or timestamp. make dist-check builds twice and
+# compares.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=${VERSION:?VERSION is set by make}
@@ -25,6 +26,7 @@ sed -e "s|^  version: .*|  version: ${version#v}+${commit}|" -e "s|^  output_pat
   builder-config.yaml >_build/builder-config-dist.yaml
 go tool -modfile=tools/go.mod builder --config _build/builder-config-dist.yaml --skip-compilation >/dev/null
 go -C tools build -o "$PWD/_build/tools/cyclonedx-gomod" github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
+go build -o _build/tools/sbom-fix ./dev/sbom/cmd/sbom-fix
 
 rm -rf "$out"
 mkdir -p "$out"
@@ -38,7 +40,10 @@ for p in $platforms; do
   GOOS=$os GOARCH=$arch go build -ldflags "$ld -X $pkg.version=$version -X $pkg.commit=$commit" -o "$abs/$cli" ./cmd/mcpdrift
   GOOS=$os GOARCH=$arch go -C "$gen" build -ldflags "$ld" -o "$abs/$col" .
   for b in "$cli" "$col"; do
-    _build/tools/cyclonedx-gomod bin -json -noserial -notimestamp -version "$version" -output "$abs/$b.cdx.json" "$abs/$b" 2>/dev/null
+    # GOOS and GOARCH: the package URLs take the platform from go env.
+    GOOS=$os GOARCH=$arch _build/tools/cyclonedx-gomod bin -json -noserial -notimestamp -version "$version" -output "$abs/$b.cdx.json" "$abs/$b" 2>/dev/null
+    # Our modules are directory replacements here: name them (dev/sbom).
+    _build/tools/sbom-fix -version "$version" "$abs/$b" "$abs/$b.cdx.json"
   done
 done
 (cd "$out" && sha256sum -- * >SHA256SUMS)
