@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // writeFileAtomic replaces path with data through a temporary file in the
@@ -62,10 +61,7 @@ func likeFile(f *os.File, fi fs.FileInfo) error {
 	if err := f.Chmod(fi.Mode().Perm()); err != nil {
 		return err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
-		return f.Chown(int(st.Uid), int(st.Gid))
-	}
-	return nil
+	return chownLike(f, fi)
 }
 
 // keepBackup keeps one backup of a host's file, FILE.mcpdrift.bak: the
