@@ -81,6 +81,9 @@ lint: $(LINTBIN)/staticcheck $(LINTBIN)/deadcode
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@$(call in_modules,$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy needed in $$m"; exit 1; })
 	@$(call in_modules,$(GO) vet ./...)
+	@# make dist cross-compiles; the CLI is the binary most likely to grow a
+	@# unix-only call (its proxy relays signals): it must build for windows.
+	GOOS=windows $(GO) build -o /dev/null ./cmd/mcpdrift
 	GOWORK=$(CURDIR)/go.work $(LINTBIN)/staticcheck -tags e2e $(ALLPKGS)
 	@dead=$$(GOWORK=$(CURDIR)/go.work $(LINTBIN)/deadcode -test -tags e2e $(ALLPKGS)) || exit 1; \
 	if [ -n "$$dead" ]; then echo "deadcode: unreachable from every main and test:"; echo "$$dead"; exit 1; fi

@@ -91,11 +91,6 @@ func (c *child) closeInput() {
 	c.stdin.Close()
 }
 
-// signal sends sig to the child's process group.
-func (c *child) signal(sig syscall.Signal) {
-	_ = syscall.Kill(-c.cmd.Process.Pid, sig)
-}
-
 // wait waits for the child to exit and returns the exit code the proxy
 // exits with: the child's own, or 128+signal when a signal ended it.
 func (c *child) wait() int {
