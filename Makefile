@@ -18,11 +18,12 @@ export GOWORK := off
 export GOFLAGS := -trimpath $(GOFLAGS)
 # in_modules runs $(1) in every module's directory and fails if any run fails.
 in_modules = fail=0; for m in $(MODULES); do (cd $$m && $(1)) || fail=1; done; test $$fail = 0
-# in_modules_at_once is in_modules with the modules side by side: their tests
-# mostly wait (on servers, child processes, probe intervals), so one module's
-# wait is another's turn on the CPU, and the download, tidy and vet steps are
-# each a go command of their own. Each module's output is held in a file and
-# printed in MODULES order, once that module and those before it are done.
+# in_modules_at_once is in_modules with the modules side by side, for the
+# download, tidy and vet steps, each a go command of its own. (make test runs
+# the modules in turn: side by side, its tests with short budgets timed out
+# under load, and on a quiet machine it was not faster.) Each module's output
+# is held in a file and printed in MODULES order, once that module and those
+# before it are done.
 in_modules_at_once = out=$$(mktemp -d); i=0; for m in $(MODULES); do i=$$((i+1)); \
 	(cd $$m && $(1)) >$$out/$$i 2>&1 & echo $$! >$$out/$$i.pid; done; \
 	fail=0; i=0; for m in $(MODULES); do i=$$((i+1)); wait $$(cat $$out/$$i.pid) || fail=1; cat $$out/$$i; done; \
@@ -65,7 +66,7 @@ download:
 ## promtool, Prometheus, a built distribution) skips loudly, and the list of what was skipped is
 ## printed at the end; under CI (CI=true) such a test fails instead.
 test:
-	@$(call with_skips,$(call in_modules_at_once,$(GO) test -count=1 ./...))
+	@$(call with_skips,$(call in_modules,$(GO) test -count=1 ./...))
 
 # with_skips runs $(1) with a file for testservers.SkipLoudly to log skips in,
 # then lists them: go test shows nothing of a package that passed.
