@@ -18,6 +18,16 @@ export GOWORK := off
 export GOFLAGS := -trimpath $(GOFLAGS)
 # in_modules runs $(1) in every module's directory and fails if any run fails.
 in_modules = fail=0; for m in $(MODULES); do (cd $$m && $(1)) || fail=1; done; test $$fail = 0
+# in_modules_at_once is in_modules with the modules side by side, for the
+# download, tidy and vet steps, each a go command of its own. (make test runs
+# the modules in turn: side by side, its tests with short budgets timed out
+# under load, and on a quiet machine it was not faster.) Each module's output
+# is held in a file and printed in MODULES order, once that module and those
+# before it are done.
+in_modules_at_once = out=$$(mktemp -d); i=0; for m in $(MODULES); do i=$$((i+1)); \
+	(cd $$m && $(1)) >$$out/$$i 2>&1 & echo $$! >$$out/$$i.pid; done; \
+	fail=0; i=0; for m in $(MODULES); do i=$$((i+1)); wait $$(cat $$out/$$i.pid) || fail=1; cat $$out/$$i; done; \
+	rm -rf $$out; test $$fail = 0
 FUZZTIME ?= 20s
 # Go minimizes every new interesting input for up to -fuzzminimizetime (60s by
 # default) before that worker fuzzes again: with 20s per target the workers
@@ -49,7 +59,7 @@ build:
 
 ## download: every module's dependencies, and the pinned Go tools
 download:
-	@$(call in_modules,$(GO) mod download)
+	@$(call in_modules_at_once,$(GO) mod download)
 	$(GO) -C tools mod download
 
 ## test: every test of every module. A test that needs a tool this machine lacks (node and npm,
@@ -66,7 +76,7 @@ with_skips = skips=$$(mktemp); export MCPDRIFT_SKIPS_FILE=$$skips; $(1); rc=$$?;
 
 ## tools: staticcheck and deadcode, built from their pins in tools/go.mod
 LINTBIN := _build/tools
-$(LINTBIN)/staticcheck $(LINTBIN)/deadcode: tools/go.mod tools/go.sum
+$(LINTBIN)/staticcheck $(LINTBIN)/deadcode &: tools/go.mod tools/go.sum
 	$(GO) -C tools build -o $(CURDIR)/$(LINTBIN)/ honnef.co/go/tools/cmd/staticcheck golang.org/x/tools/cmd/deadcode
 
 # Every package of every module, for the whole-program checks (run in the
@@ -74,17 +84,34 @@ $(LINTBIN)/staticcheck $(LINTBIN)/deadcode: tools/go.mod tools/go.sum
 ALLPKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
 
 ## lint: no tracked file over 1 MiB, gofmt, every go.mod tidy, go vet, staticcheck, deadcode -test (no function without a caller or a test)
-lint: $(LINTBIN)/staticcheck $(LINTBIN)/deadcode
+# The checks run side by side (deadcode, the longest, type-checks the whole
+# program from source by itself), each one's output printed together.
+LINTS := lint-files lint-tidy lint-vet lint-staticcheck lint-deadcode
+.PHONY: $(LINTS)
+lint:
+	@$(MAKE) --no-print-directory -j$(words $(LINTS)) --output-sync=target $(LINTS)
+
+lint-files:
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 {print "  " $$2 " (" $$1 " bytes)"}'); \
 	if [ -n "$$big" ]; then echo "tracked files over 1 MiB (binaries and data belong outside git):"; echo "$$big"; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	@$(call in_modules,$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy needed in $$m"; exit 1; })
-	@$(call in_modules,$(GO) vet ./...)
+
+lint-tidy:
+	@$(call in_modules_at_once,$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy needed in $$m"; exit 1; })
+
+lint-vet:
+	@$(call in_modules_at_once,$(GO) vet ./...)
 	@# make dist cross-compiles; the CLI is the binary most likely to grow a
 	@# unix-only call (its proxy relays signals): it must build for windows.
 	GOOS=windows $(GO) build -o /dev/null ./cmd/mcpdrift
+
+# After go vet: staticcheck compiles the same export data (go list -export),
+# which side by side on a cold build cache would be compiled twice.
+lint-staticcheck: lint-vet $(LINTBIN)/staticcheck
 	GOWORK=$(CURDIR)/go.work $(LINTBIN)/staticcheck -tags e2e $(ALLPKGS)
+
+lint-deadcode: $(LINTBIN)/deadcode
 	@dead=$$(GOWORK=$(CURDIR)/go.work $(LINTBIN)/deadcode -test -tags e2e $(ALLPKGS)) || exit 1; \
 	if [ -n "$$dead" ]; then echo "deadcode: unreachable from every main and test:"; echo "$$dead"; exit 1; fi
 

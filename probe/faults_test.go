@@ -610,16 +610,19 @@ func (f *stormServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // A server that never stops announcing changes yields the last listing,
 // marked unsettled, before the probe's deadline: never a timeout, whatever
-// the settle options would allow (here 4 quiet waits of up to 1 s each and
-// the re-listings, in a probe of 3 s), also when a re-listing hangs.
+// the settle options would allow (here 4 quiet waits of up to 2 s each and
+// the re-listings, in a probe of 6 s), also when a re-listing hangs. The
+// snapshot is assembled in the last tenth of the probe's time (600 ms
+// here): with a 3 s probe, 300 ms, a core starved under load missed it.
 func TestListChangedStorm(t *testing.T) {
 	verifyNoLeaks(t)
 	for _, hang := range []bool{false, true} {
 		t.Run(fmt.Sprintf("relisting hangs %v", hang), func(t *testing.T) {
+			t.Parallel() // each waits out most of its probe's time
 			storm := &stormServer{hang: hang}
 			ts := httptest.NewServer(storm)
 			defer ts.Close()
-			o := Options{Timeout: 3 * time.Second, RequestTimeout: time.Minute, Settle: 100 * time.Millisecond}
+			o := Options{Timeout: 6 * time.Second, RequestTimeout: time.Minute, Settle: 200 * time.Millisecond}
 			res := mustProbe(t, Target{URL: ts.URL + "/mcp"}, o)
 			if res.Settled || len(res.Snapshot.Tools) != 1 || res.ListChanged == 0 {
 				t.Fatalf("settled %v with %d tools after %d listings and %d list_changed; want an unsettled snapshot of 1 tool",

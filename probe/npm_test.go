@@ -21,8 +21,10 @@ const fixtureCapabilities = `{"roots":{},"sampling":{},"elicitation":{}}`
 // works although 2026.x adds tools after connecting); and tool digests
 // equal to the captured fixtures.
 func TestServerEverything(t *testing.T) {
+	t.Parallel()
 	for _, version := range testservers.EverythingVersions {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel()
 			entry := testservers.Everything(t, version)
 			node := testservers.Node(t)
 			o := Options{Timeout: 30 * time.Second, Settle: 200 * time.Millisecond}
@@ -59,6 +61,7 @@ func TestServerEverything(t *testing.T) {
 // Servers list tools by the capabilities a client declares: the probe
 // records its declaration, and a different one gives a different contract.
 func TestServerEverythingDependsOnDeclaredCapabilities(t *testing.T) {
+	t.Parallel()
 	entry := testservers.Everything(t, "2026.1.26")
 	node := testservers.Node(t)
 	o := Options{Timeout: 30 * time.Second, Settle: 200 * time.Millisecond}

@@ -73,6 +73,7 @@ func probeStartups(t *testing.T, cases []startupCase) {
 // be recorded as stateful_2025. Legacy servers that start late, answering
 // discover with an error or not at all, still fall back to initialize.
 func TestSlowStartingStdioServers(t *testing.T) {
+	t.Parallel()
 	bin := sdkServer(t)
 	var cases []startupCase
 	for _, sdk := range []string{"gosdk", "mcpgo"} {
@@ -101,6 +102,7 @@ func TestSlowStartingStdioServers(t *testing.T) {
 // @upstash/context7-mcp speaks 2026-07-28 over stdio; started late (as
 // under load, or through npx) it must still be recorded as such.
 func TestContext7SlowStart(t *testing.T) {
+	t.Parallel()
 	entry := testservers.NPMPackage(t, "context7-mcp-4.1.1", filepath.Join("@upstash", "context7-mcp", "dist", "index.js"))
 	node := testservers.Node(t)
 	late := func(d time.Duration) Target {

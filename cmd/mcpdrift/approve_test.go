@@ -66,6 +66,7 @@ func readSnapshot(t *testing.T, path string) *contract.Snapshot {
 // release's changes are printed and written only once approved on the
 // terminal (or with --yes); without a terminal nothing is written.
 func TestApproveReleases(t *testing.T) {
+	t.Parallel()
 	node := testservers.Node(t)
 	v1 := testservers.Everything(t, "2025.9.25")
 	v2 := testservers.Everything(t, "2025.11.25")

@@ -13,6 +13,7 @@ import (
 // TestCheckReleaseGate drives the gate against the real npm server-everything:
 // lock one release, check it again, then check the next release.
 func TestCheckReleaseGate(t *testing.T) {
+	t.Parallel()
 	node := testservers.Node(t)
 	v1 := testservers.Everything(t, "2025.9.25")
 	v2 := testservers.Everything(t, "2025.11.25")

@@ -28,6 +28,7 @@ type replayJSON struct {
 // without saying why; a long-running tool times out. Without
 // --yes-call-tools nothing is called.
 func TestReplayServerEverything(t *testing.T) {
+	t.Parallel()
 	node := testservers.Node(t)
 	v1, v2 := testservers.Everything(t, "2025.11.25"), testservers.Everything(t, "2026.1.26")
 	lock := filepath.Join(t.TempDir(), "mcp.lock.json")
@@ -87,6 +88,7 @@ func TestReplayServerEverything(t *testing.T) {
 // elicitation the replay client declines), and 2025.7.1→2025.9.25 changes
 // no tool at all, so nothing is called.
 func TestReplayEarlierReleases(t *testing.T) {
+	t.Parallel()
 	node := testservers.Node(t)
 	for _, c := range []struct {
 		old, new string
@@ -113,6 +115,7 @@ func TestReplayEarlierReleases(t *testing.T) {
 // TestReplayServerEverythingHTTP: the same over Streamable HTTP, in
 // Markdown.
 func TestReplayServerEverythingHTTP(t *testing.T) {
+	t.Parallel()
 	node := testservers.Node(t)
 	v1 := testservers.Everything(t, "2025.11.25")
 	lock := filepath.Join(t.TempDir(), "mcp.lock.json")

@@ -137,6 +137,7 @@ func TestSnapshotRefusesHeaderWithLineBreak(t *testing.T) {
 // End to end over stdio against the real npm server, declaring what the
 // fixtures were captured with: the tools match the fixture.
 func TestSnapshotStdioServerEverything(t *testing.T) {
+	t.Parallel()
 	entry := testservers.Everything(t, "2025.11.25")
 	code, out, stderr := runCLI("snapshot", "--settle", "200ms", "--client-capabilities", `{"roots":{},"sampling":{},"elicitation":{}}`,
 		"--stdio", "--", testservers.Node(t), entry, "stdio")

@@ -27,6 +27,7 @@ import (
 // server-everything drifted while three agents called it
 // (testdata/clickhouse/capture.sh).
 func TestClickHouseQueries(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		testservers.SkipLoudly(t, fmt.Sprintf("chdb's pinned binding is linux/amd64 only, not %s/%s, so the ClickHouse queries were NOT run", runtime.GOOS, runtime.GOARCH))
 	}

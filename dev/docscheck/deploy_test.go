@@ -30,6 +30,7 @@ const chart = "testdata/helm/opentelemetry-collector"
 // configuration each renders with the distribution; the workload must run
 // our image's binary with that configuration.
 func TestHelmValues(t *testing.T) {
+	t.Parallel()
 	dist := distribution(t)
 	for _, c := range []struct {
 		name   string

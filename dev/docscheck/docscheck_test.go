@@ -62,6 +62,7 @@ func rel(path string) string {
 // every example, with the distribution it names. A distribution that has
 // not been built skips its examples, loudly.
 func TestExamplesValidate(t *testing.T) {
+	t.Parallel()
 	for _, file := range examples(t) {
 		t.Run(rel(file), func(t *testing.T) {
 			src, err := os.ReadFile(file)

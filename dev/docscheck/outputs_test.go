@@ -346,6 +346,7 @@ func excerptAt(got, want []string) int {
 // TestCommandOutputs runs every command whose output a page shows and
 // compares the output with the block; -update rewrites the blocks.
 func TestCommandOutputs(t *testing.T) {
+	t.Parallel()
 	s := &scene{owner: t, dir: t.TempDir(), bins: map[string]string{}}
 	updates := map[string]map[int]string{} // page → opening fence line → new body
 	checked := 0

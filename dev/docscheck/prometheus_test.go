@@ -26,6 +26,7 @@ import (
 // TestPrometheusRules runs promtool's unit tests of the rules docs/queries.md
 // points to (examples/prometheus/alerts.yml).
 func TestPrometheusRules(t *testing.T) {
+	t.Parallel()
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		testservers.SkipLoudly(t, "promtool is not installed (Debian: apt-get install prometheus), so the PromQL of docs/queries.md was NOT tested")
@@ -62,6 +63,7 @@ var promNames = map[string][]string{
 // then scrapes both endpoints and checks every name docs/queries.md lists,
 // and that series are labelled with the server.
 func TestPrometheusNames(t *testing.T) {
+	t.Parallel()
 	bin, err := filepath.Abs(filepath.Join(root, "_build", defaultDistribution, defaultDistribution))
 	if err != nil {
 		t.Fatal(err)

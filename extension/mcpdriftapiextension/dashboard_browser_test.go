@@ -23,6 +23,7 @@ import (
 // responses (examples_test.go) with poisoned descriptions.
 
 func TestDashboardServerList(t *testing.T) {
+	t.Parallel()
 	b := dashboardtest.Open(t)
 	b.Load(serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil))
 
@@ -66,6 +67,7 @@ func TestDashboardServerList(t *testing.T) {
 }
 
 func TestDashboardDriftTab(t *testing.T) {
+	t.Parallel()
 	b := dashboardtest.Open(t)
 	b.Load(serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil) + "#/servers/demo-tools")
 	d := b.ReadDrift()
@@ -162,6 +164,7 @@ func TestDashboardDriftTab(t *testing.T) {
 // turned off: escaping is the dashboard's own, the policy is the second
 // line of defence.
 func TestDashboardEscapesWithoutCSP(t *testing.T) {
+	t.Parallel()
 	b := dashboardtest.Open(t)
 	b.BypassCSP()
 	url := serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil)
@@ -179,6 +182,7 @@ func TestDashboardEscapesWithoutCSP(t *testing.T) {
 // The API behind the real bearertokenauth extension: the dashboard asks for
 // the token, keeps it for the tab, and asks again when an accept is refused.
 func TestDashboardAcceptWithBearerToken(t *testing.T) {
+	t.Parallel()
 	drift, b := openBehindAuth(t, "bearertokenauth", bearerAuth(t))
 	route := demoRoute
 
@@ -242,6 +246,7 @@ func TestDashboardAcceptWithBearerToken(t *testing.T) {
 // The API behind the real basicauth extension: the credential is sent in
 // its scheme, and the principal it establishes is who accepted.
 func TestDashboardAcceptWithBasicAuth(t *testing.T) {
+	t.Parallel()
 	drift, b := openBehindAuth(t, "basicauth", basicAuth(t))
 	route := demoRoute
 	b.Rerender(route,
@@ -265,6 +270,7 @@ func TestDashboardAcceptWithBasicAuth(t *testing.T) {
 // A drift that arrived after the page loaded is not accepted unseen: the
 // API's 409 is shown, and nothing was accepted.
 func TestDashboardAcceptConflict(t *testing.T) {
+	t.Parallel()
 	drift := newExampleDrift(t)
 	b := dashboardtest.Open(t)
 	b.Load(serveExamples(t, drift, newExampleImpact(), nil, nil) + "#/servers/demo-tools")
@@ -283,6 +289,7 @@ func TestDashboardAcceptConflict(t *testing.T) {
 // A drift accepted elsewhere (the CLI) while the page shows it: the next
 // refresh says so, and Reload shows it accepted.
 func TestDashboardNoticesAcceptElsewhere(t *testing.T) {
+	t.Parallel()
 	b := dashboardtest.Open(t)
 	url := serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil)
 	b.Load(url + demoRoute)
@@ -305,6 +312,7 @@ func TestDashboardNoticesAcceptElsewhere(t *testing.T) {
 // With only a receiver, impact panels say why there is no impact; with
 // neither, the server list shows the API's 503 message.
 func TestDashboardPartsUnavailable(t *testing.T) {
+	t.Parallel()
 	b := dashboardtest.Open(t)
 	b.Load(serveExamples(t, newExampleDrift(t), nil, nil, nil) + "#/servers/demo-tools")
 	d := b.ReadDrift()
@@ -343,6 +351,7 @@ func openBehindAuth(t *testing.T, auth string, exts map[component.ID]component.C
 // drifted server shows its status, the worst change and the agents it
 // hurts; nothing needs a sideways scroll, and the breadcrumb is whole.
 func TestDashboardSmallScreens(t *testing.T) {
+	t.Parallel()
 	b := dashboardtest.Open(t)
 	url := serveExamples(t, newExampleDrift(t), newExampleImpact(), nil, nil)
 	for _, size := range []struct {
@@ -399,6 +408,7 @@ func checkFits(t *testing.T, b *dashboardtest.Browser, what string) {
 // with their first changes, the rest as headings; the filter narrows it
 // to a severity and to one tool.
 func TestDashboardBigDrift(t *testing.T) {
+	t.Parallel()
 	x := newExampleDrift(t)
 	x.drift.Changes = manyChanges(60, 15)
 	x.drift.Summary = contract.Summary{}
@@ -482,6 +492,7 @@ func manyChanges(n, tools int) []contract.Change {
 
 // The history pages through the API's cursor to the oldest drift.
 func TestDashboardHistoryPaging(t *testing.T) {
+	t.Parallel()
 	x := newExampleDrift(t)
 	x.withHistory(130)
 	b := dashboardtest.Open(t)
@@ -506,6 +517,7 @@ func TestDashboardHistoryPaging(t *testing.T) {
 // summary, its changes as drift cards); a hostile summary is text. A
 // server that is not mixed shows no such section.
 func TestDashboardMixedFleet(t *testing.T) {
+	t.Parallel()
 	x := newExampleDrift(t)
 	var changes []contract.Change
 	for _, c := range x.drift.Changes {

@@ -122,6 +122,7 @@ func outputs(t *testing.T, text string) map[string]string {
 // and the job summary holds the report. fail-on none passes; a policy file
 // that makes the change a warning passes with severity warning.
 func TestActionAgainstTheDemoServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cli, server := build(t, dir, "cmd/mcpdrift"), build(t, dir, "examples/quickstart/server")
 	lock := filepath.Join(dir, "mcp.lock.json")
@@ -182,6 +183,7 @@ func TestActionAgainstTheDemoServer(t *testing.T) {
 
 // TestActionStdioTarget: a target that is not a URL is a stdio command line.
 func TestActionStdioTarget(t *testing.T) {
+	t.Parallel()
 	node := testservers.Node(t)
 	v1, v2 := testservers.Everything(t, "2025.9.25"), testservers.Everything(t, "2025.11.25")
 	dir := t.TempDir()
