@@ -162,13 +162,7 @@ func (f *fleet) remap(current string, key func(string) string) fleetVerdict {
 		if i > 0 && f.win[i-1].key != k {
 			f.switches++
 		}
-		v := f.inWin[k]
-		if v == nil {
-			v = &variant{key: k, first: f.win[i].at}
-			f.inWin[k] = v
-		}
-		v.count++
-		v.last = f.win[i].at
+		f.tally(k, f.win[i].at)
 	}
 	if f.run.key != "" {
 		f.remapRun(key(f.run.key))
@@ -385,6 +379,14 @@ func (f *fleet) push(key string, at time.Time) {
 		f.evict()
 	}
 	f.win = append(f.win, sample{key: key, at: at})
+	f.tally(key, at)
+	if f.mixed {
+		f.count(key, at)
+	}
+}
+
+// tally counts one observation of key in the window's contracts.
+func (f *fleet) tally(key string, at time.Time) {
 	v := f.inWin[key]
 	if v == nil {
 		v = &variant{key: key, first: at}
@@ -392,9 +394,6 @@ func (f *fleet) push(key string, at time.Time) {
 	}
 	v.count++
 	v.last = at
-	if f.mixed {
-		f.count(key, at)
-	}
 }
 
 func (f *fleet) evict() {
