@@ -7,10 +7,11 @@ import (
 	"strings"
 )
 
-// identity undoes a gzip Content-Encoding (x-gzip is its old name) that
-// the upstream used although the proxy asked for none (see
-// forwarder.outgoing), as http.Transport does for the gzip it asks for: the
-// tap and the gate must read the answer. Other encodings, and gzip applied
+// identity undoes a gzip Content-Encoding (x-gzip is its old name), on
+// every path: one the upstream used although the proxy asked for none (see
+// forwarder.outgoing), or one stdio → HTTP asked for, which http.Transport
+// (TLS and proxied upstreams) leaves compressed since it did not ask
+// itself: the tap and the gate must read the answer. Other encodings, and gzip applied
 // more than once, are left as they are (under --lock such an answer is not
 // relayed: httpGate.pass).
 func identity(res *http.Response) {

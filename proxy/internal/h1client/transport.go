@@ -52,7 +52,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var err error
 	switch {
 	case !t.direct(req):
-		return t.base.RoundTrip(req)
+		// http.Transport undoes only the gzip it asked for itself, not one
+		// the caller asked for (stdio → HTTP does, streamable.newRequest).
+		res, err = t.base.RoundTrip(req)
 	case standing(req):
 		res, err = t.stream(req)
 	default:

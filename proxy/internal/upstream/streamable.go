@@ -384,7 +384,8 @@ func (u *streamable) newRequest(ctx context.Context, method, target, sid string,
 	for k, vs := range u.cfg.Header {
 		req.Header[k] = vs
 	}
-	// As http.Transport asks, by itself (h1client undoes a gzip answer).
+	// As http.Transport asks by itself; h1client undoes a gzip answer on
+	// every path (http.Transport would not, the header being ours).
 	req.Header.Set("Accept-Encoding", "gzip")
 	if sid != "" {
 		req.Header.Set(streamhttp.HeaderSessionID, sid)
