@@ -26,8 +26,8 @@
 // stdio agent side of the first two), jsonrpc (the one parse of a frame,
 // and the frames the proxy writes), streamhttp (Streamable HTTP's headers),
 // h1client (the HTTP client to the upstream of the two HTTP modes),
-// telemetry and config. The gate (proxy/gate) and the lock filter
-// (proxy/lockfilter) serve every mode.
+// telemetry, config, and procs (HTTP → HTTP's processor count). The gate
+// (proxy/gate) and the lock filter (proxy/lockfilter) serve every mode.
 package proxy
 
 import (
@@ -36,6 +36,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/proxy/internal/config"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/httpproxy"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/procs"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/relay"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/stdio"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/telemetry"
@@ -106,3 +107,12 @@ func NewHandler(cfg Config, tel Telemetry) (*Handler, error) { return httpproxy.
 func Serve(ctx context.Context, l net.Listener, cfg Config, tel Telemetry) error {
 	return httpproxy.Serve(ctx, l, cfg, tel)
 }
+
+// GovernProcs runs the process on one processor while the load leaves it
+// well under a core, and on the runtime's default otherwise, until stop is
+// called (which restores the default). `mcpdrift proxy --listen` calls it
+// around Serve: a proxy between agents and their server mostly waits, and
+// on one processor its waits and wake-ups cost ≈ 0.7× the CPU
+// (docs/proxy.md "Measured"). A program embedding the Handler sizes its own
+// process; a GOMAXPROCS environment variable is left alone.
+func GovernProcs() (stop func()) { return procs.Govern() }

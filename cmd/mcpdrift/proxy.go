@@ -282,7 +282,9 @@ func runProxy(cmd *cobra.Command, cfg proxy.Config) error {
 			<-sigs
 			cancel()
 		}()
+		stopProcs := proxy.GovernProcs()
 		err = proxy.Serve(ctx, l, cfg, tel)
+		stopProcs()
 	default:
 		code, err = proxy.RunUpstream(ctx, cfg, tel, stdio)
 	}

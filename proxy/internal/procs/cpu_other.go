@@ -1,0 +1,8 @@
+//go:build !unix
+
+package procs
+
+import "time"
+
+// processCPU is not read here: the runtime's default count stands.
+func processCPU() (time.Duration, bool) { return 0, false }
