@@ -22,8 +22,12 @@ func TestMain(m *testing.M) {
 
 // proxyMain is `mcpdrift proxy -- $MCPDRIFT_PROXY_TEST_SERVER...` (or, with
 // MCPDRIFT_PROXY_TEST_UPSTREAM, `mcpdrift proxy --upstream URL`) on this
-// process's stdio, for agents that launch the proxy as their server.
+// process's stdio, for agents that launch the proxy as their server; with
+// listenEnv, `mcpdrift proxy --listen` (listenMain).
 func proxyMain() int {
+	if up := os.Getenv(listenEnv); up != "" {
+		return listenMain(up)
+	}
 	run := proxy.RunCommand
 	cfg := proxy.Config{InjectTraceContext: true}
 	if cfg.Upstream = os.Getenv("MCPDRIFT_PROXY_TEST_UPSTREAM"); cfg.Upstream != "" {
