@@ -112,7 +112,7 @@ func Serve(ctx context.Context, l net.Listener, cfg Config, tel Telemetry) error
 // well under a core, and on the runtime's default otherwise, until stop is
 // called (which restores the default). `mcpdrift proxy --listen` calls it
 // around Serve: a proxy between agents and their server mostly waits, and
-// on one processor its waits and wake-ups cost ≈ 0.7× the CPU
+// on one processor its waits and wake-ups cost ≈ 0.75× the CPU
 // (docs/proxy.md "Measured"). A program embedding the Handler sizes its own
 // process; a GOMAXPROCS environment variable is left alone.
 func GovernProcs() (stop func()) { return procs.Govern() }

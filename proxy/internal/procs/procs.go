@@ -4,7 +4,7 @@
 // starts a second OS thread spinning for work, wakes the runtime's monitor
 // (sysmon, which then polls every 20 µs until all processors idle again) and
 // hands goroutines between threads. On one processor a call makes half the
-// context switches and costs ≈ 0.7× the CPU (docs/proxy.md "Measured"),
+// context switches and costs ≈ 0.75× the CPU (docs/proxy.md "Measured"),
 // but one processor cannot serve more than one core's worth of calls. So
 // the governor runs the process on one processor while its CPU use stays
 // well under a core, gives it the runtime's default as soon as one core's
