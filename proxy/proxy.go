@@ -26,7 +26,7 @@
 // stdio agent side of the first two), jsonrpc (the one parse of a frame,
 // and the frames the proxy writes), streamhttp (Streamable HTTP's headers),
 // h1client (the HTTP client to the upstream of the two HTTP modes),
-// telemetry, config, and procs (HTTP → HTTP's processor count). The gate
+// telemetry, config, and maxprocs (HTTP → HTTP's processor count). The gate
 // (proxy/gate) and the lock filter (proxy/lockfilter) serve every mode.
 package proxy
 
@@ -36,7 +36,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/proxy/internal/config"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/httpproxy"
-	"github.com/mcpdrift/mcpdrift/proxy/internal/procs"
+	"github.com/mcpdrift/mcpdrift/proxy/internal/maxprocs"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/relay"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/stdio"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/telemetry"
@@ -115,4 +115,4 @@ func Serve(ctx context.Context, l net.Listener, cfg Config, tel Telemetry) error
 // on one processor its waits and wake-ups cost ≈ 0.75× the CPU
 // (docs/proxy.md "Measured"). A program embedding the Handler sizes its own
 // process; a GOMAXPROCS environment variable is left alone.
-func GovernProcs() (stop func()) { return procs.Govern() }
+func GovernProcs() (stop func()) { return maxprocs.Govern() }

@@ -1,4 +1,4 @@
-// Package procs sizes the HTTP → HTTP proxy's processor count (GOMAXPROCS)
+// Package maxprocs sizes the HTTP → HTTP proxy's processor count (GOMAXPROCS)
 // to the work it has. A proxy between one agent and its server spends most
 // of a call waiting; each wait idles every processor, and each wake-up then
 // starts a second OS thread spinning for work, wakes the runtime's monitor
@@ -13,7 +13,7 @@
 // A GOMAXPROCS environment variable is the user's choice: then, or where the
 // default is one processor anyway, or the process CPU time cannot be read,
 // nothing is changed.
-package procs
+package maxprocs
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package procs
+package maxprocs
 
 import "time"
 
