@@ -631,3 +631,28 @@ func TestListChangedStorm(t *testing.T) {
 		})
 	}
 }
+
+// announcingServer is a 2026-07-28 server whose first listing announces a
+// change on its own response stream, before its result, and lists a second
+// tool from then on (a replica registering its tools as a client connects).
+type announcingServer struct{ listed atomic.Int64 }
+
+func (f *announcingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	faultServer{"", nil}.serve(w, r, func(method string, id json.RawMessage) bool {
+		switch method {
+		case "server/discover":
+			writeResult(w, id, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}}}`)
+		case "tools/list":
+			if f.listed.Add(1) > 1 {
+				writeResult(w, id, `{"tools":[{"name":"a"},{"name":"b"}]}`)
+				return true
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":\"a\"}]}}\n\n", id)
+		default:
+			return false
+		}
+		return true
+	})
+}

@@ -160,14 +160,15 @@ func sameContract(a, b listings, equivalent func(contract.Kind, contract.Listing
 // settle lists until two consecutive rounds agree with no list_changed in
 // between, waiting for a quiet period before each re-listing. It ends by
 // settleDeadline, settled or not: a re-listing cut short by it is dropped
-// and the previous round stands.
+// and the previous round stands. With SettleOnChange a first listing with
+// no list_changed heard by its end stands alone.
 func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) (listings, bool, int, error) {
 	cur, err := p.collect(ctx, s, kinds, nil)
 	if err != nil {
 		return nil, false, 1, err
 	}
 	rounds := 1
-	if p.rt.opts.Settle == 0 {
+	if p.rt.opts.Settle == 0 || p.rt.opts.SettleOnChange && s.changes.Load() == 0 {
 		return cur, false, rounds, nil
 	}
 	sctx, cancel := context.WithDeadline(ctx, p.settleDeadline(ctx))

@@ -46,6 +46,13 @@ type Options struct {
 	// DefaultSettle is what the CLI and the receiver use unless told
 	// otherwise. Negative values are invalid. See docs/probe.md#settling.
 	Settle time.Duration
+	// SettleOnChange, with Settle > 0, settles only a server that announced
+	// a change: the probe listens for list_changed as settling does, and
+	// when none has arrived by the end of its first listing it lists once.
+	// For a caller that probes the same server again at once, knowing from
+	// earlier settled probes that it does not change after a client
+	// connects (the receiver's confirmation samples).
+	SettleOnChange bool
 	// MaxSettleRounds bounds the listings made while settling. A server
 	// still changing after that is snapshotted as last listed, with
 	// Result.Settled false.

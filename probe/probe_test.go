@@ -221,6 +221,31 @@ func TestSettlesOnChangingServer(t *testing.T) {
 	})
 }
 
+// SettleOnChange lists a quiet server once, and settles one that announces
+// a change by the end of the first listing, as Settle alone would.
+func TestSettleOnChange(t *testing.T) {
+	t.Run("quiet server", func(t *testing.T) {
+		url := serveHTTP(t, kindStateless, serverSpec{tools: 3})
+		o := fastOptions()
+		o.SettleOnChange = true
+		res := mustProbe(t, Target{URL: url}, o)
+		if res.Listings != 1 || res.Settled || len(res.Snapshot.Tools) != 3 {
+			t.Fatalf("got %d listings, settled %v, %d tools; want one unsettled listing of 3", res.Listings, res.Settled, len(res.Snapshot.Tools))
+		}
+	})
+	t.Run("change announced", func(t *testing.T) {
+		ts := httptest.NewServer(&announcingServer{})
+		t.Cleanup(ts.Close)
+		o := faultOptions()
+		o.SettleOnChange = true
+		res := mustProbe(t, Target{URL: ts.URL + "/mcp"}, o)
+		if res.Listings < 2 || !res.Settled || len(res.Snapshot.Tools) != 2 || res.ListChanged == 0 {
+			t.Fatalf("got %d listings, settled %v, %d tools, %d list_changed; want the settled listing of 2 after the announced change",
+				res.Listings, res.Settled, len(res.Snapshot.Tools), res.ListChanged)
+		}
+	})
+}
+
 func TestClientCapabilitiesRecorded(t *testing.T) {
 	url := serveHTTP(t, kindStateless, serverSpec{tools: 1})
 	caps := json.RawMessage(`{ "roots": {"listChanged": true} }`)

@@ -22,7 +22,7 @@ import (
 //   - while mixed, a contract is converged when it has held the last
 //     hold(x) observations: at least minHold, longer when the contracts it
 //     replaces were rare in the window, up to 2W; with samples, from its
-//     c-th observation the receiver samples the fleet at once, and the run
+//     first observation the receiver samples the fleet at once, and the run
 //     with the samples must reach 2W (sampleHold);
 //   - otherwise a new contract seen c times in a row is confirmed when the
 //     window is clean (it is new there, or the window holds at most two
@@ -248,10 +248,13 @@ func (f *fleet) observe(key string, at time.Time) fleetVerdict {
 		switch {
 		case f.run.n >= f.run.need:
 			f.resolve(&v)
-		case f.par.samples > 0 && f.run.n >= f.par.confirmAfter:
+		case f.par.samples > 0:
 			// The run may be the fleet converging: samples taken now
 			// either show another contract (a fleet still mixed, most
 			// often in the first round) or complete the hold at once.
+			// From the run's first observation, not its c-th: the
+			// longest hold guards the end of a mixed state, and c-1
+			// more probes would only add intervals to it.
 			f.ask(&v, x, f.par.sampleHold-f.run.n, f.par.sampleHold)
 			f.noteGrowth(&v)
 		default:

@@ -348,10 +348,30 @@ type sampleBurst struct {
 	n          int
 }
 
-// rounds is how many rounds takeSamples took for the burst:
-// firstSampleRound, then sampleRound at a time.
+// rounds is how many rounds takeSamples took for the burst: rounds of
+// firstSampleRound, sampleRound, then doubling (nextSampleRound).
 func (bu sampleBurst) rounds() int {
-	return 1 + (max(bu.n-firstSampleRound, 0)+sampleRound-1)/sampleRound
+	r := 0
+	for size, n := firstSampleRound, 0; n < bu.n; size = nextSampleRound(size) {
+		n += size
+		r++
+	}
+	return r
+}
+
+// fitBursts fits the bursts' durations to rounds × round + samples ×
+// perSample (least squares), the model of probeTiming.
+func fitBursts(bursts []sampleBurst) (round, perSample float64) {
+	var rr, rn, nn, rd, nd float64
+	for _, bu := range bursts {
+		r, n, d := float64(bu.rounds()), float64(bu.n), bu.end.Sub(bu.start).Seconds()
+		rr, rn, nn, rd, nd = rr+r*r, rn+r*n, nn+n*n, rd+r*d, nd+n*d
+	}
+	det := rr*nn - rn*rn
+	if det == 0 {
+		return 0, 0
+	}
+	return (rd*nn - nd*rn) / det, (rr*nd - rn*rd) / det
 }
 
 // BenchmarkFleetAtOneSecond runs the 50/50 random scenario for real at a
@@ -362,10 +382,11 @@ func (bu sampleBurst) rounds() int {
 // B → classified open (from the start of the first probe or sample that
 // saw B to the open event) and convergence → drift (from the start of the
 // scheduled probe that switched the balancer to B alone, before it picked,
-// to the drift event), the median
-// probe and sample, and the ticks skipped while a probe took its samples:
-// what the seconds columns of BenchmarkFleetScenarios model (fleetTimings
-// are its s/probe, s/first-round and s/round).
+// to the drift event), the median scheduled probe, what a round of samples
+// and each sample in it cost (fitBursts), and the ticks skipped while a
+// probe took its samples: what the seconds columns of
+// BenchmarkFleetScenarios model (fleetTimings are its s/probe, s/round and
+// s/sample).
 //
 //	go test ./receiver/mcpdriftreceiver/ -run '^$' -bench FleetAtOneSecond -benchtime 3x
 func BenchmarkFleetAtOneSecond(b *testing.B) {
@@ -387,24 +408,23 @@ func benchFleetAtOneSecond(b *testing.B, settle time.Duration) {
 		return out
 	}
 	open, drift := col(func(r fleetRealRun) float64 { return r.open }), col(func(r fleetRealRun) float64 { return r.drift })
-	probe, first := col(func(r fleetRealRun) float64 { return r.probe }), col(func(r fleetRealRun) float64 { return r.first })
+	probe, perSample := col(func(r fleetRealRun) float64 { return r.probe }), col(func(r fleetRealRun) float64 { return r.perSample })
 	round, skipped := col(func(r fleetRealRun) float64 { return r.round }), col(func(r fleetRealRun) float64 { return r.skipped })
-	b.Logf("first B → open %.2f s; convergence → drift %.2f s; median probe %.3f s, first round of samples %.3f s, later round %.3f s; skipped ticks %v",
-		open, drift, probe, first, round, skipped)
+	b.Logf("first B → open %.2f s; convergence → drift %.2f s; median probe %.3f s; samples: %.3f s a round + %.4f s a sample; skipped ticks %v",
+		open, drift, probe, round, perSample, skipped)
 	b.ReportMetric(median(open), "s-first-B-to-open")
 	b.ReportMetric(median(drift), "s-convergence-to-drift")
 	b.ReportMetric(median(probe), "s/probe")
-	b.ReportMetric(median(first), "s/first-round")
 	b.ReportMetric(median(round), "s/round")
+	b.ReportMetric(median(perSample), "s/sample")
 	b.ReportMetric(median(skipped), "skipped-ticks")
 }
 
 // fleetRealRun is what one run of fleetAtOneSecond measured, in seconds:
-// the delays, the median scheduled probe, first round of samples (bursts
-// of one round) and later round (bursts of three rounds or more, less
-// their first round), and the ticks skipped.
+// the delays, the median scheduled probe, the bursts of samples fitted to
+// rounds × round + samples × perSample, and the ticks skipped.
 type fleetRealRun struct {
-	open, drift, probe, first, round, skipped float64
+	open, drift, probe, round, perSample, skipped float64
 }
 
 func median(xs []float64) float64 {
@@ -486,18 +506,7 @@ func fleetAtOneSecond(b *testing.B, settle time.Duration) fleetRealRun {
 		}
 		return out
 	}
-	var first, later []float64
-	for _, bu := range p.bursts {
-		if bu.rounds() == 1 {
-			first = append(first, bu.end.Sub(bu.start).Seconds())
-		}
-	}
-	f := median(first)
-	for _, bu := range p.bursts {
-		if n := bu.rounds(); n >= 3 {
-			later = append(later, (bu.end.Sub(bu.start).Seconds()-f)/float64(n-1))
-		}
-	}
+	round, perSample := fitBursts(p.bursts)
 	return fleetRealRun{open: openAt.Sub(p.firstB).Seconds(), drift: driftAt.Sub(p.converged).Seconds(),
-		probe: median(secs(p.probes)), first: f, round: median(later), skipped: float64(tgt.skipped.Load())}
+		probe: median(secs(p.probes)), round: round, perSample: perSample, skipped: float64(tgt.skipped.Load())}
 }

@@ -76,7 +76,7 @@ type fleetRun struct {
 	firstB    int // first probe that saw B (scheduled or sampled; -1: none)
 	samples   int // extra probes the tracker asked for
 	openEvent event
-	rounds    []int // per scheduled probe: the rounds of samples it took
+	bursts    []burst // per scheduled probe: the samples it took
 }
 
 // falseDrifts counts drifts that should not be: any before convergence, and
@@ -121,23 +121,35 @@ func (r fleetRun) delay() int {
 	return -1
 }
 
-// probeTiming is how long a probe and a round of samples take. A round's
-// samples run in parallel, so it takes about one probe, but the first round
-// (firstSampleRound samples) less than later ones (sampleRound) on a busy
-// machine.
+// burst is what one scheduled probe sampled: rounds (takeSamples) and the
+// samples in them.
+type burst struct{ rounds, samples int }
+
+// probeTiming is how long a probe and its samples take. A round's samples
+// run in parallel: a round takes its round trips (round, with settle where
+// samples settle) plus what each of its samples costs on a busy CPU
+// (perSample).
 type probeTiming struct {
-	name                string
-	probe, first, round time.Duration
+	name                    string
+	probe, round, perSample time.Duration
+}
+
+// took is how long b's samples take.
+func (pt probeTiming) took(b burst) time.Duration {
+	return time.Duration(b.rounds)*pt.round + time.Duration(b.samples)*pt.perSample
 }
 
 // The timings the seconds columns use, measured by BenchmarkFleetAtOneSecond
 // (go-sdk servers on loopback behind the test balancer, medians of 3 runs on
-// a 2-core machine under a load average of about 30): with the default
-// settle each probe and each round of samples waits out one quiet period;
-// with settle 0 it lists once, and a round is its parallel connections.
+// a 2-core machine; s/round and s/sample there). With the default settle a
+// scheduled probe waits out one quiet period, and samples of a server that
+// never changed after a client connected list once (SettleOnChange); where
+// the server changes on connect every round of samples waits it out too
+// (the third row: its round is the settle wait plus the second's).
 var fleetTimings = []probeTiming{
-	{name: "settle 500ms (default)", probe: 520 * time.Millisecond, first: 575 * time.Millisecond, round: 645 * time.Millisecond},
-	{name: "settle 0", probe: 11 * time.Millisecond, first: 13 * time.Millisecond, round: 97 * time.Millisecond},
+	{name: "settle 500ms (default)", probe: 520 * time.Millisecond, round: 20 * time.Millisecond, perSample: 4 * time.Millisecond},
+	{name: "settle 500ms, server changes on connect", probe: 520 * time.Millisecond, round: 520 * time.Millisecond, perSample: 4 * time.Millisecond},
+	{name: "settle 0", probe: 11 * time.Millisecond, round: 20 * time.Millisecond, perSample: 4 * time.Millisecond},
 }
 
 // schedule dates a run's scheduled probes as the scheduler spaces them
@@ -148,14 +160,11 @@ var fleetTimings = []probeTiming{
 // each probe's start and end (its events are emitted at its end), from the
 // first probe's start.
 func (r fleetRun) schedule(interval time.Duration, pt probeTiming) (start, done []time.Duration) {
-	start, done = make([]time.Duration, len(r.rounds)), make([]time.Duration, len(r.rounds))
+	start, done = make([]time.Duration, len(r.bursts)), make([]time.Duration, len(r.bursts))
 	var at time.Duration
-	for i, n := range r.rounds {
+	for i, b := range r.bursts {
 		start[i] = at
-		done[i] = at + pt.probe
-		if n > 0 {
-			done[i] += pt.first + time.Duration(n-1)*pt.round
-		}
+		done[i] = at + pt.probe + pt.took(b)
 		ticks := max(1, (done[i]-at+interval-1)/interval) // the tick at or after done
 		at += ticks * interval
 	}
@@ -186,11 +195,11 @@ func (r fleetRun) seconds(interval time.Duration, pt probeTiming) (drift, open, 
 // the next ticks starts the next probe on the first tick after it ends, as
 // the scheduler skips a tick while the target's probe runs.
 func TestFleetSchedule(t *testing.T) {
-	r := fleetRun{rounds: []int{0, 3, 0, 1}, converged: 1, drifts: []int{2}, firstB: 0, opens: []int{1}, rollback: -1}
-	pt := probeTiming{probe: 500 * time.Millisecond, first: 500 * time.Millisecond, round: 500 * time.Millisecond}
+	r := fleetRun{bursts: []burst{{}, {3, 20}, {}, {1, 2}}, converged: 1, drifts: []int{2}, firstB: 0, opens: []int{1}, rollback: -1}
+	pt := probeTiming{probe: 500 * time.Millisecond, round: 400 * time.Millisecond, perSample: 15 * time.Millisecond}
 	start, done := r.schedule(time.Second, pt)
 	wantStart := []time.Duration{0, time.Second, 3 * time.Second, 4 * time.Second}
-	wantDone := []time.Duration{500 * time.Millisecond, 3 * time.Second, 3500 * time.Millisecond, 5 * time.Second}
+	wantDone := []time.Duration{500 * time.Millisecond, 3 * time.Second, 3500 * time.Millisecond, 4930 * time.Millisecond}
 	if !slices.Equal(start, wantStart) || !slices.Equal(done, wantDone) {
 		t.Fatalf("start %v, done %v; want %v, %v", start, done, wantStart, wantDone)
 	}
@@ -297,10 +306,11 @@ func runFleetScenario(sc fleetScenario, seed uint64, snaps fleetSnapshots, sampl
 				}
 			}
 			st := tr.observe(pick(), at)
-			run.rounds = append(run.rounds, 0)
+			run.bursts = append(run.bursts, burst{})
 			if st.sample {
 				more := takeSamples(st.sampleN, tr.agrees, func(k int) []*contract.Snapshot {
-					run.rounds[i]++
+					run.bursts[i].rounds++
+					run.bursts[i].samples += k
 					round := make([]*contract.Snapshot, k)
 					for j := range round {
 						round[j] = pick()
@@ -337,6 +347,7 @@ type fleetStats struct {
 	falseDrifts int
 	runsFalse   int   // runs with at least one false drift
 	delays      []int // convergence -> drift, per run that drifted after convergence
+	mixedDelays []int // delays of the runs that opened a mixed state
 	missed      int   // converging runs with no drift after convergence
 	opens       []int // mixed states opened per run
 	detect      []int // first B -> first mixed open, per run that opened one
@@ -362,6 +373,9 @@ func measureFleetScenario(t testing.TB, sc fleetScenario, seeds, samples int) fl
 		if r.converged >= 0 {
 			if d := r.delay(); d >= 0 {
 				s.delays = append(s.delays, d)
+				if len(r.opens) > 0 {
+					s.mixedDelays = append(s.mixedDelays, d)
+				}
 			} else {
 				s.missed++
 			}
@@ -472,16 +486,24 @@ func TestFleetScenarios(t *testing.T) {
 			if sc.converges && s.missed != 0 {
 				t.Errorf("%d of %d runs never reported the drift after convergence", s.missed, s.runs)
 			}
-			// Fast convergence: samples complete the hold at once.
+			// Fast convergence: samples complete the hold at once, on the
+			// first probe of the converged fleet when a mixed state was
+			// open (they are asked from a run's first observation).
 			for _, d := range s.delays {
 				if d > max(2, sc.confirmAfter) {
 					t.Errorf("drift %d probes after convergence, want at most %d: %s", d, max(2, sc.confirmAfter), dist(s.delays))
 					break
 				}
 			}
+			for _, d := range s.mixedDelays {
+				if d != 1 {
+					t.Errorf("drift %d probes after a mixed fleet converged, want on the first: %s", d, dist(s.mixedDelays))
+					break
+				}
+			}
 			for _, d := range s.resolve {
-				if d > 2 {
-					t.Errorf("mixed state resolved %d probes after the rollback, want at most 2: %s", d, dist(s.resolve))
+				if d != 1 {
+					t.Errorf("mixed state resolved %d probes after the rollback, want on the first: %s", d, dist(s.resolve))
 					break
 				}
 			}

@@ -44,6 +44,11 @@ func (p *probeClient) probe(ctx context.Context, t *target, sample bool) (*contr
 	opts.Equivalent = t.tracker.equivalent()
 	if sample {
 		opts.Known = t.hint.known
+		// A server whose settled probes never changed after connecting is
+		// listed once, unless it announces a change: samples come at once,
+		// many, and waiting out settle in each is what made a 1 s target's
+		// convergence take 14 s (issue 25).
+		opts.SettleOnChange = !t.changesOnConnect.Load()
 		if t.sampleClient != nil {
 			client, err := t.sampleClient(ctx)
 			if err != nil {
@@ -57,17 +62,33 @@ func (p *probeClient) probe(ctx context.Context, t *target, sample bool) (*contr
 	if pt.HTTPClient != nil {
 		defer pt.HTTPClient.CloseIdleConnections() // those no request of the probe used too
 	}
-	snap, err := probe.Probe(ctx, pt, opts)
+	res, err := probe.ProbeResult(ctx, pt, opts)
 	if err != nil && opts.Known.Generation != "" && ctx.Err() == nil {
 		// The hint may be stale (the server changed generation): a server
 		// that answers the full handshake is not down.
 		opts.Known = probe.Known{}
-		snap, err = probe.Probe(ctx, pt, opts)
+		res, err = probe.ProbeResult(ctx, pt, opts)
+	}
+	var snap *contract.Snapshot
+	if err == nil {
+		snap = res.Snapshot
+		if changedOnConnect(res) {
+			t.changesOnConnect.Store(true)
+		}
 	}
 	if !sample {
 		t.hint.learn(opts.Known, snap, err)
 	}
 	return snap, err
+}
+
+// changedOnConnect reports that a probe saw the server's listings change
+// after it connected: it heard list_changed, or settling made more than
+// the two listings that agree at once (a server that registers tools late
+// without announcing them).
+func changedOnConnect(res *probe.Result) bool {
+	agreedAtOnce := res.Listings == 2 && res.Settled
+	return res.ListChanged > 0 || res.Listings > 1 && !agreedAtOnce
 }
 
 // probeTarget describes the target to the probe. The HTTP client comes from

@@ -33,6 +33,10 @@ type target struct {
 	clientCapabilities json.RawMessage
 	probe              probe.Target // what the probe is told; set at Start
 	hint               handshakeHint
+	// changesOnConnect is set once a probe saw the server's listings
+	// change after it connected (changedOnConnect): its samples then wait
+	// out settle as scheduled probes do.
+	changesOnConnect atomic.Bool
 
 	// stateMu guards the tracker, the history and the probe state below
 	// once a probe has a result: the control plane reads them, and accept

@@ -532,3 +532,37 @@ func TestFleetRemapEndsAVolatileMixedState(t *testing.T) {
 		t.Fatalf("a fleet alternating between two contracts is no longer mixed after the mask: %+v", v)
 	}
 }
+
+// takeSamples: rounds of 2 and 6, then doubling up to maxSampleRound, so
+// the 126 samples that end a mixed state take 7 rounds; a round with a
+// sample that disagrees is the last.
+func TestTakeSamplesRounds(t *testing.T) {
+	a, b := requiredSnap(t, "query"), requiredSnap(t, "query", "filters")
+	agrees := func(s *contract.Snapshot) bool { return s == a }
+	rounds := func(n, disagreeAt int) []int {
+		var sizes []int
+		taken := 0
+		takeSamples(n, agrees, func(k int) []*contract.Snapshot {
+			sizes = append(sizes, k)
+			round := make([]*contract.Snapshot, k)
+			for j := range round {
+				round[j] = a
+				if taken == disagreeAt {
+					round[j] = b
+				}
+				taken++
+			}
+			return round
+		})
+		return sizes
+	}
+	if got, want := rounds(126, -1), []int{2, 6, 12, 24, 32, 32, 18}; !slices.Equal(got, want) {
+		t.Errorf("126 agreeing samples in rounds %v, want %v", got, want)
+	}
+	if got, want := rounds(126, 9), []int{2, 6, 12}; !slices.Equal(got, want) {
+		t.Errorf("a sample that disagrees in the third round: rounds %v, want %v", got, want)
+	}
+	if got, want := rounds(12, -1), []int{2, 6, 4}; !slices.Equal(got, want) {
+		t.Errorf("confirm_samples 12: rounds %v, want %v", got, want)
+	}
+}
