@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -389,16 +390,21 @@ func fitBursts(bursts []sampleBurst) (round, perSample float64) {
 // s/sample).
 //
 //	go test ./receiver/mcpdriftreceiver/ -run '^$' -bench FleetAtOneSecond -benchtime 3x
+//
+// "changes on connect" runs it with replicas that register a tool after a
+// client's first listing (lateBackend, sessions, session affinity): their
+// samples settle.
 func BenchmarkFleetAtOneSecond(b *testing.B) {
-	for _, settle := range []time.Duration{createDefaultConfig().(*Config).Settle, 0} {
-		b.Run("settle="+settle.String(), func(b *testing.B) { benchFleetAtOneSecond(b, settle) })
-	}
+	settle := createDefaultConfig().(*Config).Settle
+	b.Run("settle="+settle.String(), func(b *testing.B) { benchFleetAtOneSecond(b, settle, false) })
+	b.Run("settle="+settle.String()+",changes_on_connect", func(b *testing.B) { benchFleetAtOneSecond(b, settle, true) })
+	b.Run("settle=0s", func(b *testing.B) { benchFleetAtOneSecond(b, 0, false) })
 }
 
-func benchFleetAtOneSecond(b *testing.B, settle time.Duration) {
+func benchFleetAtOneSecond(b *testing.B, settle time.Duration, late bool) {
 	var runs []fleetRealRun
 	for b.Loop() {
-		runs = append(runs, fleetAtOneSecond(b, settle))
+		runs = append(runs, fleetAtOneSecond(b, settle, late))
 	}
 	col := func(f func(fleetRealRun) float64) []float64 {
 		out := make([]float64, len(runs))
@@ -410,21 +416,25 @@ func benchFleetAtOneSecond(b *testing.B, settle time.Duration) {
 	open, drift := col(func(r fleetRealRun) float64 { return r.open }), col(func(r fleetRealRun) float64 { return r.drift })
 	probe, perSample := col(func(r fleetRealRun) float64 { return r.probe }), col(func(r fleetRealRun) float64 { return r.perSample })
 	round, skipped := col(func(r fleetRealRun) float64 { return r.round }), col(func(r fleetRealRun) float64 { return r.skipped })
-	b.Logf("first B → open %.2f s; convergence → drift %.2f s; median probe %.3f s; samples: %.3f s a round + %.4f s a sample; skipped ticks %v",
-		open, drift, probe, round, perSample, skipped)
+	cpu := col(func(r fleetRealRun) float64 { return r.cpu })
+	b.Logf("first B → open %.2f s; convergence → drift %.2f s; median probe %.3f s; samples: %.3f s a round + %.4f s a sample; skipped ticks %v; CPU %.4f s a probe or sample",
+		open, drift, probe, round, perSample, skipped, cpu)
 	b.ReportMetric(median(open), "s-first-B-to-open")
 	b.ReportMetric(median(drift), "s-convergence-to-drift")
 	b.ReportMetric(median(probe), "s/probe")
 	b.ReportMetric(median(round), "s/round")
 	b.ReportMetric(median(perSample), "s/sample")
 	b.ReportMetric(median(skipped), "skipped-ticks")
+	b.ReportMetric(median(cpu)*1000, "cpu-ms/probe")
 }
 
 // fleetRealRun is what one run of fleetAtOneSecond measured, in seconds:
 // the delays, the median scheduled probe, the bursts of samples fitted to
-// rounds × round + samples × perSample, and the ticks skipped.
+// rounds × round + samples × perSample, the ticks skipped, and the
+// process's CPU time per probe or sample (the servers and the balancer
+// included: they run in it), which the load does not inflate.
 type fleetRealRun struct {
-	open, drift, probe, round, perSample, skipped float64
+	open, drift, probe, round, perSample, skipped, cpu float64
 }
 
 func median(xs []float64) float64 {
@@ -436,10 +446,14 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-func fleetAtOneSecond(b *testing.B, settle time.Duration) fleetRealRun {
+func fleetAtOneSecond(b *testing.B, settle time.Duration, late bool) fleetRealRun {
 	b.Helper()
 	a, bh := sdkBackends(b, false)
-	lb, url := newTestBalancer(b, a, bh, perConnection, false, uint64(b.N))
+	affinity := perConnection
+	if late {
+		a, bh, affinity = lateBackend(b, nil), lateBackend(b, sdkTool("fetch", "Fetch a page")), perSession
+	}
+	lb, url := newTestBalancer(b, a, bh, affinity, false, uint64(b.N))
 	cfg := createDefaultConfig().(*Config)
 	cfg.CollectionInterval = time.Second
 	cfg.Settle = settle
@@ -452,6 +466,7 @@ func fleetAtOneSecond(b *testing.B, settle time.Duration) fleetRealRun {
 	logs := new(consumertest.LogsSink)
 	r.setLogs(logs)
 	r.setMetrics(new(consumertest.MetricsSink))
+	cpu0 := benchutil.CPUTime()
 	if err := r.Start(context.Background(), &storageHost{}); err != nil {
 		b.Fatal(err)
 	}
@@ -507,6 +522,7 @@ func fleetAtOneSecond(b *testing.B, settle time.Duration) fleetRealRun {
 		return out
 	}
 	round, perSample := fitBursts(p.bursts)
+	cpu := (benchutil.CPUTime() - cpu0).Seconds() / float64(len(p.probes)+len(p.samples))
 	return fleetRealRun{open: openAt.Sub(p.firstB).Seconds(), drift: driftAt.Sub(p.converged).Seconds(),
-		probe: median(secs(p.probes)), round: round, perSample: perSample, skipped: float64(tgt.skipped.Load())}
+		probe: median(secs(p.probes)), round: round, perSample: perSample, skipped: float64(tgt.skipped.Load()), cpu: cpu}
 }

@@ -141,15 +141,16 @@ func (pt probeTiming) took(b burst) time.Duration {
 
 // The timings the seconds columns use, measured by BenchmarkFleetAtOneSecond
 // (go-sdk servers on loopback behind the test balancer, medians of 3 runs on
-// a 2-core machine; s/round and s/sample there). With the default settle a
-// scheduled probe waits out one quiet period, and samples of a server that
-// never changed after a client connected list once (SettleOnChange); where
-// the server changes on connect every round of samples waits it out too
-// (the third row: its round is the settle wait plus the second's).
+// a 2-core machine at a load average of 41-48; s/probe, s/round and
+// s/sample there). With the default settle a scheduled probe waits out one
+// quiet period, and samples of a server that never changed after a client
+// connected list once (SettleOnChange): a round's latency is lost in what
+// its samples cost on a starved CPU (the fit gave -0.009 s). Where the
+// server changes on connect every round of samples waits settle out too.
 var fleetTimings = []probeTiming{
-	{name: "settle 500ms (default)", probe: 520 * time.Millisecond, round: 20 * time.Millisecond, perSample: 4 * time.Millisecond},
-	{name: "settle 500ms, server changes on connect", probe: 520 * time.Millisecond, round: 520 * time.Millisecond, perSample: 4 * time.Millisecond},
-	{name: "settle 0", probe: 11 * time.Millisecond, round: 20 * time.Millisecond, perSample: 4 * time.Millisecond},
+	{name: "settle 500ms (default)", probe: 527 * time.Millisecond, round: 0, perSample: 44 * time.Millisecond},
+	{name: "settle 500ms, server changes on connect", probe: 540 * time.Millisecond, round: 853 * time.Millisecond, perSample: 40 * time.Millisecond},
+	{name: "settle 0", probe: 8 * time.Millisecond, round: 10 * time.Millisecond, perSample: 29 * time.Millisecond},
 }
 
 // schedule dates a run's scheduled probes as the scheduler spaces them
