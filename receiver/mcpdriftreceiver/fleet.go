@@ -55,6 +55,14 @@ type fleet struct {
 	// when another reached minCount since (an update event names it).
 	announced map[string]bool
 	grew      bool
+
+	// alias, when set, names what each key would be if the fields that
+	// may be turning out volatile were masked too; the mixed rule counts
+	// contracts under it, so contracts that differ only there (each probe
+	// a new timestamp, and samples taken at once repeating one) are not a
+	// fleet. Set by the tracker from its volatile detector; nil in the
+	// simulation.
+	alias func(key string) string
 }
 
 type sample struct {
@@ -454,22 +462,61 @@ func lowerBound(k, n int) float64 {
 // contract came back after another was seen). The window's first run is
 // left out: the old contract's history before an upgrade says nothing about
 // whether it came back, so one stale answer after an upgrade is no fleet.
+//
+// With an alias the rule is applied to the aliased keys: merging keys never
+// adds a change of contract, so the unaliased count of switches is a bound.
 func (f *fleet) mixedRule() bool {
 	if f.switches < 3 {
 		return false
 	}
+	if f.alias != nil {
+		return f.aliasedMixedRule()
+	}
 	first, n := f.firstRun()
 	held := 0
 	for k, v := range f.inWin {
-		c := v.count
-		if k == first {
-			c -= n
-		}
-		if c >= f.par.minCount {
+		if f.meaningful(k, v.count, first, n) {
 			held++
 		}
 	}
 	return held >= 2
+}
+
+// aliasedMixedRule is mixedRule over the window's keys renamed by alias.
+func (f *fleet) aliasedMixedRule() bool {
+	counts := map[string]int{}
+	switches, first, n, prev := 0, "", 0, ""
+	for i, s := range f.win {
+		k := f.alias(s.key)
+		counts[k]++
+		if i > 0 && k != prev {
+			switches++
+		}
+		if switches == 0 {
+			first, n = k, i+1
+		}
+		prev = k
+	}
+	if switches < 3 {
+		return false
+	}
+	held := 0
+	for k, c := range counts {
+		if f.meaningful(k, c, first, n) {
+			held++
+		}
+	}
+	return held >= 2
+}
+
+// meaningful: a contract seen c times in the window, whose first run (key
+// first, n long) does not count, holds a share of it that makes it part of
+// a mixed fleet.
+func (f *fleet) meaningful(key string, c int, first string, n int) bool {
+	if key == first {
+		c -= n
+	}
+	return c >= f.par.minCount
 }
 
 // firstRun is the key and length of the window's first run.

@@ -1,6 +1,7 @@
 package mcpdriftreceiver
 
 import (
+	"maps"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
@@ -403,6 +404,7 @@ func (t *tracker) sampled(samples []*contract.Snapshot, now time.Time) step {
 func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 	found := t.volatile.observe(s, t.classify)
 	if len(found) == 0 {
+		t.watchAdvancing()
 		return
 	}
 	for _, f := range found {
@@ -423,6 +425,7 @@ func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 	}
 	t.baselineKey = renamed[t.baselineKey]
 	t.classified = nil
+	t.watchAdvancing()
 	v := t.fleet.remap(t.key(t.current), func(old string) string {
 		if k, ok := renamed[old]; ok {
 			return k
@@ -432,6 +435,49 @@ func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 	if v.resolved {
 		st.events = append(st.events, event{kind: eventMixedResolved, at: now, current: t.current, variants: t.classifyVariants(v.variants)})
 	}
+}
+
+// watchAdvancing gives the fleet's mixed rule the keys contracts would
+// have if the fields on a streak of new values (advancing) were volatile
+// too, until the next scheduled probe: before volatile.after probes confirm
+// a timestamp, samples taken at once repeat its value, and one server would
+// look like contracts coming back (a mixed fleet). A fleet whose variants
+// differ only in such a field opens a probe later, when the field repeats
+// or goes back; one whose variants differ elsewhere too opens as before.
+func (t *tracker) watchAdvancing() {
+	adv := t.volatile.advancing()
+	if len(adv) == 0 || t.baseline == nil {
+		t.fleet.alias = nil
+		return
+	}
+	maps.Copy(adv, t.volatile.known)
+	limits := t.cfg.limits
+	aliases := map[string]string{}
+	t.fleet.alias = func(key string) string {
+		if a, ok := aliases[key]; ok {
+			return a
+		}
+		a := key // a contract no longer kept stays apart
+		if s := t.snapshotOf(key); s != nil {
+			a = maskFields(s, adv, limits).Digests.Contract
+		}
+		aliases[key] = a
+		return a
+	}
+}
+
+// snapshotOf is the contract behind a key the fleet names, nil when it is
+// no longer kept.
+func (t *tracker) snapshotOf(key string) *contract.Snapshot {
+	switch {
+	case t.seen[key] != nil:
+		return t.seen[key]
+	case key == t.baselineKey:
+		return t.baseline
+	case t.current != nil && key == t.fleet.current:
+		return t.current
+	}
+	return nil
 }
 
 // apply turns a fleet verdict into events; s is the observation it was

@@ -406,8 +406,9 @@ func TestDeletePointer(t *testing.T) {
 // be volatile. Fed the samples, the detector saw the value hold still or
 // go back and never found the field; the fleet saw contracts repeat and
 // opened a mixed state that no contract could end. Now the field is found
-// on the fourth probe, the mixed state it caused ends, and the change is
-// reported once, on that probe.
+// on the fourth probe and the change is reported once, on that probe; no
+// mixed state opens meanwhile (the samples' repeats of a field on a streak
+// of new values are no fleet), where it opened and was resolved before.
 func TestTrackerVolatileTimestampBeforeChange(t *testing.T) {
 	for _, confirm := range []int{1, 2} {
 		t.Run(fmt.Sprintf("confirm_after %d", confirm), func(t *testing.T) {
@@ -455,8 +456,9 @@ func TestTrackerVolatileTimestampBeforeChange(t *testing.T) {
 			if !slices.Contains(all, eventVolatile) || tr.mixedOpen() {
 				t.Fatalf("events %v: the timestamp is volatile and no mixed state stays open", all)
 			}
-			if opened := slices.Contains(all, eventMixedOpen); opened && !slices.Contains(all, eventMixedResolved) {
-				t.Fatalf("events %v: a mixed state opened by the volatile field is resolved", all)
+			t.Logf("events %v", all)
+			if slices.Contains(all, eventMixedOpen) {
+				t.Fatalf("events %v: one server whose timestamp the samples repeat is reported as a mixed fleet", all)
 			}
 			rules := map[string]bool{}
 			for _, c := range drifts[0].report.Changes {

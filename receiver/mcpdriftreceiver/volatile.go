@@ -37,10 +37,12 @@ type volatileDetector struct {
 // maxCachedDiffs bounds volatileDetector.diffs.
 const maxCachedDiffs = 16
 
-// streak is a field's run of consecutive changes and the values it took.
+// streak is a field's run of consecutive changes and the values it took;
+// back is set once it went back to one of them (alternation).
 type streak struct {
 	count  int
 	values map[string]bool
+	back   bool
 }
 
 func newVolatileDetector(after int) *volatileDetector {
@@ -74,7 +76,7 @@ func (d *volatileDetector) observe(s *contract.Snapshot, classify func(old, new 
 		}
 		if st.values[string(c.After)] {
 			// Back to a value seen in this run: alternation, not volatility.
-			d.streaks[k] = &streak{count: 1, values: map[string]bool{string(c.Before): true, string(c.After): true}}
+			d.streaks[k] = &streak{count: 1, values: map[string]bool{string(c.Before): true, string(c.After): true}, back: true}
 			continue
 		}
 		st.values[string(c.After)] = true
@@ -87,6 +89,24 @@ func (d *volatileDetector) observe(s *contract.Snapshot, classify func(old, new 
 	}
 	slices.SortFunc(found, compareFieldKeys)
 	return found
+}
+
+// advancing are the fields whose streak is running and never went back: on
+// each of the last scheduled probes they took a value never seen before, as
+// a volatile field does before volatile.after confirms it. A field a fleet
+// flips between is among them at most until the next scheduled probe, which
+// repeats the contract (the streaks end) or goes back.
+func (d *volatileDetector) advancing() map[fieldKey]bool {
+	var out map[fieldKey]bool
+	for k, st := range d.streaks {
+		if !st.back && !d.known[k] {
+			if out == nil {
+				out = map[fieldKey]bool{}
+			}
+			out[k] = true
+		}
+	}
+	return out
 }
 
 // changedFields are the fields whose value changed from prev to s (added or
