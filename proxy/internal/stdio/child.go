@@ -16,10 +16,11 @@ import (
 )
 
 // child is a stdio server the proxy started: the upstream of stdio → stdio.
-// It runs in a process group of its own, so the proxy can signal and reap
-// whatever it starts in turn.
+// It runs in a tree of its own (a process group; a job object on Windows),
+// so the proxy can signal and reap whatever it starts in turn.
 type child struct {
 	cmd    *exec.Cmd
+	tree   *tree
 	argv   []string
 	stdin  *os.File // the write end of the child's standard input
 	stdout *os.File // the read end of its standard output
@@ -48,12 +49,19 @@ func startChild(argv []string, stderr io.Writer) (*child, error) {
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
+	var t *tree
+	if err == nil {
+		if t, err = adopt(cmd); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
 	if err != nil {
 		inW.Close()
 		outR.Close()
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
-	c := &child{cmd: cmd, argv: argv, stdin: inW, stdout: outR, done: make(chan struct{})}
+	c := &child{cmd: cmd, tree: t, argv: argv, stdin: inW, stdout: outR, done: make(chan struct{})}
 	return c, nil
 }
 

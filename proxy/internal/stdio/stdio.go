@@ -14,8 +14,9 @@ import (
 
 // Run runs stdio → stdio: it starts cfg.Command, relays until the
 // agent or the server ends the session, and returns the exit code to exit
-// with (the server's). The child and its process group are gone when it
-// returns, whatever happened.
+// with (the server's). The child and everything it started (its process
+// group; its job object on Windows) are gone when it returns, whatever
+// happened.
 func Run(ctx context.Context, cfg config.Config, tel telemetry.Telemetry, io relay.Stdio) (int, error) {
 	g, err := cfg.Ready()
 	if err != nil {
@@ -25,7 +26,7 @@ func Run(ctx context.Context, cfg config.Config, tel telemetry.Telemetry, io rel
 	if err != nil {
 		return 1, err
 	}
-	defer c.signal(syscall.SIGKILL) // whatever the child left running in its group
+	defer c.signal(syscall.SIGKILL) // whatever the child left running in its tree
 	r := relay.New(&cfg, tel, interceptor.Endpoint{Command: cfg.Command}, g, io.Out)
 	r.SetUpstream(c)
 	ctx, cancel := context.WithCancel(ctx)
@@ -59,7 +60,7 @@ wait:
 			}
 		}
 	}
-	// The child is gone: end its group, then let its last output reach the
+	// The child is gone: end its tree, then let its last output reach the
 	// agent (the pipe ends when no process holds it any more) within
 	// ShutdownGrace, and once more after cutting the pipe. An agent that
 	// stopped reading, or a signal, ends the wait: the proxy never outlives
