@@ -16,9 +16,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// These tests need Windows (or Wine: `GOOS=windows go test -exec wine
-// ./internal/stdio/`, docs/proxy.md). The test binary is re-executed as
-// the processes of a tree: role names which.
+// These tests need Windows, or Wine (docs/deploy.md says how they run
+// there). The test binary is re-executed as the processes of a tree: role
+// names which.
 const role = "MCPDRIFT_STDIO_TEST_ROLE"
 
 func TestMain(m *testing.M) {
@@ -99,11 +99,13 @@ func running(h windows.Handle) bool {
 	return ev == uint32(windows.WAIT_TIMEOUT)
 }
 
-func gone(t *testing.T, h windows.Handle, what string) {
+func gone(t *testing.T, h windows.Handle, what string) bool {
 	t.Helper()
 	if ev, err := windows.WaitForSingleObject(h, 60_000); ev != windows.WAIT_OBJECT_0 {
 		t.Errorf("%s is still running (%d, %v)", what, ev, err)
+		return false
 	}
+	return true
 }
 
 // startServer starts the test binary as a server in the given role and
@@ -149,7 +151,9 @@ func TestStopEndsStubbornTree(t *testing.T) {
 	code := make(chan int, 1)
 	go func() { code <- c.wait() }()
 	c.stop(50 * time.Millisecond)
-	gone(t, server, "the server")
+	if !gone(t, server, "the server") {
+		return
+	}
 	if got := <-code; got != 1 {
 		t.Errorf("the server exited %d, want 1 (terminated)", got)
 	}
