@@ -61,6 +61,7 @@ build:
 download:
 	@$(call in_modules_at_once,$(GO) mod download)
 	$(GO) -C tools mod download
+	$(GO) -C tools/helmtemplate mod download
 
 ## test: every test of every module. A test that needs a tool this machine lacks (node and npm,
 ## promtool, Prometheus, a built distribution) skips loudly, and the list of what was skipped is
