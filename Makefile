@@ -61,6 +61,7 @@ build:
 download:
 	@$(call in_modules_at_once,$(GO) mod download)
 	$(GO) -C tools mod download
+	$(GO) -C tools/helmtemplate mod download
 
 ## test: every test of every module. A test that needs a tool this machine lacks (node and npm,
 ## promtool, Prometheus, a built distribution) skips loudly, and the list of what was skipped is
@@ -97,11 +98,15 @@ lint-files:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 
+# tools/helmtemplate, the Go tool of ours outside MODULES (the docs tests
+# build it), is tidied and vetted with them.
 lint-tidy:
 	@$(call in_modules_at_once,$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy needed in $$m"; exit 1; })
+	@$(GO) -C tools/helmtemplate mod tidy -diff >/dev/null || { echo "go mod tidy needed in tools/helmtemplate"; exit 1; }
 
 lint-vet:
 	@$(call in_modules_at_once,$(GO) vet ./...)
+	$(GO) -C tools/helmtemplate vet ./...
 	@# make dist cross-compiles; the CLI is the binary most likely to grow a
 	@# unix-only call (its proxy relays signals): it must build for windows.
 	GOOS=windows $(GO) build -o /dev/null ./cmd/mcpdrift

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,9 +19,24 @@ import (
 	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
-// helm is the Helm release the chart is rendered with, run from its Go
-// module (go run caches the build).
-const helm = "helm.sh/helm/v4/cmd/helm@v4.3.2"
+// helmTemplate builds tools/helmtemplate, which renders a chart as `helm
+// template` does with Helm v4's own packages (the release is pinned in its
+// go.mod), into _build once per test run. Built with the flags the
+// distributions are built with, it reuses the packages they compiled.
+var helmTemplate = sync.OnceValues(func() (string, error) {
+	bin, err := filepath.Abs(filepath.Join(root, "_build", "helmtemplate"))
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "-C", filepath.Join(root, "tools", "helmtemplate"), "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-trimpath", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building tools/helmtemplate: %v\n%s", err, out)
+	}
+	return bin, nil
+})
 
 // chart is a copy of the upstream opentelemetry-collector chart 0.170.0,
 // vendored for this test: no registry here serves charts.
@@ -64,14 +81,17 @@ func TestHelmValues(t *testing.T) {
 // the workload and the kinds of everything rendered.
 func renderChart(t *testing.T, values ...string) (string, map[string]any, map[string]bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	helm, err := helmTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args := []string{"run", helm, "template", "mcpdrift", filepath.Join(root, chart), "--namespace", "observability"}
+	args := []string{"-namespace", "observability"}
 	for _, v := range values {
 		args = append(args, "-f", filepath.Join(root, "deploy", "helm", v))
 	}
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	cmd := exec.CommandContext(ctx, helm, append(args, "mcpdrift", filepath.Join(root, chart))...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

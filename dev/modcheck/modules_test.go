@@ -19,8 +19,9 @@ const (
 )
 
 // notProduct are module directories that pin Go tools (ocb, mdatagen,
-// staticcheck, Jaeger): they are built on their own, never in the workspace.
-var notProduct = []string{"tools", "tools/jaeger"}
+// staticcheck, Jaeger, Helm's renderer): they are built on their own, never
+// in the workspace.
+var notProduct = []string{"tools", "tools/jaeger", "tools/helmtemplate"}
 
 // agentSide are the modules an agent may import, and what they must never
 // pull: the Collector, contrib, or the root module (which holds both).

@@ -21,7 +21,7 @@ const RootModule = "github.com/mcpdrift/mcpdrift"
 
 // notModules are module directories that are not part of the product: the
 // pinned Go tools are never required, tagged or released.
-var notModules = []string{"tools", "tools/jaeger"}
+var notModules = []string{"tools", "tools/jaeger", "tools/helmtemplate"}
 
 // repoModule is one go.mod of the repository.
 type repoModule struct {
