@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -273,16 +271,7 @@ func (b *backendsRun) startCompatServer() int {
 		Description: "Look a word up in the glossary.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"word":{"type":"string"}},"required":["word"]}`),
 	}, textResult("a definition"))
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.compat }, nil))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	b.t.Cleanup(func() { _ = srv.Close() })
-	return l.Addr().(*net.TCPAddr).Port
+	return serveMCP(b.t, b.compat)
 }
 
 // addCompatTool adds a tool: a compatible change, nothing else.

@@ -111,30 +111,50 @@ func (e *apiExtension) getServer(r *http.Request) (any, *apiError) {
 }
 
 // addVariantImpact asks the processor who each variant of a mixed fleet
-// affects (MixedVariant.Impact). Without a processor, or one with no
-// snapshot of the server yet, the variants stay without: the status is
-// still the receiver's to give.
+// affects (MixedVariant.Impact), all variants in one query. Without a
+// processor, or one with no snapshot of the server yet, the variants stay
+// without: the status is still the receiver's to give.
 func (e *apiExtension) addVariantImpact(ctx context.Context, s *apiwire.ServerStatus) {
 	im := e.impactSrc()
 	if im == nil || !s.Mixed {
 		return
 	}
 	s.Variants = slices.Clone(s.Variants) // written below: never the view's own
-	baseline := baselineDigests(s.Variants)
-	for i := range s.Variants {
-		v := &s.Variants[i]
+	q := controlplane.VariantQuery{Server: s.Name, Baseline: baselineDigests(s.Variants)}
+	var asked []int
+	for i, v := range s.Variants {
 		if v.Baseline || len(v.Changes) == 0 {
 			continue
 		}
-		imp, err := im.src.VariantImpact(ctx, controlplane.VariantQuery{Server: s.Name, Changes: v.Changes, Baseline: baseline, Variant: v.ToolDigests})
-		if err != nil {
-			if !errors.Is(err, controlplane.ErrUnknownServer) {
-				e.set.Logger.Warn("mcpdrift_api: the variant impact view failed", zap.String("server", s.Name), zap.Error(err))
-			}
-			return
-		}
-		v.Impact = &imp
+		q.Variants = append(q.Variants, controlplane.Variant{Changes: v.Changes, ToolDigests: v.ToolDigests})
+		asked = append(asked, i)
 	}
+	imps, ok := e.variantImpacts(ctx, im, q)
+	if !ok {
+		return
+	}
+	for j, i := range asked {
+		s.Variants[i].Impact = &imps[j]
+	}
+}
+
+// variantImpacts asks the processor q; false, logged, when it failed (an
+// unknown server, quietly: no snapshot of it has reached the processor).
+func (e *apiExtension) variantImpacts(ctx context.Context, im *impactSource, q controlplane.VariantQuery) ([]apiwire.VariantImpact, bool) {
+	if len(q.Variants) == 0 {
+		return nil, false
+	}
+	imps, err := im.src.VariantImpacts(ctx, q)
+	if err == nil && len(imps) != len(q.Variants) {
+		err = fmt.Errorf("%d answers to %d variants", len(imps), len(q.Variants))
+	}
+	if err != nil {
+		if !errors.Is(err, controlplane.ErrUnknownServer) {
+			e.set.Logger.Warn("mcpdrift_api: the variant impact view failed", zap.String("server", q.Server), zap.Error(err))
+		}
+		return nil, false
+	}
+	return imps, true
 }
 
 func (e *apiExtension) listDrifts(r *http.Request) (any, *apiError) {
@@ -268,8 +288,8 @@ func (e *apiExtension) impactVariants(ctx context.Context, im *impactSource, nam
 	if status == nil || !status.Mixed {
 		return nil
 	}
-	baseline := baselineDigests(status.Variants)
-	var out []apiwire.ImpactVariant
+	q := controlplane.VariantQuery{Server: name, Baseline: baselineDigests(status.Variants), Window: window}
+	var asked []apiwire.MixedVariant
 	for _, v := range status.Variants {
 		changes := slices.DeleteFunc(slices.Clone(v.Changes), func(c contract.Change) bool {
 			return c.Subject != contract.KindTool || c.Name != tool
@@ -277,15 +297,16 @@ func (e *apiExtension) impactVariants(ctx context.Context, im *impactSource, nam
 		if v.Baseline || len(changes) == 0 {
 			continue
 		}
-		imp, err := im.src.VariantImpact(ctx, controlplane.VariantQuery{Server: name, Changes: changes, Baseline: baseline, Variant: v.ToolDigests, Window: window})
-		if err != nil {
-			e.set.Logger.Warn("mcpdrift_api: the variant impact view failed", zap.String("server", name), zap.Error(err))
-			return out
-		}
+		q.Variants = append(q.Variants, controlplane.Variant{Changes: changes, ToolDigests: v.ToolDigests})
+		asked = append(asked, v)
+	}
+	imps, _ := e.variantImpacts(ctx, im, q)
+	var out []apiwire.ImpactVariant
+	for j, imp := range imps {
 		if len(imp.Tools) == 0 {
 			continue // the tool's changes are compatible or info: nobody is hurt
 		}
-		out = append(out, apiwire.ImpactVariant{Digest: v.Digest, Share: v.Share, Impact: imp})
+		out = append(out, apiwire.ImpactVariant{Digest: asked[j].Digest, Share: asked[j].Share, Impact: imp})
 	}
 	return out
 }

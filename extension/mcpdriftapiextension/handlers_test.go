@@ -114,8 +114,8 @@ func TestMixedVariantImpact(t *testing.T) {
 	if imp == nil || imp.HurtNow.Agents != 1 || len(imp.Tools) != 1 || *imp.Tools[0].Agents[0].Agent != "release-bot" || imp.Tools[0].Agents[0].Status != "hurt_now" {
 		t.Fatalf("the variant's impact %+v, want the example's (release-bot hurt now)", imp)
 	}
-	want := controlplane.VariantQuery{Server: "demo-tools", Changes: []contract.Change{change},
-		Baseline: map[string]string{"create_ticket": "d-a"}, Variant: map[string]string{"create_ticket": "d-b"}}
+	want := controlplane.VariantQuery{Server: "demo-tools", Baseline: map[string]string{"create_ticket": "d-a"},
+		Variants: []controlplane.Variant{{Changes: []contract.Change{change}, ToolDigests: map[string]string{"create_ticket": "d-b"}}}}
 	if len(im.variantAsked) != 1 || !reflect.DeepEqual(im.variantAsked[0], want) {
 		t.Errorf("asked %+v, want %+v", im.variantAsked, want)
 	}

@@ -157,13 +157,15 @@ func (f *fakeImpact) DigestUsage(_ context.Context, q controlplane.DigestUsageQu
 	return apiwire.DigestUsage{}, controlplane.ErrUnknownTool
 }
 
-func (f *fakeImpact) VariantImpact(_ context.Context, q controlplane.VariantQuery) (apiwire.VariantImpact, error) {
+func (f *fakeImpact) VariantImpacts(_ context.Context, q controlplane.VariantQuery) ([]apiwire.VariantImpact, error) {
 	f.variantAsked = append(f.variantAsked, q)
 	if q.Server != "demo-tools" {
-		return apiwire.VariantImpact{}, controlplane.ErrUnknownServer
+		return nil, controlplane.ErrUnknownServer
 	}
-	var out apiwire.VariantImpact
-	readExampleBytes(variantImpactExample, &out)
+	out := make([]apiwire.VariantImpact, len(q.Variants))
+	for i := range out {
+		readExampleBytes(variantImpactExample, &out[i])
+	}
 	return out, nil
 }
 

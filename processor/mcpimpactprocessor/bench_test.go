@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
@@ -298,7 +299,7 @@ func BenchmarkImpact1M(b *testing.B) {
 	} {
 		b.Run(shape.name, func(b *testing.B) {
 			clock := newClock()
-			p := filledProcessor(b, clock, shape.servers, shape.tools, shape.agents)
+			p := filledProcessor(b, clock, shape.servers, shape.tools, shape.agents, 0)
 			d := drift{id: "bench", server: "server-0", at: clock.Now(),
 				previous: map[string]string{"tool_00": fmt.Sprintf("%064x", 1), "tool_01": "a", "tool_02": "b"},
 				current:  map[string]string{"tool_00": fmt.Sprintf("%064x", 3), "tool_01": "c", "tool_02": "d"},
@@ -331,7 +332,7 @@ func BenchmarkImpact1M(b *testing.B) {
 // records run for the same tool, without the view around it.
 func BenchmarkImpactQuery1M(b *testing.B) {
 	clock := newClock()
-	p := filledProcessor(b, clock, 2, 5, 10)
+	p := filledProcessor(b, clock, 2, 5, 10, 0)
 	cfg := p.cfg
 	if _, err := p.processLogs(context.Background(), driftLogs(drift{id: "bench", server: "server-0", at: clock.Now(),
 		previous: map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, current: map[string]string{"tool_00": fmt.Sprintf("%064x", 2)},
@@ -366,16 +367,17 @@ func BenchmarkImpactQuery1M(b *testing.B) {
 }
 
 // filledProcessor is a processor whose index holds 1,000,000 entries over
-// servers × tools × agents (fillIndex), shut down with the benchmark.
-func filledProcessor(b *testing.B, clock *fakeClock, servers, tools, agents int) *impactProcessor {
+// servers × tools × agents (fillIndex), with room for as many more, shut
+// down with the benchmark.
+func filledProcessor(b *testing.B, clock *fakeClock, servers, tools, agents, room int) *impactProcessor {
 	cfg := createDefaultConfig().(*Config)
-	cfg.MaxIndexEntries = 1_000_000
+	cfg.MaxIndexEntries = 1_000_000 + room
 	p, err := newImpactProcessor(processortest.NewNopSettings(processortest.NopType), cfg, clock.Now)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	fillIndex(p.state, cfg.MaxIndexEntries, servers, tools, agents, clock.Now())
+	fillIndex(p.state, cfg.MaxIndexEntries-room, servers, tools, agents, clock.Now())
 	return p
 }
 
@@ -390,7 +392,7 @@ func filledProcessor(b *testing.B, clock *fakeClock, servers, tools, agents int)
 // without recovery (what a drift's impact records run).
 func BenchmarkRecovery1M(b *testing.B) {
 	clock := newClock()
-	p := filledProcessor(b, clock, 2, 5, 10)
+	p := filledProcessor(b, clock, 2, 5, 10, 0)
 	previous, current := map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, map[string]string{"tool_00": fmt.Sprintf("%064x", 2)}
 	if _, err := p.processLogs(context.Background(), driftLogs(drift{id: "bench", server: "server-0", at: clock.Now(), previous: previous, current: current,
 		changes: []change{{severity: semconv.DriftSeverityBreaking, subject: "tool", name: "tool_00"}}})); err != nil {
@@ -505,21 +507,32 @@ func twoPassRecovery(ix *index, buckets []uint32, w *window, before, after bitse
 }
 
 // BenchmarkVariantImpact1M times what the control plane's status of a mixed
-// server costs the processor: one VariantImpact per variant other than the
-// baseline (the route's loop, each call scanning the changed tool's entries
-// once per side), over the index of BenchmarkImpactQuery1M (the tool has
-// 100,000 of its 1,000,000 entries), for 1 and 3 such variants. The
-// baseline, interleaved in the same run: one impact query of the same tool
-// (one scan of its entries). x-one-scan is the route's cost in such scans:
-// what scanning once per server for all variants would bring it toward.
+// server costs the processor: one VariantImpacts query for every variant
+// other than the baseline (the route's), over the index of
+// BenchmarkImpactQuery1M (the tool has 100,000 of its 1,000,000 entries,
+// made with the baseline's digest) and a canary's 10,000 calls of the tool
+// made with the variants' digests, for 1 and 3 variants. Interleaved in the
+// same run: the path it replaced, per variant one impact per side, each
+// walking the tool's entries (perVariantImpact, x-per-variant), and one
+// impact query of the tool (one walk of its entries, x-one-scan). The
+// ratios are of thread CPU time, which the machine's load leaves out.
 func BenchmarkVariantImpact1M(b *testing.B) {
 	clock := newClock()
-	p := filledProcessor(b, clock, 2, 5, 10)
+	const canary = 10_000
+	p := filledProcessor(b, clock, 2, 5, 10, canary)
 	// The server's digest table, as a snapshot or a drift fills it.
 	if _, err := p.processLogs(context.Background(), driftLogs(drift{id: "bench", server: "server-0", at: clock.Now(),
 		previous: map[string]string{"tool_00": fmt.Sprintf("%064x", 1)}, current: map[string]string{"tool_00": fmt.Sprintf("%064x", 2)},
 		changes: []change{{severity: semconv.DriftSeverityBreaking, subject: "tool", name: "tool_00"}}})); err != nil {
 		b.Fatal(err)
+	}
+	variantDigest := func(v int) string { return fmt.Sprintf("%064x", 2+v) }
+	st := p.state
+	at := unixSec(clock.Now().UnixNano())
+	for i := range canary {
+		k := callKey{server: identity{name: "server-0"}, tool: "tool_00", agent: fmt.Sprintf("agent-%d", i%10),
+			session: fmt.Sprintf("canary-%08x", i), digest: variantDigest(i % 3)}
+		st.index.record(&k, entry{first: at - uint32(i%3600), last: at - uint32(i%3600), calls: 1}, 0)
 	}
 	view := impactView{p}
 	breaking := []contract.Change{{Rule: "input.property.added_required", Severity: contract.Breaking, Subject: contract.KindTool, Name: "tool_00"}}
@@ -527,16 +540,30 @@ func BenchmarkVariantImpact1M(b *testing.B) {
 	q := controlplane.ImpactQuery{Server: "server-0", Tool: "tool_00", Window: p.cfg.Window}
 	for _, variants := range []int{1, 3} {
 		b.Run(fmt.Sprintf("variants=%d", variants), func(b *testing.B) {
-			var calls int64
+			vq := controlplane.VariantQuery{Server: "server-0", Baseline: baseline}
+			var asked []variantChanges
+			for v := range variants {
+				vq.Variants = append(vq.Variants, controlplane.Variant{Changes: breaking, ToolDigests: map[string]string{"tool_00": variantDigest(v)}})
+				asked = append(asked, variantChanges{changes: []toolChange{{tool: "tool_00", severity: semconv.DriftSeverityBreaking}},
+					current: map[string]string{"tool_00": variantDigest(v)}})
+			}
+			srv := st.contracts.servers["server-0"]
+			var hurt, later int64
+			for v, r := range st.variantsImpact(srv, baseline, asked, clock.Now(), p.cfg.Window) {
+				if want := perVariantImpact(st, srv, baseline, asked[v], clock.Now(), p.cfg.Window); !reflect.DeepEqual(r, want) {
+					b.Fatalf("variant %d: one pass and per variant differ", v)
+				}
+				hurt, later = hurt+r.hurt.calls, later+r.later.calls
+			}
 			route := &benchutil.Variant{Name: "route", Timed: true, Call: func() error {
-				calls = 0
-				for v := range variants {
-					out, err := view.VariantImpact(context.Background(), controlplane.VariantQuery{Server: "server-0", Changes: breaking,
-						Baseline: baseline, Variant: map[string]string{"tool_00": fmt.Sprintf("%064x", 2+v)}})
-					if err != nil {
-						return err
-					}
-					calls += out.HurtNow.Calls + out.AtRiskOnConvergence.Calls
+				_, err := view.VariantImpacts(context.Background(), vq)
+				return err
+			}}
+			perVariant := &benchutil.Variant{Name: "per-variant", Call: func() error {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				for _, vc := range asked {
+					perVariantImpact(st, srv, baseline, vc, p.now(), p.cfg.Window)
 				}
 				return nil
 			}}
@@ -544,10 +571,13 @@ func BenchmarkVariantImpact1M(b *testing.B) {
 				_, err := view.Impact(context.Background(), q)
 				return err
 			}}
-			benchutil.Interleave(b, 20, route, query)
+			benchutil.Interleave(b, 20, route, perVariant, query)
 			b.ReportMetric(route.NsPerCall()/1e6, "ms/route")
-			b.ReportMetric(route.NsPerCall()/query.NsPerCall(), "x-one-scan")
-			b.ReportMetric(float64(calls), "calls-on-a-side")
+			b.ReportMetric(route.CPUNsPerCall()/1e6, "cpu-ms/route")
+			b.ReportMetric(route.CPUNsPerCall()/query.CPUNsPerCall(), "x-one-scan")
+			b.ReportMetric(route.CPUNsPerCall()/perVariant.CPUNsPerCall(), "x-per-variant")
+			b.ReportMetric(float64(hurt), "calls-hurt")
+			b.ReportMetric(float64(later), "calls-at-risk")
 		})
 	}
 }

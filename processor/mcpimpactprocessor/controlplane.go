@@ -227,40 +227,49 @@ func (v impactView) Impact(_ context.Context, q controlplane.ImpactQuery) (apiwi
 	return out, nil
 }
 
-// VariantImpact answers who a mixed fleet's variant affects, by the same
-// scan as the impact records of its mixed event (variantImpact), over
-// q.Window (default and at most the processor's window): per changed tool, the agents its sessions reached
-// (hurt now) and those the baseline served (at risk on convergence).
-func (v impactView) VariantImpact(_ context.Context, q controlplane.VariantQuery) (apiwire.VariantImpact, error) {
+// VariantImpacts answers who each variant of a mixed fleet affects, by the
+// same pass as the impact records of its mixed event (variantsImpact: the
+// server's calls of the changed tools walked once for all the variants),
+// over q.Window (default and at most the processor's window): per changed
+// tool, the agents a variant's sessions reached (hurt now) and those the
+// baseline served (at risk on convergence).
+func (v impactView) VariantImpacts(_ context.Context, q controlplane.VariantQuery) ([]apiwire.VariantImpact, error) {
 	p := v.p
-	worst := map[string]string{}
-	for _, c := range q.Changes {
-		noteWorst(worst, string(c.Subject), c.Name, c.Severity.String())
+	variants := make([]variantChanges, len(q.Variants))
+	for i, qv := range q.Variants {
+		worst := map[string]string{}
+		for _, c := range qv.Changes {
+			noteWorst(worst, string(c.Subject), c.Name, c.Severity.String())
+		}
+		variants[i] = variantChanges{changes: changedTools(worst), current: qv.ToolDigests}
 	}
-	changes := changedTools(worst)
 	now := p.now()
-	p.mu.Lock()
-	srv := p.state.contracts.servers[q.Server]
-	if srv == nil {
-		p.mu.Unlock()
-		return apiwire.VariantImpact{}, controlplane.ErrUnknownServer
-	}
 	span := p.cfg.Window
 	if q.Window > 0 {
 		span = min(q.Window, span)
 	}
-	imp, hurt, later := p.state.variantImpact(srv, changes, q.Baseline, q.Variant, now, span)
-	p.mu.Unlock()
-	out := apiwire.VariantImpact{
-		Hours:               span.Hours(),
-		HurtNow:             variantTotals(&hurt),
-		AtRiskOnConvergence: variantTotals(&later),
-		Tools:               make([]apiwire.VariantTool, len(imp.tools)),
+	p.mu.Lock()
+	srv := p.state.contracts.servers[q.Server]
+	if srv == nil {
+		p.mu.Unlock()
+		return nil, controlplane.ErrUnknownServer
 	}
-	for i, ti := range imp.tools {
-		out.Tools[i] = apiwire.VariantTool{Tool: ti.tool, Severity: ti.severity, Agents: make([]apiwire.AgentImpact, len(ti.agents))}
-		for j := range ti.agents {
-			out.Tools[i].Agents[j] = agentJSON(&ti.agents[j], false)
+	res := p.state.variantsImpact(srv, q.Baseline, variants, now, span)
+	p.mu.Unlock()
+	out := make([]apiwire.VariantImpact, len(res))
+	for i := range res {
+		r := &res[i]
+		out[i] = apiwire.VariantImpact{
+			Hours:               span.Hours(),
+			HurtNow:             variantTotals(&r.hurt),
+			AtRiskOnConvergence: variantTotals(&r.later),
+			Tools:               make([]apiwire.VariantTool, len(r.all.tools)),
+		}
+		for j, ti := range r.all.tools {
+			out[i].Tools[j] = apiwire.VariantTool{Tool: ti.tool, Severity: ti.severity, Agents: make([]apiwire.AgentImpact, len(ti.agents))}
+			for k := range ti.agents {
+				out[i].Tools[j].Agents[k] = agentJSON(&ti.agents[k], false)
+			}
 		}
 	}
 	return out, nil

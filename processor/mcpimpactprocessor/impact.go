@@ -61,6 +61,11 @@ type scratch struct {
 	// tool's change; after: what those that called after it did.
 	before bitset
 	after  afterChange
+	// A mixed fleet's pass (variantPass): per digest slot of a tool, a
+	// group set and the sessions it marked while few; the variants' sides'
+	// session sets.
+	slotGroups, sides []bitset
+	slotMarks         [][]uint32
 }
 
 type bitset []uint64
@@ -77,7 +82,7 @@ func (b bitset) clear(i uint32) bool {
 
 // drainInto moves b's bits into dst, clearing b, and returns how many there
 // were: one pass for the count, the union and the reset. It also clears
-// the words of sub, a subset of b.
+// the words of sub, a subset of b, unless sub is nil.
 func (b bitset) drainInto(dst, sub bitset) int {
 	n := 0
 	for i, w := range b {
@@ -85,10 +90,21 @@ func (b bitset) drainInto(dst, sub bitset) int {
 			n += bits.OnesCount64(w)
 			dst[i] |= w
 			b[i] = 0
-			sub[i] = 0
+			if sub != nil {
+				sub[i] = 0
+			}
 		}
 	}
 	return n
+}
+
+// orInto adds b's bits to dst.
+func (b bitset) orInto(dst bitset) {
+	for i, w := range b {
+		if w != 0 {
+			dst[i] |= w
+		}
+	}
 }
 
 func (b bitset) has(i uint32) bool { return b[i>>6]&(uint64(1)<<(i&63)) != 0 }
@@ -108,6 +124,22 @@ func (sc *scratch) grow(sessions int) {
 		sc.drift = make(bitset, len(sc.group))
 		sc.before = make(bitset, len(sc.group))
 	}
+}
+
+// sets returns n bitsets the size of group, kept in *pool from pass to
+// pass (made anew when the session ids outgrew them). A scan leaves its
+// group sets empty.
+func (sc *scratch) sets(pool *[]bitset, n int) []bitset {
+	for len(*pool) < n {
+		*pool = append(*pool, nil)
+	}
+	out := (*pool)[:n]
+	for i := range out {
+		if len(out[i]) != len(sc.group) {
+			out[i] = make(bitset, len(sc.group))
+		}
+	}
+	return out
 }
 
 // side picks which calls an impact counts. A mixed fleet's variant is
@@ -173,15 +205,7 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 			out.calls += ai.calls
 			ti.agents = append(ti.agents, ai)
 		}
-		slices.SortFunc(ti.agents, func(a, b agentImpact) int {
-			if c := cmp.Compare(riskRank(a.risk), riskRank(b.risk)); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(b.calls, a.calls); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.agent, b.agent)
-		})
+		sortAgents(ti.agents)
 		out.tools = append(out.tools, ti)
 	}
 	out.agents = len(agentsSeen)
@@ -190,20 +214,17 @@ func (st *state) impact(target *server, changes []toolChange, previous, current 
 	return out
 }
 
-// variantImpact is who a mixed fleet's variant (tool digests current,
-// against the baseline's, previous) affects: per changed tool, the agents
-// whose sessions it served (status hurt_now) and then those the baseline
-// served (at_risk_on_convergence), each side rated by sideRisk; calls with
-// neither digest count on no side. hurt and later are the two sides alone,
-// for their totals.
-func (st *state) variantImpact(target *server, changes []toolChange, previous, current map[string]string, now time.Time, span time.Duration) (all, hurt, later driftImpact) {
-	hurt = st.impact(target, changes, previous, current, now, span, 0, variantSide)
-	later = st.impact(target, changes, previous, current, now, span, 0, baselineSide)
-	all.tools = make([]toolImpact, len(changes))
-	for i := range changes {
-		all.tools[i] = toolImpact{toolChange: changes[i], agents: slices.Concat(hurt.tools[i].agents, later.tools[i].agents)}
-	}
-	return all, hurt, later
+// sortAgents orders one tool's agents by risk, then calls, then name.
+func sortAgents(agents []agentImpact) {
+	slices.SortFunc(agents, func(a, b agentImpact) int {
+		if c := cmp.Compare(riskRank(a.risk), riskRank(b.risk)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.calls, a.calls); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.agent, b.agent)
+	})
 }
 
 // scanGroup adds up the calls in the buckets of one (tool, agent), counts
@@ -223,13 +244,7 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 	if changeAt > 0 {
 		after.reset(w, ix.sessions.span())
 	}
-	// Calls by class (other, before, new, stale, ahead), all and recent
-	// ones: array slots rather than ten variables, which would not fit in
-	// registers.
-	var byClass, recentByClass [5]int64
-	var errors, timed int64
-	var latency uint64
-	var last uint32
+	var t tally
 	sample := newSessionSample(st.cfg.MaxSessionsPerRecord)
 	scanned := 0
 	for _, bid := range buckets {
@@ -245,29 +260,19 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 			if w.side != allCalls && e.digest != w.only {
 				continue // the other side's calls, or neither's
 			}
-			errors += int64(e.errors)
-			timed += int64(e.timed)
-			latency += e.latency
-			last = max(last, e.last)
 			ahead := int64(e.ahead)
 			if w.side == variantSide {
 				ahead = 0 // served the variant: new, not ahead
 			}
-			judged := int64(e.stale) + ahead
-			rest := max(int64(e.calls)-judged, 0)
-			class := 0
+			class := classOther
 			if e.digest == oldID {
-				class = 1
+				class = classBefore
 			} else if e.digest == newID || e.digest == seenID {
-				class = 2
+				class = classNew
 			}
-			byClass[class] += rest
-			byClass[3] += int64(e.stale)
-			byClass[4] += ahead
+			t.add(e, class, ahead)
 			if e.last >= recentCut {
-				recentByClass[class] += rest
-				recentByClass[3] += int64(e.stale)
-				recentByClass[4] += ahead
+				t.recentByClass.add(e, class, ahead)
 			}
 			group.mark(e.session)
 			if e.last > sample.floor && e.session != 0 {
@@ -307,22 +312,71 @@ func (st *state) scanGroup(buckets []uint32, w *window) agentImpact {
 	if changeAt > 0 {
 		rec.idle = sessions - len(after.calls)
 	}
+	ai := t.impact()
+	ai.recovery, ai.sessions, ai.sessionSample = rec, sessions, sample.ids(ix.sessions)
+	return ai
+}
+
+// Classes of calls (tally): with a digest neither side's, with the previous
+// one (before the change), with the current one (or one a prompt probe saw
+// served); judged stale; judged ahead.
+const (
+	classOther = iota
+	classBefore
+	classNew
+	classStale
+	classAhead
+)
+
+// tally adds up the calls of one (tool, agent) by class, all and recent
+// ones: array slots rather than ten variables, which would not fit in
+// registers.
+type tally struct {
+	byClass, recentByClass classes
+	errors, timed          int64
+	latency                uint64
+	last                   uint32
+}
+
+// add counts the calls of e: ahead of them judged ahead (0 when the side
+// says they were served), the stale ones as stale, the rest in class. It
+// runs for every entry scanned: small enough to inline. (The scan adds the
+// recent calls to recentByClass itself.)
+func (t *tally) add(e *entry, class int, ahead int64) {
+	t.errors += int64(e.errors)
+	t.timed += int64(e.timed)
+	t.latency += e.latency
+	t.last = max(t.last, e.last)
+	t.byClass.add(e, class, ahead)
+}
+
+// classes counts calls by class.
+type classes [5]int64
+
+func (c *classes) add(e *entry, class int, ahead int64) {
+	stale := int64(e.stale)
+	c[class] += max(int64(e.calls)-stale-ahead, 0)
+	c[classStale] += stale
+	c[classAhead] += ahead
+}
+
+func (c *classes) sum() int64 { return c[0] + c[1] + c[2] + c[3] + c[4] }
+
+// impact is the tally as an agent's impact, without sessions.
+func (t *tally) impact() agentImpact {
 	return agentImpact{
-		recovery:       rec,
-		sessions:       sessions,
-		calls:          byClass[0] + byClass[1] + byClass[2] + byClass[3] + byClass[4],
-		errors:         errors,
-		last:           last,
-		unknownCalls:   byClass[0],
-		beforeCalls:    byClass[1],
-		newCalls:       byClass[2],
-		staleCalls:     byClass[3],
-		aheadCalls:     byClass[4],
-		recentCalls:    recentByClass[0] + recentByClass[1] + recentByClass[2] + recentByClass[3] + recentByClass[4],
-		recentOldCalls: recentByClass[1] + recentByClass[3],
-		timed:          timed,
-		latency:        latency,
-		sessionSample:  sample.ids(ix.sessions),
+		calls:          t.byClass.sum(),
+		errors:         t.errors,
+		last:           t.last,
+		unknownCalls:   t.byClass[classOther],
+		beforeCalls:    t.byClass[classBefore],
+		newCalls:       t.byClass[classNew],
+		staleCalls:     t.byClass[classStale],
+		aheadCalls:     t.byClass[classAhead],
+		recentCalls:    t.recentByClass.sum(),
+		recentOldCalls: t.recentByClass[classBefore] + t.recentByClass[classStale],
+		timed:          t.timed,
+		latency:        t.latency,
 	}
 }
 

@@ -52,6 +52,15 @@ func mixedLogs(at time.Time) plog.Logs {
 	return ld
 }
 
+// variantImpactOf asks the control plane view q, of one variant.
+func variantImpactOf(t *testing.T, p *impactProcessor, q controlplane.VariantQuery) apiwire.VariantImpact {
+	t.Helper()
+	out, err := impactView{p}.VariantImpacts(context.Background(), q)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	return out[0]
+}
+
 // TestMixedVariantImpact: while a canary serves a breaking variant, the
 // impact names the agents whose sessions reached it (calls with the
 // variant's digest: hurt now, high) apart from those the baseline served
@@ -100,11 +109,10 @@ func TestMixedVariantImpact(t *testing.T) {
 
 	// The control plane asks the same of the live index.
 	p := instance(t, h)
-	q := controlplane.VariantQuery{Server: srv, Baseline: map[string]string{"search": "d1"}, Variant: map[string]string{"search": "d2"},
+	q := controlplane.VariantQuery{Server: srv, Baseline: map[string]string{"search": "d1"}, Variants: []controlplane.Variant{{ToolDigests: map[string]string{"search": "d2"},
 		Changes: []contract.Change{{Rule: "input.property.added_required", Severity: contract.Breaking, Subject: contract.KindTool, Name: "search"},
-			{Rule: "tool.description.changed", Severity: contract.Info, Subject: contract.KindTool, Name: "fetch"}}}
-	out, err := impactView{p}.VariantImpact(context.Background(), q)
-	require.NoError(t, err)
+			{Rule: "tool.description.changed", Severity: contract.Info, Subject: contract.KindTool, Name: "fetch"}}}}}
+	out := variantImpactOf(t, p, q)
 	assert.Equal(t, apiwire.VariantTotals{Agents: 1, Sessions: 1, Calls: 1}, out.HurtNow)
 	assert.Equal(t, apiwire.VariantTotals{Agents: 1, Sessions: 1, Calls: 1}, out.AtRiskOnConvergence)
 	require.Len(t, out.Tools, 1, "fetch's info change is no impact")
@@ -114,14 +122,13 @@ func TestMixedVariantImpact(t *testing.T) {
 	assert.Equal(t, []string{"planner", "at_risk_on_convergence", "medium", "s1"}, []string{*pl.Agent, pl.Status, pl.Risk, pl.SessionIDs[0]})
 	// A shorter window (mcpdrift impact --hours) leaves planner's older call out.
 	q.Window = 150 * time.Second
-	out, err = impactView{p}.VariantImpact(context.Background(), q)
-	require.NoError(t, err)
+	out = variantImpactOf(t, p, q)
 	assert.Equal(t, apiwire.VariantTotals{Agents: 1, Sessions: 1, Calls: 1}, out.HurtNow)
 	assert.Equal(t, apiwire.VariantTotals{}, out.AtRiskOnConvergence, "planner called 3 minutes ago")
 	assert.InDelta(t, 150.0/3600, out.Hours, 1e-9)
 	q.Window = 0
 	q.Server = "nope"
-	_, err = impactView{p}.VariantImpact(context.Background(), q)
+	_, err := impactView{p}.VariantImpacts(context.Background(), q)
 	assert.ErrorIs(t, err, controlplane.ErrUnknownServer)
 
 	p.mu.Lock()

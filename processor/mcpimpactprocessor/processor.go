@@ -259,10 +259,10 @@ func (p *impactProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.L
 // other than the baseline, who called the tools it changes, split by the
 // digest each call was made with: the variant's (those sessions are hurt
 // now) and the baseline's (at risk once the fleet converges), as
-// variantImpact says. The variant's map gets the totals of the sessions it
-// served and dst one impact record per (tool, agent, side), naming the
-// variant's contract. The server's current digests are left alone: the
-// fleet has not converged.
+// variantsImpact says, for all the variants in one pass. The variant's map
+// gets the totals of the sessions it served and dst one impact record per
+// (tool, agent, side), naming the variant's contract. The server's current
+// digests are left alone: the fleet has not converged.
 func (p *impactProcessor) mixedImpact(res pcommon.Map, rec plog.LogRecord, dst plog.LogRecordSlice, now time.Time) map[string]int64 {
 	attrs := rec.Attributes()
 	if state := strAttr(attrs, semconv.MixedState); state != "open" && state != "updated" {
@@ -276,8 +276,8 @@ func (p *impactProcessor) mixedImpact(res pcommon.Map, rec plog.LogRecord, dst p
 	if l.name == "" || !ok || vs.Type() != pcommon.ValueTypeSlice {
 		return nil
 	}
-	previous := readDigests(attrs, semconv.PreviousToolDigests)
-	byRisk := map[string]int64{}
+	var maps []pcommon.Map
+	var variants []variantChanges
 	for _, v := range vs.Slice().All() {
 		if v.Type() != pcommon.ValueTypeMap {
 			continue
@@ -286,25 +286,32 @@ func (p *impactProcessor) mixedImpact(res pcommon.Map, rec plog.LogRecord, dst p
 		if b, ok := m.Get(semconv.MixedVariantBaseline); ok && b.Bool() {
 			continue
 		}
-		changes := readToolChanges(m)
-		if len(changes) == 0 {
-			continue
+		if changes := readToolChanges(m); len(changes) > 0 {
+			maps = append(maps, m)
+			variants = append(variants, variantChanges{changes: changes, current: readDigests(m, semconv.ToolDigests)})
 		}
-		p.mu.Lock()
-		target := p.state.contracts.servers[l.name]
-		var imp, hurt driftImpact
-		if target != nil {
-			imp, hurt, _ = p.state.variantImpact(target, changes, previous, readDigests(m, semconv.ToolDigests), now, p.cfg.Window)
-		}
-		p.mu.Unlock()
-		if target == nil {
-			continue // no snapshot of the server yet: nobody's calls are known against it
-		}
-		m.PutInt(semconv.ImpactAgents, int64(hurt.agents))
-		m.PutInt(semconv.ImpactSessions, int64(hurt.sessions))
-		m.PutInt(semconv.ImpactCalls, hurt.calls)
+	}
+	if len(variants) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	target := p.state.contracts.servers[l.name]
+	var results []variantResult
+	if target != nil {
+		results = p.state.variantsImpact(target, readDigests(attrs, semconv.PreviousToolDigests), variants, now, p.cfg.Window)
+	}
+	p.mu.Unlock()
+	if target == nil {
+		return nil // no snapshot of the server yet: nobody's calls are known against it
+	}
+	byRisk := map[string]int64{}
+	for i, m := range maps {
+		r := &results[i]
+		m.PutInt(semconv.ImpactAgents, int64(r.hurt.agents))
+		m.PutInt(semconv.ImpactSessions, int64(r.hurt.sessions))
+		m.PutInt(semconv.ImpactCalls, r.hurt.calls)
 		from := dst.Len()
-		for risk, n := range appendImpactRecords(dst, rec, l, &imp, p.cfg.Window, pcommon.NewTimestampFromTime(now)) {
+		for risk, n := range appendImpactRecords(dst, rec, l, &r.all, p.cfg.Window, pcommon.NewTimestampFromTime(now)) {
 			byRisk[risk] += n
 		}
 		digest := strAttr(m, semconv.MixedVariantDigest)

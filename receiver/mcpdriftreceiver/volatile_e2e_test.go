@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/dev/sdkdescribe"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -21,32 +22,8 @@ import (
 // probe takes at once.
 func stampedServer(stamp *atomic.Int64) *mcp.Server {
 	srv := newSDKServer("svc", sdkTool("search", "Search"), sdkTool("fetch", "Fetch a page"))
-	srv.AddReceivingMiddleware(describeSearch(func() string { return fmt.Sprintf("Search. Index as of %d", stamp.Load()) }))
+	srv.AddReceivingMiddleware(sdkdescribe.Rewrite("search", func() string { return fmt.Sprintf("Search. Index as of %d", stamp.Load()) }))
 	return srv
-}
-
-// describeSearch rewrites the search tool's description in every tools/list
-// result.
-func describeSearch(desc func() string) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			lr, ok := res.(*mcp.ListToolsResult)
-			if !ok || err != nil {
-				return res, err
-			}
-			out := *lr
-			out.Tools = nil
-			for _, tool := range lr.Tools {
-				c := *tool
-				if c.Name == "search" {
-					c.Description = desc()
-				}
-				out.Tools = append(out.Tools, &c)
-			}
-			return &out, nil
-		}
-	}
 }
 
 // TestE2EVolatileTimestamp (issue 25, item 3): with confirm_after 1 every
@@ -104,7 +81,7 @@ func TestE2EVolatileTimestamp(t *testing.T) {
 // session URL that changes on every tools/list (a volatile field).
 func rotatingServer(n *atomic.Int64) *mcp.Server {
 	srv := newSDKServer("svc", sdkTool("search", "Search"), sdkTool("fetch", "Fetch a page"))
-	srv.AddReceivingMiddleware(describeSearch(func() string { return fmt.Sprintf("Search. Session https://x.example/s/%d", n.Add(1)) }))
+	srv.AddReceivingMiddleware(sdkdescribe.Rewrite("search", func() string { return fmt.Sprintf("Search. Session https://x.example/s/%d", n.Add(1)) }))
 	return srv
 }
 

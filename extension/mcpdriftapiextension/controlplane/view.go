@@ -105,23 +105,33 @@ type ImpactSource interface {
 	// DigestUsage answers how often a tool of a server was called with
 	// each definition, by day.
 	DigestUsage(ctx context.Context, q DigestUsageQuery) (apiwire.DigestUsage, error)
-	// VariantImpact answers who a mixed fleet's variant affects, from the
-	// receiver's classification of it.
-	VariantImpact(ctx context.Context, q VariantQuery) (apiwire.VariantImpact, error)
+	// VariantImpacts answers who each variant of a mixed fleet affects,
+	// from the receiver's classification of them: one answer per
+	// q.Variants, in its order, from one pass over the server's calls.
+	VariantImpacts(ctx context.Context, q VariantQuery) ([]apiwire.VariantImpact, error)
 }
 
-// VariantQuery asks who a mixed fleet's variant affects.
+// VariantQuery asks who the variants of a server's mixed fleet affect.
 type VariantQuery struct {
 	Server string
-	// Changes are the variant's changes against the baseline: the tools
-	// they change at warning or breaking are the ones asked about.
-	Changes []contract.Change
-	// Baseline and Variant map the changed tools to their digests in the
-	// baseline and in the variant (MixedVariant.ToolDigests).
-	Baseline, Variant map[string]string
+	// Baseline maps the changed tools to their digests in the baseline
+	// (its MixedVariant.ToolDigests).
+	Baseline map[string]string
+	// Variants are the variants asked about, the baseline not among them.
+	Variants []Variant
 	// Window is how far back calls count, at most the processor's window;
 	// zero: all of it.
 	Window time.Duration
+}
+
+// Variant is one variant a VariantQuery asks about.
+type Variant struct {
+	// Changes are the variant's changes against the baseline: the tools
+	// they change at warning or breaking are the ones asked about.
+	Changes []contract.Change
+	// ToolDigests maps the changed tools to their digests in the variant
+	// (MixedVariant.ToolDigests).
+	ToolDigests map[string]string
 }
 
 // DigestUsageQuery asks how often a tool was called with each definition.
