@@ -293,6 +293,9 @@ func (t *tracker) observe(s *contract.Snapshot, now time.Time) step {
 	}
 	key := t.key(s)
 	t.remember(key, s)
+	if key != t.fleet.current && t.onlyAdvancing(s) {
+		key = t.fleet.current
+	}
 	inFlight := t.fleet.inFlight()
 	v := t.fleet.observe(key, now)
 	st.sample, st.sampleN = v.sample, v.want
@@ -437,6 +440,27 @@ func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 	}
 }
 
+// onlyAdvancing reports whether s differs from the current contract only
+// in fields that took a new value on each of the last two scheduled probes
+// or more, and are not yet known volatile: a timestamp before
+// volatile.after probes confirm it. Such a probe counts as the current
+// contract. Without it, samples taken within one second repeat the
+// timestamp's new value, agree, and with confirm_after 1 confirm it as a
+// drift on every tick until the field is found (issue 25). One change is
+// not held back: it may be a real one, and confirm_after 1 asked for it at
+// once; the field's second new value in a row is what tells a clock from an
+// edit. When the field stops changing, its streak ends and the value it
+// kept is confirmed as any change is.
+func (t *tracker) onlyAdvancing(s *contract.Snapshot) bool {
+	adv := t.volatile.advancing(2)
+	if len(adv) == 0 || t.current == nil {
+		return false
+	}
+	maps.Copy(adv, t.volatile.known)
+	limits := t.cfg.limits
+	return maskFields(s, adv, limits).Digests.Contract == maskFields(t.current, adv, limits).Digests.Contract
+}
+
 // watchAdvancing gives the fleet's mixed rule the keys contracts would
 // have if the fields on a streak of new values (advancing) were volatile
 // too, until the next scheduled probe: before volatile.after probes confirm
@@ -445,7 +469,7 @@ func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 // differ only in such a field opens a probe later, when the field repeats
 // or goes back; one whose variants differ elsewhere too opens as before.
 func (t *tracker) watchAdvancing() {
-	adv := t.volatile.advancing()
+	adv := t.volatile.advancing(1)
 	if len(adv) == 0 || t.baseline == nil {
 		t.fleet.alias = nil
 		return

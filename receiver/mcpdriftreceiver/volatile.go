@@ -91,15 +91,16 @@ func (d *volatileDetector) observe(s *contract.Snapshot, classify func(old, new 
 	return found
 }
 
-// advancing are the fields whose streak is running and never went back: on
-// each of the last scheduled probes they took a value never seen before, as
-// a volatile field does before volatile.after confirms it. A field a fleet
-// flips between is among them at most until the next scheduled probe, which
-// repeats the contract (the streaks end) or goes back.
-func (d *volatileDetector) advancing() map[fieldKey]bool {
+// advancing are the fields whose streak is running, at least n changes
+// long, and never went back: on each of the last n or more scheduled probes
+// they took a value never seen before, as a volatile field does before
+// volatile.after confirms it. A field a fleet flips between is among them at
+// most until the next scheduled probe, which repeats the contract (the
+// streaks end) or goes back.
+func (d *volatileDetector) advancing(n int) map[fieldKey]bool {
 	var out map[fieldKey]bool
 	for k, st := range d.streaks {
-		if !st.back && !d.known[k] {
+		if !st.back && !d.known[k] && st.count >= n {
 			if out == nil {
 				out = map[fieldKey]bool{}
 			}

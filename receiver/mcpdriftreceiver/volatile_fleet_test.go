@@ -97,6 +97,11 @@ func TestTrackerTimestampIsNoMixedFleet(t *testing.T) {
 		found  int                // the probe that finds the field
 	}{
 		{"samples at the next second, volatile.after 4", 4, func(i, _ int) int { return i + 1 }, 4},
+		// The samples read the probe's own second: they agree, and the
+		// change is confirmed on the probe that saw it. The timestamp's
+		// next ticks are no drift (they were, one a probe, until the
+		// field was found).
+		{"samples at the probe's second, volatile.after 4", 4, func(i, _ int) int { return i }, 1},
 		// The first sample still reads the probe's second, the others the
 		// next one.
 		{"samples across the second, volatile.after 5", 5, func(i, j int) int { return i + min(j-1, 1) }, 5},
