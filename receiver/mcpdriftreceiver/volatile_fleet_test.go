@@ -22,6 +22,8 @@ type stampRun struct {
 	sample func(i, j int) int
 	canary func(i, j int) bool
 	stamp  bool // false: the description carries no timestamp
+	// noSamples: confirm_samples 0, as a stdio target takes none.
+	noSamples bool
 }
 
 // stampEvent is an event and the scheduled probe it came on.
@@ -32,7 +34,11 @@ type stampEvent struct {
 
 func (r stampRun) run(t *testing.T, probes int) []stampEvent {
 	t.Helper()
-	tr := newTracker(trackerConfig{limits: contract.DefaultLimits(), confirmAfter: 1, samples: DefaultConfirmSamples, volatileAfter: r.after},
+	samples := DefaultConfirmSamples
+	if r.noSamples {
+		samples = 0
+	}
+	tr := newTracker(trackerConfig{limits: contract.DefaultLimits(), confirmAfter: 1, samples: samples, volatileAfter: r.after},
 		func(old, new *contract.Snapshot) *contract.Report { return contract.Diff(old, new, nil) })
 	snap := func(second int, v2 bool) *contract.Snapshot {
 		desc := "Search the docs."
@@ -122,6 +128,24 @@ func TestTrackerTimestampIsNoMixedFleet(t *testing.T) {
 				t.Fatalf("events %v: want one drift, requiring project, on probe %d", stampKinds(events), c.found)
 			}
 		})
+	}
+}
+
+// TestTrackerTimestampWithoutSamples: a target that takes no samples (stdio)
+// with confirm_after 1 reports a timestamp's first tick, which one probe
+// cannot tell from an edit, and none of the ticks after it (it reported
+// each, until volatile.after found the field).
+func TestTrackerTimestampWithoutSamples(t *testing.T) {
+	r := stampRun{after: 4, sec: func(i int) int { return i }, canary: func(int, int) bool { return false }, stamp: true, noSamples: true}
+	events := r.run(t, 12)
+	var drifts []int
+	for _, e := range events {
+		if e.kind == eventDrift {
+			drifts = append(drifts, e.probe)
+		}
+	}
+	if !slices.Equal(drifts, []int{1}) {
+		t.Fatalf("events %v: want one drift, on probe 1", stampKinds(events))
 	}
 }
 
