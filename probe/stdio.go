@@ -187,13 +187,22 @@ func (c *stdioConn) exitedError(note string) error {
 	return failure(ClassUnreachable, "the server exited%s", note)
 }
 
-// exitError says why stdout ended: the child exited (with what status), or
-// closed stdout.
+// exitReap is how long exitError waits for the child's exit. A dying
+// process's pipes close before it can be reaped: on a loaded machine (load
+// 45) the exit came more than 100 ms after stdout ended, and the error
+// lost the exit status. Only a child that closed stdout and runs on waits
+// it out.
+const exitReap = 2 * time.Second
+
+// exitError says why stdout (or stdin) ended: the child exited (with what
+// status), or closed stdout.
 func (c *stdioConn) exitError() error {
+	t := time.NewTimer(exitReap)
+	defer t.Stop()
 	select {
 	case <-c.exited:
 		return c.exitedError("")
-	case <-time.After(100 * time.Millisecond):
+	case <-t.C:
 		return failure(ClassUnreachable, "the server closed stdout")
 	}
 }
