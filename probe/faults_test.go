@@ -71,10 +71,48 @@ func serveFault(t *testing.T, f faultServer) string {
 	return ts.URL + "/mcp"
 }
 
-// faultOptions keep every fault short.
+// faultOptions have small caps and generous budgets: a fault ends the probe
+// at once, and no well-behaved step, however slow a loaded machine makes
+// it, runs out of time first. A fault that only a timeout ends is tested
+// with expectTimeout.
 func faultOptions() Options {
-	return Options{Timeout: 5 * time.Second, RequestTimeout: 300 * time.Millisecond, DiscoverTimeout: 200 * time.Millisecond,
+	return Options{Timeout: 2 * time.Minute, RequestTimeout: time.Minute, DiscoverTimeout: time.Minute,
 		Settle: 10 * time.Millisecond, MaxMessageBytes: 32 << 10, MaxPages: 10}
+}
+
+// timeoutBudgets are the request budgets (RequestTimeout, and
+// DiscoverTimeout on stdio) expectTimeout tries in turn, as net/http's own
+// timeout tests do: the first keeps the test short, and a larger one is
+// tried only when a step before the fault ran out of the smaller budget,
+// which a well-behaved step can on a loaded machine.
+var timeoutBudgets = []time.Duration{250 * time.Millisecond, time.Second, 4 * time.Second, 16 * time.Second}
+
+// expectTimeout probes a target whose fault at step never ends, and checks
+// that the request budget ends it there (class timeout at step), well
+// before the probe's own Timeout would. A timeout at another step is the
+// load, not the fault: the probe is tried again with the next budget. Any
+// other failure fails at once.
+func expectTimeout(t *testing.T, target Target, step Step) *Error {
+	t.Helper()
+	var pe *Error
+	for _, budget := range timeoutBudgets {
+		o := faultOptions()
+		o.RequestTimeout, o.DiscoverTimeout = budget, budget
+		start := time.Now()
+		_, err := Probe(context.Background(), target, o)
+		if !errors.As(err, &pe) || pe.Class != ClassTimeout {
+			t.Fatalf("got %v, want a timeout at %s", err, step)
+		}
+		if took := time.Since(start); took >= o.Timeout {
+			t.Fatalf("the probe's Timeout (%v) ended it, not its request budget (%v): %v", o.Timeout, budget, pe)
+		}
+		if pe.Step == step {
+			return pe
+		}
+		t.Logf("budget %v: timed out at %s before the fault at %s; trying a larger budget", budget, pe.Step, step)
+	}
+	t.Fatalf("got %v with a budget of %v, want a timeout at %s", pe, timeoutBudgets[len(timeoutBudgets)-1], step)
+	return nil
 }
 
 // expectFailure probes and checks the error's class and step.
@@ -150,22 +188,24 @@ func TestHTTPFaults(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":\"%s\"}]}}\n\n", id, big)
 		}}, ClassTooLarge, StepListTools, nil},
+		// The two that only a timeout ends go on for as long as the
+		// client waits, slowly enough that no size cap ends them first
+		// with expectTimeout's largest budget.
 		{"endless SSE stream", faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
 			w.Header().Set("Content-Type", "text/event-stream")
-			for r.Context().Err() == nil {
+			every(r, 50*time.Millisecond, func() {
 				fmt.Fprint(w, ": keep-alive\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"tick\"}}\n\n")
 				w.(http.Flusher).Flush()
-				time.Sleep(5 * time.Millisecond)
-			}
+			})
 		}}, ClassTimeout, StepListTools, nil},
 		{"slow drip", faultServer{"tools/list", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			// The answer's start, then insignificant white space a byte at a time.
 			w.Header().Set("Content-Type", "application/json")
-			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, id)
-			for i := 0; i < len(body) && r.Context().Err() == nil; i++ {
-				w.Write([]byte{body[i]})
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]`, id)
+			every(r, 20*time.Millisecond, func() {
+				w.Write([]byte{' '})
 				w.(http.Flusher).Flush()
-				time.Sleep(20 * time.Millisecond)
-			}
+			})
 		}}, ClassTimeout, StepListTools, nil},
 		{"nesting past the envelope scanner's depth", faultServer{"tools/list", result(`{"tools":[{"name":"a","inputSchema":` + nested(600) + `}]}`)}, ClassTooLarge, StepListTools, nil},
 		{"nesting past the document depth limit", faultServer{"tools/list", result(`{"tools":[{"name":"a","inputSchema":` + nested(200) + `}]}`)}, ClassTooLarge, StepListTools, nil},
@@ -181,7 +221,13 @@ func TestHTTPFaults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pe := expectFailure(t, Target{URL: serveFault(t, c.f)}, faultOptions(), c.class, c.step)
+			target := Target{URL: serveFault(t, c.f)}
+			var pe *Error
+			if c.class == ClassTimeout {
+				pe = expectTimeout(t, target, c.step)
+			} else {
+				pe = expectFailure(t, target, faultOptions(), c.class, c.step)
+			}
 			if pe.Transport != "streamable-http" {
 				t.Errorf("transport %q", pe.Transport)
 			}
@@ -189,6 +235,20 @@ func TestHTTPFaults(t *testing.T) {
 				c.check(t, pe)
 			}
 		})
+	}
+}
+
+// every calls f every period until r's client goes.
+func every(r *http.Request, period time.Duration, f func()) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		f()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
 	}
 }
 
@@ -256,13 +316,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	// A stdio child that prints its secret environment to stderr.
 	const envSecret = "env-24682468-secret"
-	// Seen at server/discover, or at initialize when the discover timeout
-	// expires first on a loaded machine.
-	_, err = Probe(context.Background(), stdioTarget(t, "exit", "API_TOKEN="+envSecret), faultOptions())
-	var pe *Error
-	if !errors.As(err, &pe) || pe.Class != ClassUnreachable {
-		t.Fatalf("got %v, want unreachable", err)
-	}
+	pe := expectFailure(t, stdioTarget(t, "exit", "API_TOKEN="+envSecret), faultOptions(), ClassUnreachable, StepDiscover)
 	if strings.Contains(pe.Stderr, envSecret) || strings.Contains(pe.Error(), envSecret) {
 		t.Errorf("stdio env secret leaked: %q / %v", pe.Stderr, pe)
 	}
@@ -451,7 +505,9 @@ func TestStdioFaults(t *testing.T) {
 	verifyNoLeaks(t)
 	t.Run("never answers", func(t *testing.T) {
 		pidFile := filepath.Join(t.TempDir(), "pid")
-		expectFailure(t, stdioTarget(t, "silent", "PROBE_TEST_PIDFILE="+pidFile), faultOptions(), ClassTimeout, StepInitialize)
+		// Silent on server/discover past DiscoverTimeout, then on the
+		// fallback initialize past RequestTimeout.
+		expectTimeout(t, stdioTarget(t, "silent", "PROBE_TEST_PIDFILE="+pidFile), StepInitialize)
 		if pid := waitPID(t, pidFile); !reaped(pid) {
 			t.Errorf("the silent child %d (which ignores SIGTERM) was not killed and reaped", pid)
 		}
@@ -463,14 +519,7 @@ func TestStdioFaults(t *testing.T) {
 		expectFailure(t, stdioTarget(t, "huge"), faultOptions(), ClassTooLarge, StepDiscover)
 	})
 	t.Run("exits at once", func(t *testing.T) {
-		// Usually the exit is seen while waiting for server/discover; on a
-		// loaded machine the short discover timeout may expire first and the
-		// fallback initialize meets the exit instead. Either way: unreachable.
-		_, err := Probe(context.Background(), stdioTarget(t, "exit"), faultOptions())
-		var pe *Error
-		if !errors.As(err, &pe) || pe.Class != ClassUnreachable || (pe.Step != StepDiscover && pe.Step != StepInitialize) {
-			t.Fatalf("got %v, want unreachable at server/discover or initialize", err)
-		}
+		pe := expectFailure(t, stdioTarget(t, "exit"), faultOptions(), ClassUnreachable, StepDiscover)
 		if !strings.Contains(pe.Error(), "exit status 3") {
 			t.Errorf("error %v does not give the exit status", pe)
 		}
@@ -481,9 +530,8 @@ func TestStdioFaults(t *testing.T) {
 		pidFile := filepath.Join(t.TempDir(), "pid")
 		script := `setsid sh -c 'echo $$ > "$1"; exec sleep 60' sh "$1" &
 			until [ -s "$1" ]; do sleep 0.01; done; echo "fatal: no config" >&2; exit 3`
-		o := faultOptions()
-		o.DiscoverTimeout, o.RequestTimeout = time.Minute, time.Minute // only the exit can end it in time
-		_, err := Probe(context.Background(), Target{Command: "/bin/sh", Args: []string{"-c", script, "sh", pidFile}}, o)
+		// faultOptions' minute-long budgets: only the exit can end it in time.
+		_, err := Probe(context.Background(), Target{Command: "/bin/sh", Args: []string{"-c", script, "sh", pidFile}}, faultOptions())
 		t.Cleanup(func() { _ = syscall.Kill(waitPID(t, pidFile), syscall.SIGKILL) })
 		var pe *Error
 		if !errors.As(err, &pe) || pe.Class != ClassUnreachable || pe.Step != StepDiscover {

@@ -22,9 +22,11 @@ import (
 	"github.com/mcpdrift/mcpdrift/contract"
 )
 
-// fastOptions keep tests quick: a short settle window.
+// fastOptions keep tests quick with a short settle window, and their
+// budgets generous: no test with them is about a timeout, and 60
+// concurrent probes at load 50 had requests outlast 5 s.
 func fastOptions() Options {
-	return Options{Timeout: 20 * time.Second, RequestTimeout: 5 * time.Second, Settle: 30 * time.Millisecond}
+	return Options{Timeout: 2 * time.Minute, RequestTimeout: time.Minute, Settle: 30 * time.Millisecond}
 }
 
 func mustProbe(t *testing.T, target Target, o Options) *Result {
