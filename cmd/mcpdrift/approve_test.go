@@ -71,7 +71,9 @@ func TestApproveReleases(t *testing.T) {
 	v1 := testservers.Everything(t, "2025.9.25")
 	v2 := testservers.Everything(t, "2025.11.25")
 	lock := filepath.Join(t.TempDir(), "mcp.lock.json")
-	server := func(entry string) []string { return []string{"--stdio", "--", node, entry, "stdio"} }
+	// A --timeout longer than the default 30 s, which bounds node's
+	// start-up (not what is tested), as in TestCheckReleaseGate.
+	server := func(entry string) []string { return []string{"--timeout", "5m", "--stdio", "--", node, entry, "stdio"} }
 
 	args := append([]string{"approve", "--lock", lock, "--yes", "--name", "everything"}, server(v1)...)
 	code, out, errOut := cli(t, "", args...)

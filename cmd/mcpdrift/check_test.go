@@ -18,28 +18,35 @@ func TestCheckReleaseGate(t *testing.T) {
 	v1 := testservers.Everything(t, "2025.9.25")
 	v2 := testservers.Everything(t, "2025.11.25")
 	lock := filepath.Join(t.TempDir(), "mcp.lock.json")
+	// check runs the gate on a release. Its --timeout is longer than the
+	// default 30 s, which bounds node's start-up (not what is tested): at
+	// load 40-50 this test took 22-136 s.
+	check := func(release string, args ...string) (int, string, string) {
+		args = append([]string{"check", "--lock", lock, "--timeout", "5m"}, args...)
+		return cli(t, "", append(args, "--stdio", "--", node, release, "stdio")...)
+	}
 
-	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--stdio", "--", node, v1, "stdio"); code != exitInput || !strings.Contains(errOut, "--update") {
+	if code, _, errOut := check(v1); code != exitInput || !strings.Contains(errOut, "--update") {
 		t.Fatalf("missing lock: exit %d, %s", code, errOut)
 	}
-	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--update", "--name", "everything", "--stdio", "--", node, v1, "stdio"); code != 0 {
+	if code, _, errOut := check(v1, "--update", "--name", "everything"); code != 0 {
 		t.Fatalf("--update: exit %d, %s", code, errOut)
 	}
 	if _, err := os.Stat(lock); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := cli(t, "", "check", "--lock", lock, "--stdio", "--", node, v1, "stdio")
+	code, out, errOut := check(v1)
 	if code != 0 || !strings.Contains(out, "no changes") || !strings.Contains(out, "everything") {
 		t.Fatalf("same release: exit %d\n%s%s", code, out, errOut)
 	}
 	// The next release rewrites a description (warning) and adds a tool.
-	code, out, _ = cli(t, "", "check", "--lock", lock, "--format", "json", "--stdio", "--", node, v2, "stdio")
+	code, out, errOut = check(v2, "--format", "json")
 	var got struct {
 		Severity string
 		Changes  []struct{ Rule, Name string }
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Severity != "warning" {
-		t.Fatalf("next release with --fail-on breaking: exit %d\n%s", code, out)
+		t.Fatalf("next release with --fail-on breaking: exit %d\n%s%s", code, out, errOut)
 	}
 	rules := map[string]string{}
 	for _, c := range got.Changes {
@@ -48,19 +55,19 @@ func TestCheckReleaseGate(t *testing.T) {
 	if rules["startElicitation"] != "tool.description.changed" || rules["zip"] != "tool.added" {
 		t.Errorf("changes: %+v", got.Changes)
 	}
-	if code, _, errOut := cli(t, "", "check", "--lock", lock, "--fail-on", "warning", "--stdio", "--", node, v2, "stdio"); code != exitDrift || !strings.Contains(errOut, "at or above warning") {
+	if code, _, errOut := check(v2, "--fail-on", "warning"); code != exitDrift || !strings.Contains(errOut, "at or above warning") {
 		t.Fatalf("--fail-on warning: exit %d %s", code, errOut)
 	}
-	code, out, _ = cli(t, "", "check", "--lock", lock, "--format", "markdown", "--stdio", "--", node, v2, "stdio")
+	code, out, errOut = check(v2, "--format", "markdown")
 	if code != 0 || !strings.Contains(out, "### MCP contract drift: warning") || !strings.Contains(out, "`"+lock+"`") {
-		t.Errorf("markdown: %s", out)
+		t.Errorf("markdown: exit %d\n%s%s", code, out, errOut)
 	}
 	// Accepting the drift: the lock now matches the new release.
-	if code, _, _ := cli(t, "", "check", "--lock", lock, "--update", "--stdio", "--", node, v2, "stdio"); code != 0 {
-		t.Fatal("update to the new release")
+	if code, _, errOut := check(v2, "--update"); code != 0 {
+		t.Fatalf("update to the new release: exit %d %s", code, errOut)
 	}
-	if code, out, _ := cli(t, "", "check", "--lock", lock, "--fail-on", "info", "--stdio", "--", node, v2, "stdio"); code != 0 {
-		t.Fatalf("after accepting: exit %d %s", code, out)
+	if code, out, errOut := check(v2, "--fail-on", "info"); code != 0 {
+		t.Fatalf("after accepting: exit %d %s%s", code, out, errOut)
 	}
 }
 
