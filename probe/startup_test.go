@@ -49,16 +49,19 @@ type startupCase struct {
 
 // probeStartups probes every case at once (they mostly wait) with the
 // options the CLI and the receiver use by default, and checks each
-// snapshot's generation. Only the probe's overall Timeout is longer than
-// theirs: it bounds the start-up, which is not what is tested, and a
-// loaded machine (load 50) took 24.6 s to probe the real context7 server
-// started at once, so the one started 4 s late ran out of the default 30 s.
+// snapshot's generation. Only the probe's Timeout and RequestTimeout are
+// longer than theirs: they bound the start-up, which is not what is
+// tested (behind an eager relay, the initialize sent after DiscoverTimeout
+// waits for it). On a loaded machine (load 40-50) the real context7 server
+// took 24.6 s to probe when started at once, so the one started 4 s late
+// ran out of the default 30 s, and the servers behind an eager relay
+// answered initialize after more than the default 10 s.
 func probeStartups(t *testing.T, cases []startupCase) {
 	var wg sync.WaitGroup
 	for _, c := range cases {
 		wg.Go(func() {
 			t.Run(c.name, func(t *testing.T) {
-				res := mustProbe(t, c.target, Options{Settle: DefaultSettle, Timeout: 3 * time.Minute})
+				res := mustProbe(t, c.target, Options{Settle: DefaultSettle, Timeout: 3 * time.Minute, RequestTimeout: time.Minute})
 				s := res.Snapshot
 				if s.SpecGeneration != c.gen || len(s.Tools) != c.tools {
 					t.Errorf("got %s (%s) with %d tools, want %s with %d", s.SpecGeneration, s.ProtocolVersion, len(s.Tools), c.gen, c.tools)
