@@ -85,8 +85,16 @@ func TestE2EMixedImpactOfAGoAgent(t *testing.T) {
 	r, _, _ := startManualOn(t, rcfg, newProber(rcfg), host)
 	r.setLogs(impactLogs)
 	tgt := r.targets[0]
+	// probe takes the target as the scheduler does: mcpimpact asks for
+	// prompt probes (ProbeNow) that run beside the test's, and the receiver
+	// never probes one target twice at once (with -race, the two probes
+	// raced on the target's handshake hint).
+	probe := func() {
+		waitFor(t, "the target's prompt probe to end", func() bool { return tgt.running.CompareAndSwap(false, true) })
+		r.probeAndAnswer(ctx, tgt)
+	}
 	for range 3 { // the baseline: A only
-		r.runProbe(ctx, tgt)
+		probe()
 	}
 	if n := len(eventsNamed(out, semconv.EventSnapshot)); n != 1 {
 		t.Fatalf("%d snapshots of the baseline, want 1", n)
@@ -146,7 +154,7 @@ func TestE2EMixedImpactOfAGoAgent(t *testing.T) {
 		if probes == 40 {
 			t.Fatalf("no mixed state opened in %d probes of a 50/50 fleet", probes)
 		}
-		r.runProbe(ctx, tgt)
+		probe()
 		for _, m := range eventsNamed(out, semconv.EventMixedContract) {
 			if attrStr(m, semconv.MixedState) == "open" {
 				open = m
