@@ -120,15 +120,7 @@ func (e *apiExtension) addVariantImpact(ctx context.Context, s *apiwire.ServerSt
 		return
 	}
 	s.Variants = slices.Clone(s.Variants) // written below: never the view's own
-	q := controlplane.VariantQuery{Server: s.Name, Baseline: baselineDigests(s.Variants)}
-	var asked []int
-	for i, v := range s.Variants {
-		if v.Baseline || len(v.Changes) == 0 {
-			continue
-		}
-		q.Variants = append(q.Variants, controlplane.Variant{Changes: v.Changes, ToolDigests: v.ToolDigests})
-		asked = append(asked, i)
-	}
+	q, asked := variantQuery(s.Name, s.Variants, nil)
 	imps, ok := e.variantImpacts(ctx, im, q)
 	if !ok {
 		return
@@ -262,15 +254,27 @@ func (e *apiExtension) getImpact(r *http.Request) (any, *apiError) {
 	return out, nil
 }
 
-// baselineDigests is the baseline's tool digests among a mixed fleet's
-// variants.
-func baselineDigests(vs []apiwire.MixedVariant) map[string]string {
-	for _, v := range vs {
+// variantQuery asks about each variant of a mixed fleet other than the
+// baseline that has changes (those keep keeps, all with a nil keep);
+// asked are the indexes in vs of the variants asked about, in order.
+func variantQuery(server string, vs []apiwire.MixedVariant, keep func(contract.Change) bool) (q controlplane.VariantQuery, asked []int) {
+	q.Server = server
+	for i, v := range vs {
 		if v.Baseline {
-			return v.ToolDigests
+			q.Baseline = v.ToolDigests
+			continue
 		}
+		changes := v.Changes
+		if keep != nil {
+			changes = slices.DeleteFunc(slices.Clone(changes), func(c contract.Change) bool { return !keep(c) })
+		}
+		if len(changes) == 0 {
+			continue
+		}
+		q.Variants = append(q.Variants, controlplane.Variant{Changes: changes, ToolDigests: v.ToolDigests})
+		asked = append(asked, i)
 	}
-	return nil
+	return q, asked
 }
 
 // impactVariants lists the variants of the server's mixed fleet that change
@@ -288,25 +292,18 @@ func (e *apiExtension) impactVariants(ctx context.Context, im *impactSource, nam
 	if status == nil || !status.Mixed {
 		return nil
 	}
-	q := controlplane.VariantQuery{Server: name, Baseline: baselineDigests(status.Variants), Window: window}
-	var asked []apiwire.MixedVariant
-	for _, v := range status.Variants {
-		changes := slices.DeleteFunc(slices.Clone(v.Changes), func(c contract.Change) bool {
-			return c.Subject != contract.KindTool || c.Name != tool
-		})
-		if v.Baseline || len(changes) == 0 {
-			continue
-		}
-		q.Variants = append(q.Variants, controlplane.Variant{Changes: changes, ToolDigests: v.ToolDigests})
-		asked = append(asked, v)
-	}
+	q, asked := variantQuery(name, status.Variants, func(c contract.Change) bool {
+		return c.Subject == contract.KindTool && c.Name == tool
+	})
+	q.Window = window
 	imps, _ := e.variantImpacts(ctx, im, q)
 	var out []apiwire.ImpactVariant
 	for j, imp := range imps {
 		if len(imp.Tools) == 0 {
 			continue // the tool's changes are compatible or info: nobody is hurt
 		}
-		out = append(out, apiwire.ImpactVariant{Digest: asked[j].Digest, Share: asked[j].Share, Impact: imp})
+		v := status.Variants[asked[j]]
+		out = append(out, apiwire.ImpactVariant{Digest: v.Digest, Share: v.Share, Impact: imp})
 	}
 	return out
 }

@@ -452,13 +452,24 @@ func (t *tracker) noteVolatile(s *contract.Snapshot, now time.Time, st *step) {
 // edit. When the field stops changing, its streak ends and the value it
 // kept is confirmed as any change is.
 func (t *tracker) onlyAdvancing(s *contract.Snapshot) bool {
-	adv := t.volatile.advancing(2)
-	if len(adv) == 0 || t.current == nil {
+	adv := t.advancingMask(2)
+	if adv == nil || t.current == nil {
 		return false
 	}
-	maps.Copy(adv, t.volatile.known)
 	limits := t.cfg.limits
 	return maskFields(s, adv, limits).Digests.Contract == maskFields(t.current, adv, limits).Digests.Contract
+}
+
+// advancingMask is the fields to mask to see past those advancing for n
+// scheduled probes or more (volatile.advancing): those and the known
+// volatile ones; nil when none advance.
+func (t *tracker) advancingMask(n int) map[fieldKey]bool {
+	adv := t.volatile.advancing(n)
+	if len(adv) == 0 {
+		return nil
+	}
+	maps.Copy(adv, t.volatile.known)
+	return adv
 }
 
 // watchAdvancing gives the fleet's mixed rule the keys contracts would
@@ -469,12 +480,11 @@ func (t *tracker) onlyAdvancing(s *contract.Snapshot) bool {
 // differ only in such a field opens a probe later, when the field repeats
 // or goes back; one whose variants differ elsewhere too opens as before.
 func (t *tracker) watchAdvancing() {
-	adv := t.volatile.advancing(1)
-	if len(adv) == 0 || t.baseline == nil {
+	adv := t.advancingMask(1)
+	if adv == nil || t.baseline == nil {
 		t.fleet.alias = nil
 		return
 	}
-	maps.Copy(adv, t.volatile.known)
 	limits := t.cfg.limits
 	aliases := map[string]string{}
 	t.fleet.alias = func(key string) string {
