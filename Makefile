@@ -36,6 +36,8 @@ FUZZTIME ?= 20s
 FUZZMINIMIZETIME ?= 1s
 BENCHTIME ?= 1s
 export CGO_ENABLED ?= 0
+# RETRY runs a step that fetches from a registry again if it fails (scripts/retry.sh).
+RETRY    := $(CURDIR)/scripts/retry.sh
 
 .PHONY: all build download test lint bench fuzz distro distro-extras demo demo-bins jaeger e2e e2e-stale release dist dist-check image clean
 
@@ -59,9 +61,9 @@ build:
 
 ## download: every module's dependencies, and the pinned Go tools
 download:
-	@$(call in_modules_at_once,$(GO) mod download)
-	$(GO) -C tools mod download
-	$(GO) -C tools/helmtemplate mod download
+	@$(call in_modules_at_once,$(RETRY) $(GO) mod download)
+	$(RETRY) $(GO) -C tools mod download
+	$(RETRY) $(GO) -C tools/helmtemplate mod download
 
 ## test: every test of every module. A test that needs a tool this machine lacks (node and npm,
 ## promtool, Prometheus, a built distribution) skips loudly, and the list of what was skipped is
@@ -142,7 +144,7 @@ fuzz:
 # the build's copy of the manifest says which version and commit it is.
 OTELCOL_VERSION = $(patsubst v%,%,$(or $(VERSION),v0.0.0-dev))+$(COMMIT)
 ocb = sed 's|^  version: .*|  version: $(OTELCOL_VERSION)|' $(1) >_build/$(notdir $(1)) && \
-	$(GO) tool -modfile=tools/go.mod builder --config _build/$(notdir $(1)) --skip-compilation && \
+	$(RETRY) $(GO) tool -modfile=tools/go.mod builder --config _build/$(notdir $(1)) --skip-compilation && \
 	$(GO) -C $(dir $(2)) build -trimpath -ldflags='-s -w' -o $(notdir $(2)) .
 # Rewritten only when the version or commit changes, so that a new commit
 # rebuilds the distributions (relinks them) with the new stamp.

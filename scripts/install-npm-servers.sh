@@ -30,7 +30,7 @@ for name in "${names[@]}"; do
   (
     rm -rf "$dst" && mkdir -p "$dst"
     cp "$src/package.json" "$src/package-lock.json" "$dst/"
-    npm ci --prefix "$dst" --no-audit --no-fund --loglevel=error >"$dst/.npm.log" 2>&1 ||
+    "$root/scripts/retry.sh" npm ci --prefix "$dst" --no-audit --no-fund --loglevel=error >"$dst/.npm.log" 2>&1 ||
       { echo "install-npm-servers: npm ci failed for $name:" >&2; cat "$dst/.npm.log" >&2; exit 1; }
     touch "$dst/.installed"
     echo "installed $name"

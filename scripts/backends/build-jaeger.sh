@@ -9,6 +9,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/_build/jaeger}
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 mkdir -p "$(dirname "$out")"
+# Listing the packages downloads the modules the build needs (not every
+# module in the graph): the step that meets the network, retried alone so
+# that the build after it never is.
+"$root/scripts/retry.sh" go -C "$root/tools/jaeger" list -deps github.com/jaegertracing/jaeger/cmd/jaeger >/dev/null
 ver=$(go -C "$root/tools/jaeger" list -m -f '{{.Version}}' github.com/jaegertracing/jaeger)
 CGO_ENABLED=0 go -C "$root/tools/jaeger" build -trimpath \
   -ldflags "-X github.com/jaegertracing/jaeger/internal/version.latestVersion=$ver" \

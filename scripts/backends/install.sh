@@ -37,8 +37,8 @@ if [ ! -e "$policy" ]; then
 fi
 
 # The package lists may be missing or stale on a fresh machine.
-if ! apt-get install -y -q --no-install-recommends "${need[@]}"; then
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${need[@]}"
+if ! apt-get install -o Acquire::Retries=3 -y -q --no-install-recommends "${need[@]}"; then
+  apt-get update -o Acquire::Retries=3 -q
+  apt-get install -o Acquire::Retries=3 -y -q --no-install-recommends "${need[@]}"
 fi
 echo "backends: installed ${need[*]}: $(prometheus --version 2>&1 | head -1); $(chromium --version 2>/dev/null)"
