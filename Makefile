@@ -7,7 +7,7 @@ BIN      := bin
 # it: the go.work is for editors and ad-hoc commands, not for make or CI.
 # dev/integration holds the agent-side modules' tests that need dev tooling,
 # which no shipped module may require (dev/modcheck).
-MODULES  := . contract semconv internal/mcpwire dev/testkit interceptor interceptor/gosdk interceptor/mcpgo proxy dev/integration
+MODULES  := . contract semconv internal/mcpwire interceptor interceptor/gosdk interceptor/mcpgo proxy dev/integration
 export GOWORK := off
 # Every go command builds with -trimpath, the flag ocb, make dist and the
 # release test cannot do without (reproducible binaries): a package's

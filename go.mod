@@ -173,7 +173,6 @@ require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/mcpdrift/mcpdrift/contract v0.0.0
-	github.com/mcpdrift/mcpdrift/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor/gosdk v0.0.0
 	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
@@ -198,7 +197,6 @@ require (
 // The repository's other modules, from this checkout (see CONTRIBUTING.md).
 replace (
 	github.com/mcpdrift/mcpdrift/contract => ./contract
-	github.com/mcpdrift/mcpdrift/dev/testkit => ./dev/testkit
 	github.com/mcpdrift/mcpdrift/interceptor => ./interceptor
 	github.com/mcpdrift/mcpdrift/interceptor/gosdk => ./interceptor/gosdk
 	github.com/mcpdrift/mcpdrift/internal/mcpwire => ./internal/mcpwire

@@ -5,7 +5,6 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/proxy/internal/h1client"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/httpproxy"
-	"github.com/mcpdrift/mcpdrift/proxy/internal/upstream"
 )
 
 // The modes' test hooks, for this package's tests.
@@ -19,7 +18,6 @@ var (
 	StreamTransport    = httpproxy.StreamTransport
 	OwnConnection      = h1client.OwnConnection
 	Pooled             = h1client.Pooled
-	OAuthStoreFile     = upstream.OAuthStoreFile
 )
 
 // Route names the way the upstream client rt sends req (h1client.Transport.Route).

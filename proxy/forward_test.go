@@ -26,7 +26,7 @@ func forwardTo(t *testing.T, upstream http.Handler, cfg proxy.Config) (*httptest
 		cfg.Upstream = up.URL + "/mcp"
 	}
 	cfg.Listen = "test"
-	h, err := proxy.NewHandler(cfg, newTelemetry(t).Telemetry)
+	h, err := proxy.NewHandler(cfg, sdkTelemetry(t))
 	if err != nil {
 		t.Fatal(err)
 	}

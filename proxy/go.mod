@@ -3,9 +3,7 @@ module github.com/mcpdrift/mcpdrift/proxy
 go 1.26.0
 
 require (
-	github.com/fsnotify/fsnotify v1.10.1
 	github.com/mcpdrift/mcpdrift/contract v0.0.0
-	github.com/mcpdrift/mcpdrift/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor v0.0.0
 	github.com/mcpdrift/mcpdrift/internal/mcpwire v0.0.0
 	github.com/mcpdrift/mcpdrift/semconv v0.0.0
@@ -34,7 +32,6 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/gobwas/glob v0.2.3 // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.31.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -46,7 +43,6 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
-	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/bridges/prometheus v0.72.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc v0.23.0 // indirect
@@ -59,7 +55,6 @@ require (
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk/log v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.1 // indirect
-	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
@@ -71,7 +66,6 @@ require (
 // The repository's other modules, from this checkout (see CONTRIBUTING.md).
 replace (
 	github.com/mcpdrift/mcpdrift/contract => ../contract
-	github.com/mcpdrift/mcpdrift/dev/testkit => ../dev/testkit
 	github.com/mcpdrift/mcpdrift/interceptor => ../interceptor
 	github.com/mcpdrift/mcpdrift/internal/mcpwire => ../internal/mcpwire
 	github.com/mcpdrift/mcpdrift/semconv => ../semconv

@@ -1,17 +1,19 @@
-// The agent-side modules' tests that need development tooling: dev/testkit
-// (real npm servers, benchmark baselines, the digest vectors) and the
-// interceptor's cross-SDK harness (itest). Go has no test-only requirements,
-// so they live here, where no shipped module requires them (CONTRIBUTING.md
-// "Modules"); each package tests the package it is named for.
+// The agent-side modules' tests that need development tooling: the root
+// module's dev/testkit packages (real npm servers, benchmark baselines, the
+// digest vectors), the interceptor's cross-SDK harness (itest) and the proxy's
+// test servers. Go has no test-only requirements, so they live here, where no
+// shipped module requires them (CONTRIBUTING.md "Modules"); each package tests
+// the package it is named for. This module requires the root module for
+// dev/testkit: dev tooling may require the product, never the reverse.
 module github.com/mcpdrift/mcpdrift/dev/integration
 
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gowebpki/jcs v1.0.2
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/mcpdrift/mcpdrift/contract v0.0.0
-	github.com/mcpdrift/mcpdrift/dev/testkit v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor/gosdk v0.0.0
 	github.com/mcpdrift/mcpdrift/interceptor/mcpgo v0.0.0
@@ -23,6 +25,39 @@ require (
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.31.0 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.1 // indirect
+	github.com/prometheus/otlptranslator v1.0.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	go.opentelemetry.io/contrib/bridges/prometheus v0.72.0 // indirect
+	go.opentelemetry.io/contrib/exporters/autoexport v0.72.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc v0.23.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp v0.23.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/prometheus v0.69.0 // indirect
+	go.opentelemetry.io/otel/exporters/stdout/stdoutlog v0.23.0 // indirect
+	go.opentelemetry.io/otel/exporters/stdout/stdoutmetric v1.47.0 // indirect
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0 // indirect
+	go.opentelemetry.io/otel/sdk/log v1.47.0 // indirect
+	go.opentelemetry.io/proto/otlp v1.11.1 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
+	google.golang.org/grpc v1.85.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
@@ -33,6 +68,8 @@ require (
 	github.com/gobwas/glob v0.2.3 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/mcpdrift/mcpdrift v0.0.0
+	github.com/mcpdrift/mcpdrift/proxy v0.0.0
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
@@ -42,18 +79,19 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
 
 // The repository's other modules, from this checkout (see CONTRIBUTING.md).
 replace (
+	github.com/mcpdrift/mcpdrift => ../..
 	github.com/mcpdrift/mcpdrift/contract => ../../contract
-	github.com/mcpdrift/mcpdrift/dev/testkit => ../testkit
 	github.com/mcpdrift/mcpdrift/interceptor => ../../interceptor
 	github.com/mcpdrift/mcpdrift/interceptor/gosdk => ../../interceptor/gosdk
 	github.com/mcpdrift/mcpdrift/interceptor/mcpgo => ../../interceptor/mcpgo
 	github.com/mcpdrift/mcpdrift/internal/mcpwire => ../../internal/mcpwire
+	github.com/mcpdrift/mcpdrift/proxy => ../../proxy
 	github.com/mcpdrift/mcpdrift/semconv => ../../semconv
 )

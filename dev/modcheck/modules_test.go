@@ -25,7 +25,7 @@ var notProduct = []string{"tools", "tools/jaeger", "tools/helmtemplate"}
 
 // agentSide are the modules an agent may import, and what they must never
 // pull: the Collector, contrib, or the root module (which holds both).
-var agentSide = []string{"contract", "semconv", "internal/mcpwire", "dev/testkit", "interceptor", "interceptor/gosdk", "interceptor/mcpgo", "proxy"}
+var agentSide = []string{"contract", "semconv", "internal/mcpwire", "interceptor", "interceptor/gosdk", "interceptor/mcpgo", "proxy"}
 
 // collector matches a Collector or contrib module or package path.
 const collector = `^(go\.opentelemetry\.io/collector|github\.com/open-telemetry/opentelemetry-collector-contrib)(/|$)`
@@ -193,17 +193,6 @@ func TestSiblingsReplaced(t *testing.T) {
 // module of the product ships.
 func devTooling(dir string) bool { return dir == "dev" || strings.HasPrefix(dir, "dev/") }
 
-// stillRequiringDev are the shipped modules whose tests still import
-// dev/testkit (issue 27, CONTRIBUTING.md "Modules"), and what they need it
-// for: the root's in-package tests and dev tooling, and the proxy's tests,
-// which use the module's internal hooks beside the npm servers and benchmark
-// baselines. The list only shrinks: a module on it that no longer requires a
-// dev module fails the test until it is taken off.
-var stillRequiringDev = map[string]string{
-	".":     "testkit is a module of its own; the root's tests and dev/ packages import it",
-	"proxy": "its tests start the npm servers and time baselines with testkit, next to the internal hooks of export_test.go",
-}
-
 // TestShippedModulesRequireNoDevModule: a user who requires a shipped module
 // gets its go.mod's requirements in their module graph, test-only or not, so
 // no shipped module may require a module under dev/: tests that need the
@@ -220,27 +209,33 @@ func TestShippedModulesRequireNoDevModule(t *testing.T) {
 				dev = append(dev, r.Path)
 			}
 		}
-		switch why, known := stillRequiringDev[dir]; {
-		case len(dev) > 0 && !known:
+		if len(dev) > 0 {
 			t.Errorf("%s/go.mod requires %s: a shipped module must not require a dev module, even for its tests (move the tests to dev/integration)", dir, strings.Join(dev, ", "))
-		case len(dev) > 0:
-			t.Logf("%s/go.mod still requires %s: %s", dir, strings.Join(dev, ", "), why)
-			// What a user then gets is that module's go.mod alone, as the
-			// Collector's own modules bring go.opentelemetry.io/collector/
-			// internal/testutil: it must require nothing itself.
-			for _, d := range dev {
-				sib := strings.TrimPrefix(d, rootModule+"/")
-				if req := readGoMod(t, gobin, sib).Require; len(req) > 0 {
-					t.Errorf("%s requires %s, which a shipped module (%s) requires for its tests: it must stay free of requirements (%s ...)", d, req[0].Path, dir, req[0].Path)
-				}
-			}
-		case known:
-			t.Errorf("%s/go.mod requires no dev module any more: take it off stillRequiringDev", dir)
 		}
 	}
-	for dir := range stillRequiringDev {
-		if !slices.Contains(modules(t), dir) {
-			t.Errorf("stillRequiringDev names %s, which is no module", dir)
+}
+
+// TestTestkitImportsStandardLibraryOnly: dev/testkit's packages belong to
+// the root module, and dev/integration requires the root module for them.
+// Importing nothing but the standard library keeps it that way in effect:
+// a test that imports testkit compiles no Collector package, nor anything
+// else of the root's, into the agent-side modules' tests.
+func TestTestkitImportsStandardLibraryOnly(t *testing.T) {
+	gobin := goTool(t)
+	cmd := exec.Command(gobin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./dev/testkit/...")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./dev/testkit/...: %v", err)
+	}
+	pkgs := strings.Fields(string(out))
+	if len(pkgs) == 0 {
+		t.Fatal("go list -deps ./dev/testkit/... listed no package of ours: the listing is broken")
+	}
+	for _, pkg := range pkgs {
+		if !strings.HasPrefix(pkg, rootModule+"/dev/testkit/") {
+			t.Errorf("dev/testkit depends on %s: it must import the standard library only", pkg)
 		}
 	}
 }

@@ -1,6 +1,11 @@
 package config
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"time"
+)
 
 // OAuth turns on MCP authorization for the stdio → HTTP proxy: when the
 // upstream answers 401 (or 403 insufficient_scope), the proxy runs the
@@ -28,4 +33,15 @@ type OAuth struct {
 	Open func(url string) error
 	// Timeout bounds the wait for the user's consent; 0 is 5 minutes.
 	Timeout time.Duration
+}
+
+// TokenFile is the file in Store that keeps upstream's token, named by a
+// hash of the URL (which may hold a secret); "" when there is no Store.
+// Removing it makes the user authorize again at the next run.
+func (o *OAuth) TokenFile(upstream string) string {
+	if o.Store == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(upstream))
+	return filepath.Join(o.Store, hex.EncodeToString(sum[:12])+".json")
 }

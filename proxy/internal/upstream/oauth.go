@@ -2,8 +2,6 @@ package upstream
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -277,12 +274,8 @@ func (s *savedToken) config() *oauth2.Config {
 		Endpoint: oauth2.Endpoint{TokenURL: s.TokenURL, AuthStyle: oauth2.AuthStyle(s.AuthStyle)}}
 }
 
-// storeFile is the upstream's file in the store: named by a hash of the
-// URL, which may hold a secret.
-func (t *oauthTransport) storeFile() string {
-	sum := sha256.Sum256([]byte(t.upstream))
-	return filepath.Join(t.cfg.Store, hex.EncodeToString(sum[:12])+".json")
-}
+// storeFile is the upstream's file in the store.
+func (t *oauthTransport) storeFile() string { return t.cfg.TokenFile(t.upstream) }
 
 func (t *oauthTransport) load() (*savedToken, error) {
 	if t.cfg.Store == "" {

@@ -437,7 +437,7 @@ func freePort(t *testing.T) int {
 }
 
 // waitChan waits (generously) for a value on ch.
-func waitChan(t *testing.T, ch chan struct{}, what string) {
+func waitChan(t testing.TB, ch chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-ch:

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/dev/integration/proxy/internal/testchild"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/proxy"
-	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
 
@@ -211,8 +211,13 @@ func TestStdioProxyKilled(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := receive(t, opened, "the proxy to start its server"); err != nil {
-		t.Fatal(err)
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the proxy did not start its server")
 	}
 	server := childOf(cmd.Process.Pid)
 	if server == 0 {

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdrift/mcpdrift/dev/integration/proxy/internal/testchild"
 	"github.com/mcpdrift/mcpdrift/proxy"
-	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
 )
 
 // listenEnv, in a "proxy" child, makes it `mcpdrift proxy --listen` to the

@@ -9,10 +9,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/dev/integration/proxy/internal/testchild"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/benchutil"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/proxy/gate"
-	"github.com/mcpdrift/mcpdrift/proxy/internal/testchild"
 )
 
 // BenchmarkStdioStaleGate is what the stale judgement adds to a relayed

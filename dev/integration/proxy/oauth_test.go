@@ -180,7 +180,7 @@ func TestOAuthRefreshKept(t *testing.T) {
 	store := t.TempDir()
 	b := newBrowser()
 	o := &proxy.OAuth{Store: store, Open: b.open}
-	file := proxy.OAuthStoreFile(o, up.URL)
+	file := o.TokenFile(up.URL)
 	expired, _ := json.Marshal(map[string]any{"upstream": up.URL, "client_id": "c1", "token_url": tokens.URL,
 		"token": map[string]any{"access_token": "a1", "token_type": "Bearer", "refresh_token": "r1", "expiry": time.Now().Add(-time.Hour)}})
 	if err := os.WriteFile(file, expired, 0o600); err != nil {

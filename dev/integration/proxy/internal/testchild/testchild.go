@@ -46,8 +46,8 @@ func Main() {
 }
 
 // runProxy runs a proxy on this process's stdio (mode "proxy"), for agents
-// that launch the proxy themselves; the proxy's tests set it (this package
-// cannot import the proxy).
+// that launch the proxy themselves; the proxy's tests set it (their
+// TestMain), with the modes they start it in.
 var runProxy func() int
 
 // SetProxy sets what mode "proxy" runs.

@@ -1,3 +1,0 @@
-module github.com/mcpdrift/mcpdrift/dev/testkit
-
-go 1.26.0
