@@ -112,6 +112,9 @@ lint-vet:
 	@# make dist cross-compiles; the CLI is the binary most likely to grow a
 	@# unix-only call (its proxy relays signals): it must build for windows.
 	GOOS=windows $(GO) build -o /dev/null ./cmd/mcpdrift
+	@# proctree's Windows half (the job object) and its tests, which CI
+	@# cannot run (docs/deploy.md runs them under Wine), at least compile.
+	GOOS=windows $(GO) -C internal/mcpwire vet ./proctree/
 
 # After go vet: staticcheck compiles the same export data (go list -export),
 # which side by side on a cold build cache would be compiled twice.

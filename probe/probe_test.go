@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -360,15 +361,23 @@ func TestStdioGrandchildrenKilled(t *testing.T) {
 		t.Fatalf("got %d tools", len(res.Snapshot.Tools))
 	}
 	pid := waitPID(t, pidFile)
-	// The kill is delivered asynchronously: a generous deadline, as the
-	// machine may be loaded.
+	if !waitKilled(pid) {
+		t.Errorf("the server's own child %d outlived the probe", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// waitKilled waits for pid to be killed (see killed). The kill is
+// delivered asynchronously: a generous deadline, as the machine may be
+// loaded.
+func waitKilled(pid int) bool {
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 		if killed(pid) {
-			return
+			return true
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Errorf("the server's own child %d outlived the probe", pid)
+	return false
 }
 
 func waitPID(t *testing.T, file string) int {

@@ -163,6 +163,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(floodServerEnv) != "" {
 		os.Exit(runFloodServer())
 	}
+	if pidFile := os.Getenv(proberEnv); pidFile != "" {
+		os.Exit(runProber(pidFile))
+	}
 	code := m.Run()
 	if sdkServerDir != "" {
 		_ = os.RemoveAll(sdkServerDir)
@@ -208,6 +211,23 @@ func runFloodServer() int {
 	fmt.Printf("http://%s\n", l.Addr())
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
+}
+
+// proberEnv makes the test binary a Collector's stand-in: it probes a
+// silent stdio server, which writes its pid to the file proberEnv names,
+// until it is killed.
+const proberEnv = "PROBE_TEST_PROBER"
+
+func runProber(pidFile string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	target := Target{Command: exe, Args: []string{"-test.run=^$"}, Env: []string{stdioEnv + "=silent", "PROBE_TEST_PIDFILE=" + pidFile}}
+	_, err = Probe(context.Background(), target, Options{Timeout: time.Minute, DiscoverTimeout: time.Minute, RequestTimeout: time.Minute})
+	fmt.Fprintln(os.Stderr, "the probe ended before the prober was killed:", err)
+	return 1
 }
 
 // runStdioServer is the child's main.

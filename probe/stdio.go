@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/proctree"
 )
 
 // Grace periods of the stdio shutdown sequence the MCP spec describes:
@@ -26,17 +27,18 @@ const (
 )
 
 // stdioConn runs a server as a child process and speaks newline-delimited
-// JSON-RPC over its stdin and stdout. The child runs in its own process
-// group so that everything it starts (npx, shells) is signalled with it,
-// and it is always reaped: on success, on error and on cancellation.
+// JSON-RPC over its stdin and stdout. The child runs in a tree of its own
+// (proctree: its process group, a job object on Windows) so that
+// everything it starts (npx, shells) is signalled and ended with it, and it
+// is always reaped: on success, on error and on cancellation.
 //
 // Hand-written rather than the go-sdk's CommandTransport because a probe
-// must kill the process group on timeout, keep a bounded stderr tail, and
-// get a typed error when a line exceeds the message limit; the framing is
-// the spec's (one message per line, no embedded newlines).
+// must end the server's process tree on timeout, keep a bounded stderr
+// tail, and get a typed error when a line exceeds the message limit; the
+// framing is the spec's (one message per line, no embedded newlines).
 type stdioConn struct {
 	rt      *probeRuntime
-	cmd     *exec.Cmd
+	tree    *proctree.Tree
 	stdin   *os.File
 	written atomic.Int64 // bytes written to stdin
 	stdout  *os.File
@@ -59,14 +61,13 @@ type stdioConn struct {
 //
 // The pipes are the probe's own (os.Pipe) rather than exec's, so that Wait
 // returns when the child exits even while something it started still holds
-// stdout or stderr: the probe then kills the rest of the process group at
-// once instead of waiting for the pipes.
+// stdout or stderr: the probe then kills the rest of the tree at once
+// instead of waiting for the pipes.
 func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
 	cmd := exec.Command(t.Command, t.Args...)
 	cmd.Dir = t.Dir
 	cmd.Env = append(os.Environ(), t.Env...)
-	setProcessGroup(cmd)
-	c := &stdioConn{rt: rt, cmd: cmd, stderr: newTailBuffer(rt.opts.MaxStderrBytes),
+	c := &stdioConn{rt: rt, stderr: newTailBuffer(rt.opts.MaxStderrBytes),
 		exited: make(chan struct{}), waitDone: make(chan struct{}), readDone: make(chan struct{}), stderrDone: make(chan struct{})}
 	c.messageStream = messageStream{dm: newDemux(in), write: c.write}
 	p, err := newPipes()
@@ -74,7 +75,7 @@ func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
 		return nil, failure(ClassUnreachable, "pipes: %v", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.childIn, p.childOut, p.childErr
-	err = cmd.Start()
+	c.tree, err = proctree.Start(cmd)
 	p.closeChildEnds()
 	if err != nil {
 		p.closeOurEnds()
@@ -83,9 +84,8 @@ func startStdio(t *Target, rt *probeRuntime, in inbox) (*stdioConn, error) {
 	c.stdin, c.stdout, c.stderrPipe = p.in, p.out, p.err
 	go func() {
 		defer close(c.waitDone)
-		c.waitErr = cmd.Wait()
+		c.waitErr = c.tree.Wait() // the server is gone: so is whatever it started
 		close(c.exited)
-		sweepGroup(cmd) // the server is gone: so is whatever it started
 		c.reportExit()
 	}()
 	go func() {
@@ -274,15 +274,9 @@ func (c *stdioConn) close(hurry bool) {
 			grace = stdioGraceCancelled
 		}
 		_ = c.stdin.Close()
-		if !c.waitExit(grace) {
-			signalGroup(c.cmd, false)
-			if !c.waitExit(grace) {
-				signalGroup(c.cmd, true)
-				<-c.exited // SIGKILL cannot be ignored
-			}
-		}
-		// The child is reaped (the Wait goroutine swept its group). Anything
-		// that escaped the group may still hold the pipes: stop reading.
+		c.tree.Stop(grace)
+		// The child is reaped and the rest of its tree ended. Anything that
+		// escaped the tree (setsid) may still hold the pipes: stop reading.
 		c.stdout.Close()
 		c.stderrPipe.Close()
 		<-c.readDone
@@ -290,17 +284,6 @@ func (c *stdioConn) close(hurry bool) {
 		<-c.waitDone
 		c.dm.fail(&Error{Class: ClassUnreachable, Err: errClosed})
 	})
-}
-
-func (c *stdioConn) waitExit(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-c.exited:
-		return true
-	case <-t.C:
-		return false
-	}
 }
 
 // stderrTail returns the redacted stderr tail.

@@ -1,11 +1,13 @@
 // Package mcpwire holds what every part of mcpdrift that touches the MCP
 // wire shares, so each fact has one home: the protocol's names (methods,
 // notifications, _meta keys) here, raw frame reading in jsonwire,
-// event streams in sse, and server identity in serverid.
+// event streams in sse, server identity in serverid, and in proctree the
+// process tree of a stdio server that the probe or the proxy starts.
 //
 // It is a Go module of its own, with no dependency outside the standard
-// library: the agent-side modules (interceptor, its front-ends, the proxy)
-// import it without pulling the root module and the Collector.
+// library but golang.org/x/sys (proctree's Windows job objects): the
+// agent-side modules (interceptor, its front-ends, the proxy) import it
+// without pulling the root module and the Collector.
 package mcpwire
 
 // Requests.

@@ -9,22 +9,21 @@ import (
 	"os/exec"
 	"sync"
 	"syscall"
-	"time"
 
+	"github.com/mcpdrift/mcpdrift/internal/mcpwire/proctree"
 	"github.com/mcpdrift/mcpdrift/internal/mcpwire/serverid"
 	"github.com/mcpdrift/mcpdrift/proxy/internal/jsonrpc"
 )
 
 // child is a stdio server the proxy started: the upstream of stdio → stdio.
-// It runs in a tree of its own (a process group; a job object on Windows),
-// so the proxy can signal and reap whatever it starts in turn.
+// It runs in a tree of its own (proctree: a process group; a job object on
+// Windows), so the proxy can signal and end whatever it starts in turn.
 type child struct {
 	cmd    *exec.Cmd
-	tree   *tree
+	tree   *proctree.Tree
 	argv   []string
-	stdin  *os.File // the write end of the child's standard input
-	stdout *os.File // the read end of its standard output
-	done   chan struct{}
+	stdin  *os.File   // the write end of the child's standard input
+	stdout *os.File   // the read end of its standard output
 	mu     sync.Mutex // one frame at a time into stdin
 	buf    []byte
 }
@@ -45,24 +44,15 @@ func startChild(argv []string, stderr io.Writer) (*child, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, stderr
-	cmd.SysProcAttr = childAttr()
-	err = cmd.Start()
+	t, err := proctree.Start(cmd)
 	inR.Close()
 	outW.Close()
-	var t *tree
-	if err == nil {
-		if t, err = adopt(cmd); err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}
 	if err != nil {
 		inW.Close()
 		outR.Close()
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
-	c := &child{cmd: cmd, tree: t, argv: argv, stdin: inW, stdout: outR, done: make(chan struct{})}
-	return c, nil
+	return &child{cmd: cmd, tree: t, argv: argv, stdin: inW, stdout: outR}, nil
 }
 
 func (c *child) Send(_ context.Context, frame []byte, _ jsonrpc.Message) error {
@@ -99,11 +89,11 @@ func (c *child) closeInput() {
 	c.stdin.Close()
 }
 
-// wait waits for the child to exit and returns the exit code the proxy
-// exits with: the child's own, or 128+signal when a signal ended it.
+// wait waits for the child to exit, ends what it left running in its
+// tree, and returns the exit code the proxy exits with: the child's own,
+// or 128+signal when a signal ended it.
 func (c *child) wait() int {
-	err := c.cmd.Wait()
-	close(c.done)
+	err := c.tree.Wait()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		return 1
@@ -113,17 +103,4 @@ func (c *child) wait() int {
 		return 128 + int(ws.Signal())
 	}
 	return st.ExitCode()
-}
-
-// stop asks the child to end after its input closed: grace to exit on its
-// own, then SIGTERM to its group, then SIGKILL.
-func (c *child) stop(grace time.Duration) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		select {
-		case <-c.done:
-			return
-		case <-time.After(grace):
-			c.signal(sig)
-		}
-	}
 }

@@ -26,7 +26,6 @@ func Run(ctx context.Context, cfg config.Config, tel telemetry.Telemetry, io rel
 	if err != nil {
 		return 1, err
 	}
-	defer c.signal(syscall.SIGKILL) // whatever the child left running in its tree
 	r := relay.New(&cfg, tel, interceptor.Endpoint{Command: cfg.Command}, g, io.Out)
 	r.SetUpstream(c)
 	ctx, cancel := context.WithCancel(ctx)
@@ -44,7 +43,7 @@ func Run(ctx context.Context, cfg config.Config, tel telemetry.Telemetry, io rel
 	go func() {
 		r.ServeAgent(io.In, c.SendPiece)
 		c.closeInput()
-		c.stop(cfg.ShutdownGrace)
+		c.tree.Stop(cfg.ShutdownGrace)
 	}()
 	exited := make(chan int, 1)
 	go func() { exited <- c.wait() }()
@@ -56,16 +55,15 @@ wait:
 			break wait
 		case sig := <-io.Signals:
 			if s, ok := sig.(syscall.Signal); ok {
-				c.signal(s)
+				c.tree.Signal(s)
 			}
 		}
 	}
-	// The child is gone: end its tree, then let its last output reach the
-	// agent (the pipe ends when no process holds it any more) within
+	// The child is gone and wait ended its tree: let its last output reach
+	// the agent (the pipe ends when no process holds it any more) within
 	// ShutdownGrace, and once more after cutting the pipe. An agent that
 	// stopped reading, or a signal, ends the wait: the proxy never outlives
 	// its server for long.
-	c.signal(syscall.SIGKILL)
 	if !relay.Drained(serverDone, cfg.ShutdownGrace, io.Signals) {
 		c.stdout.Close()
 		relay.Drained(serverDone, cfg.ShutdownGrace, io.Signals)
