@@ -141,7 +141,7 @@ fuzz:
 ## distro: the otelcol-mcpdrift collector distribution, with ocb (pinned in tools/)
 # ocb writes the sources and go build compiles them with the flags of ocb's
 # own compile step (-trimpath, no cgo), which go test (GOFLAGS above), make
-# dist, make image and e2e's TestReleaseOffline (ocb building a user's
+# dist, make image and e2e/release's TestReleaseOffline (ocb building a user's
 # manifest) use too: one build cache serves them all.
 # ocb writes the manifest's dist.version into main.go, which --version prints:
 # the build's copy of the manifest says which version and commit it is.
