@@ -166,11 +166,7 @@ func TestMain(m *testing.M) {
 	if pidFile := os.Getenv(proberEnv); pidFile != "" {
 		os.Exit(runProber(pidFile))
 	}
-	code := m.Run()
-	if sdkServerDir != "" {
-		_ = os.RemoveAll(sdkServerDir)
-	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // httpServersEnv makes the test binary serve that many stateless HTTP

@@ -1,42 +1,21 @@
 package probe
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpdrift/mcpdrift/contract"
+	"github.com/mcpdrift/mcpdrift/dev/testbin"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
-// sdkServerBin is internal/sdkserver, a stdio server on the real go-sdk or
-// mcp-go, built once per test run into sdkServerDir (TestMain removes it).
-var (
-	sdkServerOnce sync.Once
-	sdkServerDir  string
-	sdkServerBin  string
-	sdkServerErr  error
-)
-
+// sdkServer is internal/sdkserver, a stdio server on the real go-sdk or
+// mcp-go, built once per test run.
 func sdkServer(t testing.TB) string {
 	t.Helper()
-	sdkServerOnce.Do(func() {
-		if sdkServerDir, sdkServerErr = os.MkdirTemp("", "probe-sdkserver-"); sdkServerErr != nil {
-			return
-		}
-		sdkServerBin = filepath.Join(sdkServerDir, "sdkserver")
-		out, err := exec.Command("go", "build", "-o", sdkServerBin, "./internal/sdkserver").CombinedOutput()
-		if err != nil {
-			sdkServerErr = &exec.Error{Name: "go build ./internal/sdkserver: " + string(out), Err: err}
-		}
-	})
-	if sdkServerErr != nil {
-		t.Fatal(sdkServerErr)
-	}
-	return sdkServerBin
+	return testbin.Build(t, "probe", "./probe/internal/sdkserver")
 }
 
 // startupCase is a stdio server that starts late, and the generation it speaks.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpdrift/mcpdrift/dev/procs"
 	"github.com/mcpdrift/mcpdrift/dev/quickstart"
+	"github.com/mcpdrift/mcpdrift/dev/testbin"
 	"github.com/mcpdrift/mcpdrift/extension/mcpdriftapiextension/apiwire"
 	"github.com/mcpdrift/mcpdrift/semconv"
 )
@@ -64,33 +65,22 @@ func outputCommand(marker string) (args []string, excerpt, ok bool) {
 type scene struct {
 	owner   *testing.T // the scene lives until its test ends
 	dir     string
-	bins    map[string]string // name → built binary
 	gateDir string            // mcp.lock.json of the demo server's v1
 	v2URL   string            // the demo server serving v2
 	stack   *quickstart.Stack // the quickstart after the drift
 }
 
 // build builds a main package of the root module once per run.
-func (s *scene) build(t *testing.T, name, pkg string) string {
+func (s *scene) build(t *testing.T, pkg string) string {
 	t.Helper()
-	if bin, ok := s.bins[name]; ok {
-		return bin
-	}
-	bin := filepath.Join(s.dir, "bin", name)
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	s.bins[name] = bin
-	return bin
+	return testbin.Build(t, "docscheck", pkg)
 }
 
 // demoServer starts the quickstart's demo server on a free port, serving
 // contract version (v1 or v2; SIGUSR1 switches v1 to v2), until the test ends.
 func (s *scene) demoServer(t *testing.T, version string) (string, *procs.Proc) {
 	t.Helper()
-	bin := s.build(t, "demo-server", "./examples/quickstart/server")
+	bin := s.build(t, "./examples/quickstart/server")
 	ports, err := procs.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +129,7 @@ func (s *scene) quickstart(t *testing.T) {
 	// drift's confirmation: the stale calls.
 	o := quickstart.Demo()
 	o.Dir, o.Collector, o.Config = s.quickstartDir(), distribution(t), config
-	o.Server, o.Agent = s.build(t, "demo-server", "./examples/quickstart/server"), s.build(t, "demo-agent", "./examples/agent")
+	o.Server, o.Agent = s.build(t, "./examples/quickstart/server"), s.build(t, "./examples/agent")
 	st, err := quickstart.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +207,7 @@ func (s *scene) demoSummary(t *testing.T) string {
 // fails the test.
 func (s *scene) run(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
-	bin := s.build(t, "mcpdrift", "./cmd/mcpdrift") // before the clock starts: a cold build is slow
+	bin := s.build(t, "./cmd/mcpdrift") // before the clock starts: a cold build is slow
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args[1:]...)
@@ -347,7 +337,7 @@ func excerptAt(got, want []string) int {
 // compares the output with the block; -update rewrites the blocks.
 func TestCommandOutputs(t *testing.T) {
 	t.Parallel()
-	s := &scene{owner: t, dir: t.TempDir(), bins: map[string]string{}}
+	s := &scene{owner: t, dir: t.TempDir()}
 	updates := map[string]map[int]string{} // page → opening fence line → new body
 	checked := 0
 	rewrite := func(b block, body string) {

@@ -40,7 +40,7 @@ func (s *scene) proxyRefusal(t *testing.T, args []string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.build(t, "mcpdrift", "./cmd/mcpdrift"), args[1:]...)
+	cmd := exec.CommandContext(ctx, s.build(t, "./cmd/mcpdrift"), args[1:]...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -20,22 +20,16 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpdrift/mcpdrift/dev/procs"
+	"github.com/mcpdrift/mcpdrift/dev/testbin"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 )
 
 var root = testservers.RepoRoot()
 
-// build compiles a command of this module into dir.
-func build(t *testing.T, dir, pkg string) string {
+// build builds a command of this module (once per test run).
+func build(t *testing.T, pkg string) string {
 	t.Helper()
-	out := filepath.Join(dir, filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", out, "./"+pkg)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-	}
-	return out
+	return testbin.Build(t, "action", "./"+pkg)
 }
 
 // demoServer starts the quickstart server on a free port with a contract
@@ -124,7 +118,7 @@ func outputs(t *testing.T, text string) map[string]string {
 func TestActionAgainstTheDemoServer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cli, server := build(t, dir, "cmd/mcpdrift"), build(t, dir, "examples/quickstart/server")
+	cli, server := build(t, "cmd/mcpdrift"), build(t, "examples/quickstart/server")
 	lock := filepath.Join(dir, "mcp.lock.json")
 	if b, err := exec.Command(cli, "snapshot", "--url", demoServer(t, server, "v1"), "-o", lock).CombinedOutput(); err != nil {
 		t.Fatalf("snapshot: %v\n%s", err, b)
@@ -158,8 +152,7 @@ func TestActionAgainstTheDemoServer(t *testing.T) {
 		t.Errorf("sarif %s: %v %s", out["sarif"], err, b)
 	}
 
-	bin := filepath.Join(dir, "mcpdrift")
-	r = runAction(t, map[string]string{"MCPDRIFT_BIN": bin, "INPUT_TARGET": v2, "INPUT_LOCK": lock, "INPUT_FAIL_ON": "none"})
+	r = runAction(t, map[string]string{"MCPDRIFT_BIN": cli, "INPUT_TARGET": v2, "INPUT_LOCK": lock, "INPUT_FAIL_ON": "none"})
 	if r.status != 0 || outputs(t, r.output)["severity"] != "breaking" {
 		t.Errorf("fail-on none: exit %d %v\n%s", r.status, outputs(t, r.output), r.stderr)
 	}
@@ -168,14 +161,14 @@ func TestActionAgainstTheDemoServer(t *testing.T) {
 	if err := os.WriteFile(policy, []byte("severities:\n  input.property.added_required: warning\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = runAction(t, map[string]string{"MCPDRIFT_BIN": bin, "INPUT_TARGET": v2, "INPUT_LOCK": lock, "INPUT_POLICY": policy})
+	r = runAction(t, map[string]string{"MCPDRIFT_BIN": cli, "INPUT_TARGET": v2, "INPUT_LOCK": lock, "INPUT_POLICY": policy})
 	if r.status != 0 || outputs(t, r.output)["severity"] != "warning" {
 		t.Errorf("policy file: exit %d %v\n%s", r.status, outputs(t, r.output), r.stderr)
 	}
 
 	// A server that cannot be reached: the probe fails, the job fails, the
 	// outputs still say so; exit 4, the CLI's "probe" status.
-	r = runAction(t, map[string]string{"MCPDRIFT_BIN": bin, "INPUT_TARGET": "http://127.0.0.1:1/mcp", "INPUT_LOCK": lock})
+	r = runAction(t, map[string]string{"MCPDRIFT_BIN": cli, "INPUT_TARGET": "http://127.0.0.1:1/mcp", "INPUT_LOCK": lock})
 	if r.status != 4 || outputs(t, r.output)["severity"] != "none" || !strings.Contains(r.summary, "could not check") {
 		t.Errorf("unreachable: exit %d %v %q", r.status, outputs(t, r.output), r.summary)
 	}
@@ -187,7 +180,7 @@ func TestActionStdioTarget(t *testing.T) {
 	node := testservers.Node(t)
 	v1, v2 := testservers.Everything(t, "2025.9.25"), testservers.Everything(t, "2025.11.25")
 	dir := t.TempDir()
-	cli := build(t, dir, "cmd/mcpdrift")
+	cli := build(t, "cmd/mcpdrift")
 	lock := filepath.Join(dir, "mcp.lock.json")
 	if b, err := exec.Command(cli, "snapshot", "-o", lock, "--stdio", "--", node, v1, "stdio").CombinedOutput(); err != nil {
 		t.Fatalf("snapshot: %v\n%s", err, b)
