@@ -62,32 +62,28 @@ type Browser struct {
 	console []chromedp.ConsoleMessage
 }
 
-// Open starts Chromium with a fresh profile and a 1400×900 window; it is
-// stopped when the test ends.
+// Open opens a tab with a 1400×900 window in a browser context of its own
+// (its own cookies and storage, as a fresh profile has), in the Chromium the
+// test process shares; it is closed when the test ends.
 func Open(t testing.TB) *Browser {
 	t.Helper()
-	bin := Chromium(t)
-	// Without the background-networking flags Chromium reaches for Google
-	// services, which a closed network refuses (slowly).
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.NoSandbox, // root in CI containers
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(windowWidth, windowHeight),
-	)
-	alloc, stopAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, stop := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
+	root, err := acquire(Chromium(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := chromedp.NewContext(root, chromedp.WithNewBrowserContext())
 	t.Cleanup(func() {
-		stop()
-		stopAlloc() // waits for the browser process to exit
+		stop() // closes the tab and disposes of its browser context
+		release()
 	})
 	b := &Browser{t: t, ctx: ctx, width: windowWidth, height: windowHeight}
-	if err := chromedp.Do(ctx); err != nil { // start it without a deadline (see chromedp.Run)
-		t.Fatalf("starting %s: %v", bin, err)
+	if err := chromedp.Do(ctx); err != nil { // open the tab without a deadline (see chromedp.Run)
+		t.Fatalf("opening a tab: %v", err)
+	}
+	// A new browser context's window takes --window-size, as the first did.
+	var size [2]int64
+	if b.Eval(`[outerWidth, outerHeight]`, &size); size != [2]int64{windowWidth, windowHeight} {
+		t.Fatalf("the tab's window is %d×%d, want %d×%d", size[0], size[1], windowWidth, windowHeight)
 	}
 	go func() {
 		for m, err := range chromedp.Console(ctx) {
@@ -100,6 +96,65 @@ func Open(t testing.TB) *Browser {
 		}
 	}()
 	return b
+}
+
+// browser is the Chromium the open Browsers share: started by the first
+// Open, stopped when the last one is closed (so that nothing outlives the
+// tests, which goleak checks). Starting one per test cost about 1.5 CPU-s
+// each, a dozen times per run of the extension's tests.
+var browser struct {
+	mu    sync.Mutex
+	users int
+	ctx   context.Context // its first tab; a Browser's tab is a child of it
+	stop  func()          // stops Chromium and removes its profile
+}
+
+// acquire returns the shared Chromium (bin), starting it if none runs.
+func acquire(bin string) (context.Context, error) {
+	browser.mu.Lock()
+	defer browser.mu.Unlock()
+	if browser.users == 0 {
+		profile, err := os.MkdirTemp("", "dashboardtest-chromium-")
+		if err != nil {
+			return nil, err
+		}
+		// Without the background-networking flags Chromium reaches for
+		// Google services, which a closed network refuses (slowly).
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(bin),
+			chromedp.NoSandbox, // root in CI containers
+			chromedp.DisableGPU,
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("hide-scrollbars", true),
+			chromedp.UserDataDir(profile),
+			chromedp.WindowSize(windowWidth, windowHeight),
+		)
+		alloc, stopAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, stopFirst := chromedp.NewContext(alloc)
+		stop := func() {
+			stopFirst()
+			stopAlloc() // waits for the browser process to exit
+			_ = os.RemoveAll(profile)
+		}
+		if err := chromedp.Do(ctx); err != nil { // start it without a deadline (see chromedp.Run)
+			stop()
+			return nil, fmt.Errorf("starting %s: %v", bin, err)
+		}
+		browser.ctx, browser.stop = ctx, stop
+	}
+	browser.users++
+	return browser.ctx, nil
+}
+
+// release stops the shared Chromium if no Browser uses it any more.
+func release() {
+	browser.mu.Lock()
+	defer browser.mu.Unlock()
+	if browser.users--; browser.users == 0 {
+		browser.stop()
+		browser.ctx, browser.stop = nil, nil
+	}
 }
 
 // Viewport sizes the page's viewport, in CSS pixels (a phone: 390×844),
