@@ -67,10 +67,22 @@ type call struct {
 // interceptorSpan appends the span the interceptor emits for c.
 func interceptorSpan(td ptrace.Traces, c call) ptrace.Span {
 	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr(semconv.ServiceName, c.service)
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName("github.com/mcpdrift/mcpdrift/interceptor")
 	span := ss.Spans().AppendEmpty()
+	setInterceptorSpan(rs, span, c)
+	return span
+}
+
+// setInterceptorSpan makes span (in rs) the one the interceptor emits for
+// c, also over a span made for an earlier call that a processor then
+// annotated: its attributes are dropped first (their room is kept).
+func setInterceptorSpan(rs ptrace.ResourceSpans, span ptrace.Span, c call) {
+	all := func(string, pcommon.Value) bool { return true }
+	rs.Resource().Attributes().RemoveIf(all)
+	rs.Resource().Attributes().PutStr(semconv.ServiceName, c.service)
+	span.Attributes().RemoveIf(all)
+	span.Status().SetCode(ptrace.StatusCodeUnset)
 	span.SetName(semconv.MCPMethodToolsCall + " " + c.tool)
 	span.SetKind(ptrace.SpanKindClient)
 	span.SetTraceID(pcommon.TraceID{1})
@@ -81,6 +93,8 @@ func interceptorSpan(td ptrace.Traces, c call) ptrace.Span {
 		span.SetEndTimestamp(pcommon.NewTimestampFromTime(c.at.Add(20 * time.Millisecond)))
 	case c.took > 0:
 		span.SetEndTimestamp(pcommon.NewTimestampFromTime(c.at.Add(c.took)))
+	default:
+		span.SetEndTimestamp(0)
 	}
 	a := span.Attributes()
 	a.PutStr(semconv.MCPMethodName, semconv.MCPMethodToolsCall)
@@ -111,7 +125,6 @@ func interceptorSpan(td ptrace.Traces, c call) ptrace.Span {
 		a.PutStr(semconv.ErrorType, semconv.ErrorTypeToolError)
 		span.Status().SetCode(ptrace.StatusCodeError)
 	}
-	return span
 }
 
 // traceloopSpan appends the client span @traceloop/instrumentation-mcp
