@@ -109,6 +109,12 @@ func (l *LockedBuffer) Bytes() []byte {
 	return bytes.Clone(l.b.Bytes())
 }
 
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // NewMCPGoServer returns the mcp-go demo server, and a function switching
 // search to version 2 (mcp-go notifies connected clients).
 func NewMCPGoServer() (*mcpgoserver.MCPServer, func()) {

@@ -171,13 +171,7 @@ func (tel *Telemetry) HistogramCount(t testing.TB, name string, attrs ...attribu
 	t.Helper()
 	var n uint64
 	for _, dp := range tel.HistogramPoints(t, name) {
-		match := true
-		for _, kv := range attrs {
-			if v, ok := dp.Attributes.Value(kv.Key); !ok || v != kv.Value {
-				match = false
-			}
-		}
-		if match {
+		if HasAttributes(dp.Attributes, attrs...) {
 			n += dp.Count
 		}
 	}
@@ -205,4 +199,14 @@ func (tel *Telemetry) HistogramPoints(t testing.TB, name string) []metricdata.Hi
 		}
 	}
 	return out
+}
+
+// HasAttributes reports whether set holds every one of want, with its value.
+func HasAttributes(set attribute.Set, want ...attribute.KeyValue) bool {
+	for _, kv := range want {
+		if v, ok := set.Value(kv.Key); !ok || v != kv.Value {
+			return false
+		}
+	}
+	return true
 }

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"golang.org/x/sys/unix"
 
+	"github.com/mcpdrift/mcpdrift/dev/integration/itest"
 	"github.com/mcpdrift/mcpdrift/dev/integration/proxy/internal/testchild"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/proxy"
@@ -95,13 +96,7 @@ func (tel *telemetry) counter(t testing.TB, name string, want ...attribute.KeyVa
 				continue
 			}
 			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				ok := true
-				for _, kv := range want {
-					if v, has := p.Attributes.Value(kv.Key); !has || v != kv.Value {
-						ok = false
-					}
-				}
-				if ok {
+				if itest.HasAttributes(p.Attributes, want...) {
 					sum += p.Value
 				}
 			}
@@ -199,7 +194,7 @@ type stdioProxy struct {
 	out    *bufio.Reader  // and reads here
 	outR   io.ReadCloser
 	inR    io.ReadCloser
-	stderr *lockedBuffer
+	stderr *itest.LockedBuffer
 	sigs   chan os.Signal
 	code   chan int
 	log    string // what reached the child server
@@ -210,7 +205,7 @@ type stdioProxy struct {
 func startStdio(t *testing.T, cfg proxy.Config, tel *telemetry, mode string) *stdioProxy {
 	t.Helper()
 	testservers.MarkProcesses(t) // no process the test started outlives it
-	p := &stdioProxy{stderr: &lockedBuffer{}, sigs: make(chan os.Signal, 1), code: make(chan int, 1)}
+	p := &stdioProxy{stderr: &itest.LockedBuffer{}, sigs: make(chan os.Signal, 1), code: make(chan int, 1)}
 	p.log = filepath.Join(t.TempDir(), "child.log")
 	if mode != "" {
 		t.Setenv(testchild.Env, mode)
@@ -307,23 +302,6 @@ func (p *stdioProxy) awaitServerLog(t testing.TB, what string, ok func(log []str
 			t.Fatalf("%s: the server's log is %q", what, p.serverLog(t))
 		}
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // hangUp closes the agent's session and the proxy's input, as a host does

@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpdrift/mcpdrift/dev/integration/itest"
 	"github.com/mcpdrift/mcpdrift/dev/testkit/testservers"
 	"github.com/mcpdrift/mcpdrift/proxy"
 	"github.com/mcpdrift/mcpdrift/semconv"
@@ -29,7 +30,7 @@ import (
 // startUpstream runs a stdio → HTTP proxy in the test, its agent side on pipes.
 func startUpstream(t *testing.T, cfg proxy.Config, tel *telemetry) *stdioProxy {
 	t.Helper()
-	p := &stdioProxy{stderr: &lockedBuffer{}, sigs: make(chan os.Signal, 1), code: make(chan int, 1)}
+	p := &stdioProxy{stderr: &itest.LockedBuffer{}, sigs: make(chan os.Signal, 1), code: make(chan int, 1)}
 	return p.run(t, func(io proxy.Stdio) (int, error) {
 		return proxy.RunUpstream(context.Background(), cfg, tel.Telemetry, io)
 	})
