@@ -1,6 +1,7 @@
 // Package testservers locates the real npm MCP servers that tests run. They
 // are installed at pinned versions by scripts/install-npm-servers.sh (which
-// .ci/run calls) into .cache/npm. Tests that need one call Everything; when
+// .ci/run calls) into a cache shared by every checkout, a directory per
+// lockfile (the script says which). Tests that need one call Everything; when
 // npm is absent it skips the test and says so loudly, and when npm is present
 // but the server is not installed yet it installs it.
 package testservers
@@ -74,15 +75,10 @@ func npmServer(t testing.TB, name, entry string) string {
 	if _, err := exec.LookPath("npm"); err != nil {
 		SkipLoudly(t, "npm is not installed, so the real npm MCP server "+name+" cannot be; install Node.js and npm, then run scripts/install-npm-servers.sh")
 	}
-	cache := os.Getenv("MCPDRIFT_NPM_CACHE")
-	if cache == "" {
-		cache = filepath.Join(RepoRoot(), ".cache", "npm")
-	}
-	dir := filepath.Join(cache, name)
+	dir := npmInstallDir(t, name)
 	path := filepath.Join(dir, "node_modules", entry)
 	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
-		cmd := exec.Command(filepath.Join(RepoRoot(), "scripts", "install-npm-servers.sh"), name)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := exec.Command(installScript(), name).CombinedOutput(); err != nil {
 			t.Fatalf("installing %s: %v\n%s", name, err, out)
 		}
 	}
@@ -90,6 +86,31 @@ func npmServer(t testing.TB, name, entry string) string {
 		t.Fatalf("%s is installed but %s is missing: %v", name, path, err)
 	}
 	return path
+}
+
+func installScript() string {
+	return filepath.Join(RepoRoot(), "scripts", "install-npm-servers.sh")
+}
+
+// npmDirs holds each install's directory, which the install script names
+// (from its lockfile's digest): asked once per name and test process.
+var npmDirs sync.Map
+
+func npmInstallDir(t testing.TB, name string) string {
+	t.Helper()
+	if dir, ok := npmDirs.Load(name); ok {
+		return dir.(string)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(installScript(), "--dir", name)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("install-npm-servers.sh --dir %s: %v\n%s", name, err, stderr.Bytes())
+	}
+	dir := string(bytes.TrimSpace(out))
+	npmDirs.Store(name, dir)
+	return dir
 }
 
 // EverythingHTTP starts the given version of server-everything in mode

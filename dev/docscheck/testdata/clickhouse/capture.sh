@@ -10,8 +10,7 @@
 set -euo pipefail
 root="$(pwd)"
 out="$root/dev/docscheck/testdata/clickhouse"
-cache="${MCPDRIFT_NPM_CACHE:-$root/.cache/npm}"
-js() { echo "$cache/server-everything-$1/node_modules/@modelcontextprotocol/server-everything/dist/index.js"; }
+js() { echo "$("$root/scripts/install-npm-servers.sh" --dir "server-everything-$1")/node_modules/@modelcontextprotocol/server-everything/dist/index.js"; }
 for v in 2025.9.25 2025.11.25; do
   [ -f "$(js $v)" ] || { echo "capture: $(js $v) missing; run scripts/install-npm-servers.sh" >&2; exit 1; }
 done
