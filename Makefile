@@ -192,11 +192,16 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 # make distro's build-cache hits plus a link, where a second architecture
 # would compile the whole Collector again (make image builds both).
 # The e2e tests mostly wait on servers, hosts and probe intervals, each on
-# ports and in directories of its own: they run E2E_PARALLEL at a time.
+# ports and in directories of its own: they run E2E_PARALLEL at a time. The
+# throughput benchmark runs after them, alone: go test runs packages one at
+# a time when it benchmarks, so with -bench in the same command e2e/release
+# waited for the whole e2e package.
 E2E_PARALLEL ?= 4
 e2e: build distro distro-extras demo-bins jaeger
 	$(MAKE) image IMAGE_ARCHS=$$($(GO) env GOARCH)
-	@$(call with_skips,$(GO) test -count=1 -tags e2e -run 'TestJaeger|TestBuiltImages' ./dev/backends/ ./dev/image/ && $(GO) test -count=1 -tags e2e -timeout 30m -parallel $(E2E_PARALLEL) -bench ScaleOutThroughput -benchtime 1x ./e2e/...)
+	@$(call with_skips,$(GO) test -count=1 -tags e2e -run 'TestJaeger|TestBuiltImages' ./dev/backends/ ./dev/image/ && \
+	  $(GO) test -count=1 -tags e2e -timeout 30m -parallel $(E2E_PARALLEL) ./e2e/... && \
+	  $(GO) test -count=1 -tags e2e -run '^$$' -bench ScaleOutThroughput -benchtime 1x ./e2e/)
 
 ## release: cut release RELEASE (make release RELEASE=v0.1.0): every module tagged at it, from a
 ## scratch clone of HEAD (CONTRIBUTING.md "Releases"); the modules also land in _build/release/
@@ -217,8 +222,19 @@ dist-check:
 ## image: OCI image layouts (linux/amd64 + arm64, IMAGE_ARCHS, built without a daemon) of
 ## otelcol-mcpdrift and the CLI into _build/image/
 IMAGE_ARCHS ?= amd64 arm64
-image:
+# Built again only when an input changed: every tracked file but tests and
+# docs (the binaries' sources, the scripts, the image's configuration), the
+# version stamp, or IMAGE_ARCHS. So .ci/run can build it beside make test and
+# make e2e finds it made.
+IMAGE_INPUTS := $(wildcard $(shell git ls-files -- ':!:*_test.go' ':!:*.md' ':!:*/testdata/*' ':!:testdata/*' 2>/dev/null))
+IMAGE_STAMP := _build/image.stamp
+IMAGE_ARCHS_STAMP := _build/image-archs.stamp
+image: $(IMAGE_STAMP)
+$(IMAGE_ARCHS_STAMP): FORCE
+	@mkdir -p _build; echo '$(IMAGE_ARCHS)' | cmp -s - $@ || echo '$(IMAGE_ARCHS)' >$@
+$(IMAGE_STAMP): $(IMAGE_INPUTS) $(VERSION_STAMP) $(IMAGE_ARCHS_STAMP)
 	VERSION=$(or $(VERSION),v0.0.0-dev) COMMIT=$(COMMIT) IMAGE_ARCHS='$(IMAGE_ARCHS)' scripts/image.sh
+	touch $@
 
 ## e2e-stale: only issue 23's stale-call judgements end to end (make e2e runs them too), with the
 ## real Claude Code CLI (pinned in testdata/npm) driven by a scripted stand-in for the Messages
