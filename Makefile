@@ -152,8 +152,10 @@ ocb = sed 's|^  version: .*|  version: $(OTELCOL_VERSION)|' $(1) >_build/$(notdi
 # Rewritten only when the version or commit changes, so that a new commit
 # rebuilds the distributions (relinks them) with the new stamp.
 VERSION_STAMP := _build/version.stamp
+# stamp writes $(1) into the target if it differs from what the file holds.
+stamp = @mkdir -p $(dir $@); echo '$(1)' | cmp -s - $@ || echo '$(1)' >$@
 $(VERSION_STAMP): FORCE
-	@mkdir -p _build; echo '$(OTELCOL_VERSION)' | cmp -s - $@ || echo '$(OTELCOL_VERSION)' >$@
+	$(call stamp,$(OTELCOL_VERSION))
 .PHONY: FORCE
 DISTRO := _build/otelcol-mcpdrift/otelcol-mcpdrift
 SOURCES := go.mod $(MODULES:%=%/go.mod) $(shell find receiver processor extension contract probe semconv internal -name '*.go' -not -name '*_test.go' 2>/dev/null) $(shell find extension -path '*/dashboard/*' -type f 2>/dev/null) $(wildcard extension/*/openapi.json)
@@ -231,7 +233,7 @@ IMAGE_STAMP := _build/image.stamp
 IMAGE_ARCHS_STAMP := _build/image-archs.stamp
 image: $(IMAGE_STAMP)
 $(IMAGE_ARCHS_STAMP): FORCE
-	@mkdir -p _build; echo '$(IMAGE_ARCHS)' | cmp -s - $@ || echo '$(IMAGE_ARCHS)' >$@
+	$(call stamp,$(IMAGE_ARCHS))
 $(IMAGE_STAMP): $(IMAGE_INPUTS) $(VERSION_STAMP) $(IMAGE_ARCHS_STAMP)
 	VERSION=$(or $(VERSION),v0.0.0-dev) COMMIT=$(COMMIT) IMAGE_ARCHS='$(IMAGE_ARCHS)' scripts/image.sh
 	touch $@
