@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"go.opentelemetry.io/collector/component"
@@ -307,6 +309,49 @@ func TestDashboardNoticesAcceptElsewhere(t *testing.T) {
 		t.Errorf("after reloading: drift %s, note %q, banner %q", d.State, b.Text(".accepted-note"), b.Text(".banner"))
 	}
 	b.CheckConsole()
+}
+
+// Leaving a server's page while its periodic refresh is still loading the
+// drift history (a slow Collector, or bad timing) drops the refresh
+// quietly: its requests are aborted, nothing is thrown, and the page
+// opened shows.
+func TestDashboardLeaveDuringRefresh(t *testing.T) {
+	t.Parallel()
+	x := &heldHistory{exampleDrift: newExampleDrift(t), arrived: make(chan struct{}, 1), release: make(chan struct{})}
+	b := dashboardtest.Open(t)
+	b.Load(serveExamples(t, x, newExampleImpact(), nil, nil) + demoRoute)
+	x.hold.Store(true)
+	select {
+	case <-x.arrived: // the refresh asked for the history (within 10 s)
+	case <-time.After(time.Minute):
+		t.Fatal("the page did not refresh the drift history")
+	}
+	b.Go(demoRoute + "/contract")
+	close(x.release)
+	if got := b.Text(`li[data-key="get_forecast"] .def-desc`); got != poisonedForecast {
+		t.Errorf("contract tab after leaving the drift tab: get_forecast description %q", got)
+	}
+	b.CheckConsole()
+}
+
+// heldHistory holds the drift history requests made once hold is set,
+// until release is closed, and says when the first one arrived.
+type heldHistory struct {
+	*exampleDrift
+	hold    atomic.Bool
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func (x *heldHistory) Drifts(name string, q controlplane.DriftQuery) (apiwire.DriftPage, error) {
+	if x.hold.Load() {
+		select {
+		case x.arrived <- struct{}{}:
+		default:
+		}
+		<-x.release
+	}
+	return x.exampleDrift.Drifts(name, q)
 }
 
 // With only a receiver, impact panels say why there is no impact; with

@@ -25,12 +25,14 @@ export async function serverView(root, { name, tab, driftId, signal, info, reren
   return {
     ready: shown && shown.ready,
     // A refresh updates the status; the tab below keeps what the operator
-    // opened, and says when a newer drift arrived.
+    // opened, and says when a newer drift arrived. The tab's refresh is
+    // awaited, so that its failure (an abort when the operator leaves the
+    // page) reaches the caller, which handles it.
     refresh: async () => {
       const now = await api(route('servers', name), { signal });
       renderHead(head, now);
       mixedPanel(mixed, now);
-      if (shown && shown.refresh) shown.refresh(now);
+      if (shown && shown.refresh) await shown.refresh(now);
     },
   };
 }
