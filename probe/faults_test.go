@@ -680,6 +680,46 @@ func TestListChangedStorm(t *testing.T) {
 	}
 }
 
+// A re-listing still under way when MaxSettleTime has passed is waited for,
+// within the probe's time: a server whose listings are slower than that
+// bound (or a probe starved of CPU, as under load) settles, where it used
+// to yield its first listing unsettled (a server that registers its tools
+// as a client connects would then have been snapshotted without them).
+func TestSlowRelistingSettles(t *testing.T) {
+	verifyNoLeaks(t)
+	const bound = time.Second
+	slow := &slowRelistingServer{hold: 2 * bound}
+	ts := httptest.NewServer(slow)
+	defer ts.Close()
+	o := Options{Timeout: 2 * time.Minute, RequestTimeout: time.Minute, Settle: time.Millisecond, MaxSettleTime: bound}
+	res := mustProbe(t, Target{URL: ts.URL + "/mcp"}, o)
+	if !res.Settled || res.Listings != 2 || len(res.Snapshot.Tools) != 1 {
+		t.Fatalf("settled %v after %d listings with %d tools; want the second listing, finished after MaxSettleTime, to settle",
+			res.Settled, res.Listings, len(res.Snapshot.Tools))
+	}
+}
+
+// slowRelistingServer answers every tools/list after the first only after
+// hold (or when the client gives up).
+type slowRelistingServer struct {
+	hold   time.Duration
+	listed atomic.Int64
+}
+
+func (f *slowRelistingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	faultServer{"", nil}.serve(w, r, func(method string, id json.RawMessage) bool {
+		if method != "tools/list" || f.listed.Add(1) == 1 {
+			return false
+		}
+		select {
+		case <-time.After(f.hold):
+			return false // the well-behaved answer, late
+		case <-r.Context().Done():
+			return true
+		}
+	})
+}
+
 // announcingServer is a 2026-07-28 server whose first listing announces a
 // change on its own response stream, before its result, and lists a second
 // tool from then on (a replica registering its tools as a client connects).

@@ -158,10 +158,13 @@ func sameContract(a, b listings, equivalent func(contract.Kind, contract.Listing
 }
 
 // settle lists until two consecutive rounds agree with no list_changed in
-// between, waiting for a quiet period before each re-listing. It ends by
-// settleDeadline, settled or not: a re-listing cut short by it is dropped
-// and the previous round stands. With SettleOnChange a first listing with
-// no list_changed heard by its end stands alone.
+// between, waiting for a quiet period before each re-listing. No round
+// starts after settleDeadline; a round started before it may finish until
+// lastListing, so that a server whose listings are slow (or a probe
+// starved of CPU) is re-listed, not given up on while the probe has time
+// left. A re-listing cut short by lastListing is dropped and the previous
+// round stands, settled or not. With SettleOnChange a first listing with no
+// list_changed heard by its end stands alone.
 func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) (listings, bool, int, error) {
 	cur, err := p.collect(ctx, s, kinds, nil)
 	if err != nil {
@@ -171,19 +174,24 @@ func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) 
 	if p.rt.opts.Settle == 0 || p.rt.opts.SettleOnChange && s.changes.Load() == 0 {
 		return cur, false, rounds, nil
 	}
-	sctx, cancel := context.WithDeadline(ctx, p.settleDeadline(ctx))
-	defer cancel()
+	lctx, cancelList := ctx, context.CancelFunc(func() {})
+	if last, ok := lastListing(ctx); ok {
+		lctx, cancelList = context.WithDeadline(ctx, last)
+	}
+	defer cancelList()
+	wctx, cancelWait := context.WithDeadline(lctx, p.settleDeadline(ctx))
+	defer cancelWait()
 	for rounds < p.rt.opts.MaxSettleRounds {
-		if err := s.quiet(sctx, p.rt.opts.Settle); err != nil {
+		if err := s.quiet(wctx, p.rt.opts.Settle); err != nil {
 			if ctx.Err() != nil {
 				return nil, false, rounds, &Error{Class: ClassTimeout, Step: StepSettle, Err: err}
 			}
 			break // settling ran out of time while the server kept announcing changes
 		}
 		before := s.changes.Load()
-		next, err := p.collect(sctx, s, kinds, cur)
+		next, err := p.collect(lctx, s, kinds, cur)
 		if err != nil {
-			if sctx.Err() != nil && ctx.Err() == nil {
+			if lctx.Err() != nil && ctx.Err() == nil {
 				break
 			}
 			return nil, false, rounds, err
@@ -198,16 +206,24 @@ func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) 
 	return cur, false, rounds, nil
 }
 
-// settleDeadline is when settling must end: MaxSettleTime from now, and
-// never later than 90 % of the time left before the probe's deadline, so
-// that the snapshot is assembled before it.
+// settleDeadline is when settling starts no more rounds: MaxSettleTime
+// from now, and never later than lastListing.
 func (p *prober) settleDeadline(ctx context.Context) time.Time {
-	now := time.Now()
-	end := now.Add(p.rt.opts.MaxSettleTime)
-	if d, ok := ctx.Deadline(); ok {
-		if byDeadline := now.Add(d.Sub(now) * 9 / 10); byDeadline.Before(end) {
-			end = byDeadline
-		}
+	end := time.Now().Add(p.rt.opts.MaxSettleTime)
+	if last, ok := lastListing(ctx); ok && last.Before(end) {
+		end = last
 	}
 	return end
+}
+
+// lastListing is when a re-listing must be done: 90 % of the time left
+// before the probe's deadline, so that the snapshot is assembled before
+// it. False without a deadline.
+func lastListing(ctx context.Context) (time.Time, bool) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return time.Time{}, false
+	}
+	now := time.Now()
+	return now.Add(d.Sub(now) * 9 / 10), true
 }

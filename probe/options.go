@@ -57,11 +57,12 @@ type Options struct {
 	// still changing after that is snapshotted as last listed, with
 	// Result.Settled false.
 	MaxSettleRounds int
-	// MaxSettleTime bounds settling (the waits and re-listings after the
-	// first listing); settling also ends when 90 % of the time left before
-	// the probe's deadline has passed. Either way the snapshot is the last
-	// complete listing, with Result.Settled false: a server that never stops
-	// announcing changes is not a timeout.
+	// MaxSettleTime bounds settling: no re-listing starts later than this
+	// after the first listing, nor once 90 % of the time left before the
+	// probe's deadline has passed; a re-listing under way may end until the
+	// latter (a slow server is re-listed, not given up on). Unsettled, the
+	// snapshot is the last complete listing, with Result.Settled false: a
+	// server that never stops announcing changes is not a timeout.
 	MaxSettleTime time.Duration
 
 	// Equivalent, when set, decides whether two listings of one kind taken
