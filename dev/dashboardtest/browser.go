@@ -27,10 +27,6 @@ import (
 // The window: wide enough for the drift tab's two columns.
 const windowWidth, windowHeight = 1400, 900
 
-// stepTimeout bounds one browser step (a load, a click, a wait): generous,
-// for a shared 2-core machine; a step that takes it has failed.
-const stepTimeout = 60 * time.Second
-
 // Chromium returns the browser to run: $MCPDRIFT_CHROMIUM, else chromium
 // on PATH. Without one the test skips loudly, and fails under CI (which
 // must install it).
@@ -193,10 +189,21 @@ func (b *Browser) Box(selector string) Rect {
 	return *r
 }
 
+// step returns the context of a browser step (a load, a click, a wait):
+// the tab's, until testservers.WaitDeadline. A fixed bound per step (60 s)
+// failed under load, where a niced Chromium took longer than that to render
+// a page.
+func (b *Browser) step() (context.Context, context.CancelFunc) {
+	if d, ok := testservers.WaitDeadline(b.t); ok {
+		return context.WithDeadline(b.ctx, d)
+	}
+	return context.WithCancel(b.ctx)
+}
+
 // Do runs browser steps, failing the test on error.
 func (b *Browser) Do(steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	ctx, cancel := b.step()
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		b.t.Fatalf("browser: %v%s", err, b.consoleTail())
@@ -207,7 +214,7 @@ func (b *Browser) Do(steps ...chromedp.Action[chromedp.Void]) {
 // its value into out (nil: ignore it).
 func (b *Browser) Eval(expr string, out any) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	ctx, cancel := b.step()
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -277,7 +284,9 @@ func (b *Browser) WaitReady(route string) {
 // at once when the page throws (a broken page never gets there).
 func (b *Browser) WaitFor(expr string) {
 	b.t.Helper()
-	deadline := time.Now().Add(stepTimeout)
+	ctx, cancel := b.step()
+	defer cancel()
+	start := time.Now()
 	for {
 		var ok bool
 		b.Eval(expr, &ok)
@@ -287,8 +296,8 @@ func (b *Browser) WaitFor(expr string) {
 		if p := b.exceptions(); len(p) > 0 {
 			b.t.Fatalf("browser: the page threw while waiting for %s: %s", expr, strings.Join(p, "; "))
 		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("browser: timed out after %s waiting for %s%s", stepTimeout, expr, b.consoleTail())
+		if ctx.Err() != nil {
+			b.t.Fatalf("browser: timed out after %s waiting for %s%s", time.Since(start).Round(time.Second), expr, b.consoleTail())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

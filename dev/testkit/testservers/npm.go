@@ -176,15 +176,22 @@ func startListening(t testing.TB, what string, cmd *exec.Cmd, env []string, port
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
+			<-exited
 		})
 	}
 	t.Cleanup(stop)
-	deadline := time.Now().Add(30 * time.Second)
+	// It listens, exits, or the test runs out of time; a start that is
+	// only slow (under load) is waited for.
+	deadline, bounded := WaitDeadline(t)
 	for _, port := range ports {
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		for {
@@ -192,7 +199,12 @@ func startListening(t testing.TB, what string, cmd *exec.Cmd, env []string, port
 				c.Close()
 				break
 			}
-			if time.Now().After(deadline) {
+			select {
+			case <-exited:
+				t.Fatalf("%s exited before listening on %s:\n%s", what, addr, logs.String())
+			default:
+			}
+			if bounded && time.Now().After(deadline) {
 				stop()
 				t.Fatalf("%s did not listen on %s:\n%s", what, addr, logs.String())
 			}
