@@ -159,10 +159,10 @@ func sameContract(a, b listings, equivalent func(contract.Kind, contract.Listing
 
 // settle lists until two consecutive rounds agree with no list_changed in
 // between, waiting for a quiet period before each re-listing. No round
-// starts after settleDeadline; a round started before it may finish until
-// lastListing, so that a server whose listings are slow (or a probe
+// starts after MaxSettleTime; a round started before it may finish until
+// listingContext ends, so that a server whose listings are slow (or a probe
 // starved of CPU) is re-listed, not given up on while the probe has time
-// left. A re-listing cut short by lastListing is dropped and the previous
+// left. A re-listing cut short by that end is dropped and the previous
 // round stands, settled or not. With SettleOnChange a first listing with no
 // list_changed heard by its end stands alone.
 func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) (listings, bool, int, error) {
@@ -174,12 +174,11 @@ func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) 
 	if p.rt.opts.Settle == 0 || p.rt.opts.SettleOnChange && s.changes.Load() == 0 {
 		return cur, false, rounds, nil
 	}
-	lctx, cancelList := ctx, context.CancelFunc(func() {})
-	if last, ok := lastListing(ctx); ok {
-		lctx, cancelList = context.WithDeadline(ctx, last)
-	}
+	lctx, cancelList := listingContext(ctx)
 	defer cancelList()
-	wctx, cancelWait := context.WithDeadline(lctx, p.settleDeadline(ctx))
+	// No round starts after MaxSettleTime, nor after lctx's end (a child's
+	// deadline is never later than its parent's).
+	wctx, cancelWait := context.WithTimeout(lctx, p.rt.opts.MaxSettleTime)
 	defer cancelWait()
 	for rounds < p.rt.opts.MaxSettleRounds {
 		if err := s.quiet(wctx, p.rt.opts.Settle); err != nil {
@@ -206,24 +205,14 @@ func (p *prober) settle(ctx context.Context, s *session, kinds []contract.Kind) 
 	return cur, false, rounds, nil
 }
 
-// settleDeadline is when settling starts no more rounds: MaxSettleTime
-// from now, and never later than lastListing.
-func (p *prober) settleDeadline(ctx context.Context) time.Time {
-	end := time.Now().Add(p.rt.opts.MaxSettleTime)
-	if last, ok := lastListing(ctx); ok && last.Before(end) {
-		end = last
-	}
-	return end
-}
-
-// lastListing is when a re-listing must be done: 90 % of the time left
-// before the probe's deadline, so that the snapshot is assembled before
-// it. False without a deadline.
-func lastListing(ctx context.Context) (time.Time, bool) {
+// listingContext is ctx ending when a re-listing must be done: at 90 % of
+// the time left before the probe's deadline, so that the snapshot is
+// assembled before it. Without a deadline it is ctx.
+func listingContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	d, ok := ctx.Deadline()
 	if !ok {
-		return time.Time{}, false
+		return ctx, func() {}
 	}
 	now := time.Now()
-	return now.Add(d.Sub(now) * 9 / 10), true
+	return context.WithDeadline(ctx, now.Add(d.Sub(now)*9/10))
 }
